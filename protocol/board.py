@@ -1,0 +1,452 @@
+"""One player's board in one deal: the rules engine.
+
+A :class:`Board` is a small mutable state machine. :meth:`Board.apply` validates a
+move and either changes the board and returns an :class:`Outcome`, or raises
+:class:`IllegalMove` and changes nothing. It reads no clock and does no I/O: the
+server, the bots and the replayer all drive the very same code.
+
+Layout of the state, chosen for speed (the server validates every move of every
+player): cards are ints (see :mod:`protocol.cards`); ``tableau[p]`` lists pile ``p``
+bottom first, its first ``down[p]`` cards face down; ``stock`` and ``waste`` keep
+their top card last; ``foundations[f]`` is the rank on top of foundation ``f`` (0
+when empty). Foundation ``f`` holds suit ``f // packs``: classic has one foundation
+per suit, Double two.
+"""
+
+from __future__ import annotations
+
+from .cards import card_str, is_red
+from .deal import deal_layout
+from .moves import Event, IllegalMove, Move, MoveKind, Outcome, Reason, Status
+from .settings import DealRules, Variant
+
+__all__ = ["Board"]
+
+_DRAW = MoveKind.DRAW
+_RECYCLE = MoveKind.RECYCLE
+_W2T = MoveKind.WASTE_TO_TABLEAU
+_W2F = MoveKind.WASTE_TO_FOUNDATION
+_T2F = MoveKind.TABLEAU_TO_FOUNDATION
+_T2T = MoveKind.TABLEAU_TO_TABLEAU
+_F2T = MoveKind.FOUNDATION_TO_TABLEAU
+_UNDO = MoveKind.UNDO
+_RESIGN = MoveKind.RESIGN
+_AUTO = MoveKind.AUTO_COMPLETE
+_PLAYING = Status.PLAYING
+
+
+class Board:
+    """A deal in play. Build one with :meth:`deal`."""
+
+    __slots__ = (
+        "_undo",
+        "down",
+        "foundations",
+        "home",
+        "moves",
+        "packs",
+        "passes",
+        "rules",
+        "status",
+        "stock",
+        "tableau",
+        "total",
+        "waste",
+    )
+
+    def __init__(self, rules: DealRules, tableau: list[list[int]], stock: list[int]) -> None:
+        self.rules = rules
+        self.packs = rules.variant.packs
+        self.total = 52 * self.packs
+        self.tableau = tableau
+        if rules.variant is Variant.THOUGHTFUL:
+            self.down = [0] * len(tableau)
+        else:
+            self.down = [len(p) - 1 for p in tableau]
+        self.stock = stock[::-1]  # top last
+        self.waste: list[int] = []
+        self.foundations = [0] * (4 * self.packs)
+        self.home = 0
+        self.passes = 1
+        self.moves = 0
+        self.status = _PLAYING
+        # How to take back the last move, when it may be: (move, foundation index).
+        self._undo: tuple[Move, int] | None = None
+
+    @classmethod
+    def deal(cls, seed: str, rules: DealRules) -> Board:
+        piles, stock = deal_layout(seed, rules.variant)
+        return cls(rules, piles, stock)
+
+    # ------------------------------------------------------------------ queries
+
+    def _fits_foundation(self, c: int) -> int:
+        """The foundation that takes card ``c``, or -1."""
+        rank = c % 13  # 0-based: the foundation must show exactly this many cards
+        base = (c // 13) * self.packs
+        f = self.foundations
+        for i in range(base, base + self.packs):
+            if f[i] == rank:
+                return i
+        return -1
+
+    @staticmethod
+    def _fits_tableau(c: int, pile: list[int]) -> Reason | None:
+        if not pile:
+            return None if c % 13 == 12 else Reason.ONLY_KING_ON_EMPTY
+        top = pile[-1]
+        if (13 <= top < 39) == (13 <= c < 39):
+            return Reason.NOT_ALTERNATING_COLOUR
+        if top % 13 != c % 13 + 1:
+            return Reason.NOT_ONE_LOWER
+        return None
+
+    def can_auto_complete(self) -> bool:
+        return self.status is _PLAYING and not self.stock and not self.waste and not any(self.down)
+
+    def can_undo(self) -> bool:
+        return self.rules.undo and self._undo is not None and self.status is _PLAYING
+
+    def _can_recycle(self) -> bool:
+        limit = self.rules.pass_limit
+        return bool(self.waste) and not self.stock and (limit == 0 or self.passes < limit)
+
+    def legal_moves(self) -> list[Move]:
+        """Every move :meth:`apply` would accept now, except undo and resign."""
+        if self.status is not _PLAYING:
+            return []
+        out: list[Move] = []
+        tab = self.tableau
+        n = len(tab)
+        if self.waste:
+            w = self.waste[-1]
+            if self._fits_foundation(w) >= 0:
+                out.append(Move(_W2F))
+            for q in range(n):
+                if self._fits_tableau(w, tab[q]) is None:
+                    out.append(Move(_W2T, dst=q))
+        for p in range(n):
+            pile = tab[p]
+            if not pile:
+                continue
+            if self._fits_foundation(pile[-1]) >= 0:
+                out.append(Move(_T2F, src=p))
+            up = len(pile) - self.down[p]
+            for count in range(1, up + 1):
+                c = pile[-count]
+                for q in range(n):
+                    if q != p and self._fits_tableau(c, tab[q]) is None:
+                        out.append(Move(_T2T, src=p, dst=q, count=count))
+        if self.rules.foundation_to_tableau:
+            for f, top in enumerate(self.foundations):
+                if top:
+                    c = (f // self.packs) * 13 + top - 1
+                    for q in range(n):
+                        if tab[q] and self._fits_tableau(c, tab[q]) is None:
+                            out.append(Move(_F2T, src=f, dst=q))
+        if self.stock:
+            out.append(Move(_DRAW))
+        elif self._can_recycle():
+            out.append(Move(_RECYCLE))
+        if self.can_auto_complete():
+            out.append(Move(_AUTO))
+        return out
+
+    def has_progress_move(self) -> bool:
+        """Whether any legal move is left but for a pointless one.
+
+        Moving a whole king-headed pile onto an empty pile changes nothing, so it
+        does not keep a deal alive; undo and resign do not either. A deal with no
+        such move left is dead (RULES.md §2).
+        """
+        if self.stock or self._can_recycle():
+            return True
+        tab = self.tableau
+        n = len(tab)
+        if self.waste:
+            w = self.waste[-1]
+            if self._fits_foundation(w) >= 0:
+                return True
+            for q in range(n):
+                if self._fits_tableau(w, tab[q]) is None:
+                    return True
+        for p in range(n):
+            pile = tab[p]
+            if not pile:
+                continue
+            if self._fits_foundation(pile[-1]) >= 0:
+                return True
+            d = self.down[p]
+            for i in range(d, len(pile)):
+                c = pile[i]
+                for q in range(n):
+                    if q == p:
+                        continue
+                    target = tab[q]
+                    if not target and i == 0:
+                        continue  # the whole pile to an empty one: pointless
+                    if self._fits_tableau(c, target) is None:
+                        return True
+        if self.rules.foundation_to_tableau:
+            for f, top in enumerate(self.foundations):
+                if top:
+                    c = (f // self.packs) * 13 + top - 1
+                    for q in range(n):
+                        if tab[q] and self._fits_tableau(c, tab[q]) is None:
+                            return True
+        return False
+
+    # ------------------------------------------------------------------ moves
+
+    def apply(self, move: Move) -> Outcome:
+        """Validate and play ``move``; raise :class:`IllegalMove` leaving all as it was."""
+        if self.status is not _PLAYING:
+            raise IllegalMove(Reason.DEAL_OVER, f"this deal is over ({self.status.value})")
+        kind = move.kind
+        events: tuple[Event, ...]
+        undo: tuple[Move, int] | None = None
+        turned: int | None = None
+        pass_started = 0
+        if kind is _T2T:
+            cards, turned = self._tableau_to_tableau(move)
+            events = () if turned is None else (Event.TURN_OVER,)
+            if turned is None:
+                undo = (move, -1)
+        elif kind is _DRAW:
+            if not self.stock:
+                raise IllegalMove(Reason.STOCK_EMPTY, "the stock is empty: recycle the waste")
+            k = min(self.rules.draw, len(self.stock))
+            drawn = self.stock[-k:]
+            drawn.reverse()
+            del self.stock[-k:]
+            self.waste.extend(drawn)
+            cards = tuple(drawn)
+            events = ()
+        elif kind is _W2F:
+            c = self._waste_top()
+            f = self._fits_foundation(c)
+            if f < 0:
+                raise IllegalMove(
+                    Reason.FOUNDATION_WONT_TAKE, f"no foundation takes {card_str(c)} yet"
+                )
+            self.waste.pop()
+            self.foundations[f] += 1
+            self.home += 1
+            cards = (c,)
+            events = (Event.WASTE_TO_FOUNDATION,)
+            undo = (move, f)
+        elif kind is _T2F:
+            pile = self._pile(move.src)
+            if not pile:
+                raise IllegalMove(Reason.PILE_EMPTY, f"pile {move.src} is empty")
+            c = pile[-1]
+            f = self._fits_foundation(c)
+            if f < 0:
+                raise IllegalMove(
+                    Reason.FOUNDATION_WONT_TAKE, f"no foundation takes {card_str(c)} yet"
+                )
+            pile.pop()
+            self.foundations[f] += 1
+            self.home += 1
+            turned = self._turn_over(move.src)
+            cards = (c,)
+            if turned is None:
+                events = (Event.TABLEAU_TO_FOUNDATION,)
+                undo = (move, f)
+            else:
+                events = (Event.TABLEAU_TO_FOUNDATION, Event.TURN_OVER)
+        elif kind is _W2T:
+            c = self._waste_top()
+            target = self._pile(move.dst)
+            self._check_tableau(c, target)
+            self.waste.pop()
+            target.append(c)
+            cards = (c,)
+            events = (Event.WASTE_TO_TABLEAU,)
+            undo = (move, -1)
+        elif kind is _RECYCLE:
+            if self.stock:
+                raise IllegalMove(Reason.STOCK_NOT_EMPTY, "recycle only when the stock is empty")
+            if not self.waste:
+                raise IllegalMove(Reason.WASTE_EMPTY, "the waste is empty: nothing to recycle")
+            limit = self.rules.pass_limit
+            if limit and self.passes >= limit:
+                raise IllegalMove(
+                    Reason.PASS_LIMIT_REACHED,
+                    f"no passes left: this deal allows {limit} pass(es) through the stock",
+                )
+            self.waste.reverse()
+            self.stock, self.waste = self.waste, []
+            self.passes += 1
+            pass_started = self.passes
+            cards = ()
+            events = (Event.RECYCLE,)
+        elif kind is _F2T:
+            if not self.rules.foundation_to_tableau:
+                raise IllegalMove(
+                    Reason.FOUNDATION_TO_TABLEAU_OFF,
+                    "the house rule forbids taking cards back from the foundations",
+                )
+            if not 0 <= move.src < len(self.foundations):
+                raise IllegalMove(Reason.NO_SUCH_PILE, f"there is no foundation {move.src}")
+            top = self.foundations[move.src]
+            if not top:
+                raise IllegalMove(Reason.FOUNDATION_EMPTY, f"foundation {move.src} is empty")
+            c = (move.src // self.packs) * 13 + top - 1
+            target = self._pile(move.dst)
+            self._check_tableau(c, target)
+            self.foundations[move.src] -= 1
+            self.home -= 1
+            target.append(c)
+            cards = (c,)
+            events = (Event.FOUNDATION_TO_TABLEAU,)
+            undo = (move, move.src)
+        elif kind is _UNDO:
+            return self._take_back(move)
+        elif kind is _RESIGN:
+            self.status = Status.RESIGNED
+            self._undo = None
+            self.moves += 1
+            return Outcome(move, (), (), None, 0, self.status)
+        elif kind is _AUTO:
+            return self._auto_complete(move)
+        else:  # pragma: no cover - MoveKind is closed
+            raise IllegalMove(Reason.BAD_MOVE, f"unknown move {kind!r}")
+        self._undo = undo
+        self.moves += 1
+        if self.home == self.total:
+            self.status = Status.WON
+        elif not self.has_progress_move():
+            self.status = Status.DEAD
+        return Outcome(move, events, cards, turned, pass_started, self.status)
+
+    def _pile(self, p: int) -> list[int]:
+        if not 0 <= p < len(self.tableau):
+            raise IllegalMove(Reason.NO_SUCH_PILE, f"there is no tableau pile {p}")
+        return self.tableau[p]
+
+    def _waste_top(self) -> int:
+        if not self.waste:
+            raise IllegalMove(Reason.WASTE_EMPTY, "the waste is empty")
+        return self.waste[-1]
+
+    def _check_tableau(self, c: int, target: list[int]) -> None:
+        reason = self._fits_tableau(c, target)
+        if reason is None:
+            return
+        if reason is Reason.ONLY_KING_ON_EMPTY:
+            text = f"an empty pile takes only a king, not {card_str(c)}"
+        elif reason is Reason.NOT_ALTERNATING_COLOUR:
+            colour = "red" if is_red(c) else "black"
+            text = f"{card_str(c)} cannot go on {card_str(target[-1])}: both are {colour}"
+        else:
+            text = f"{card_str(c)} cannot go on {card_str(target[-1])}: needs one rank lower"
+        raise IllegalMove(reason, text)
+
+    def _turn_over(self, p: int) -> int | None:
+        pile = self.tableau[p]
+        d = self.down[p]
+        if d and len(pile) == d:
+            self.down[p] = d - 1
+            return pile[-1]
+        return None
+
+    def _tableau_to_tableau(self, move: Move) -> tuple[tuple[int, ...], int | None]:
+        src = self._pile(move.src)
+        dst = self._pile(move.dst)
+        if move.src == move.dst:
+            raise IllegalMove(Reason.SAME_PILE, "a pile cannot move onto itself")
+        if not src:
+            raise IllegalMove(Reason.PILE_EMPTY, f"pile {move.src} is empty")
+        up = len(src) - self.down[move.src]
+        k = move.count
+        if not 1 <= k <= up:
+            raise IllegalMove(
+                Reason.BAD_COUNT, f"pile {move.src} has {up} face-up card(s); cannot move {k}"
+            )
+        self._check_tableau(src[-k], dst)
+        moved = src[-k:]
+        del src[-k:]
+        dst.extend(moved)
+        return tuple(moved), self._turn_over(move.src)
+
+    def _take_back(self, move: Move) -> Outcome:
+        if not self.rules.undo:
+            raise IllegalMove(Reason.UNDO_OFF, "undo is off in this room")
+        if self._undo is None:
+            raise IllegalMove(
+                Reason.UNDO_NOT_ALLOWED,
+                "only the last move may be taken back, and only if it turned nothing over"
+                " and drew nothing",
+            )
+        last, f = self._undo
+        kind = last.kind
+        cards: tuple[int, ...]
+        if kind is _T2T:
+            dst = self.tableau[last.dst]
+            moved = dst[-last.count :]
+            del dst[-last.count :]
+            self.tableau[last.src].extend(moved)
+            cards = tuple(moved)
+        elif kind is _W2T:
+            c = self.tableau[last.dst].pop()
+            self.waste.append(c)
+            cards = (c,)
+        elif kind is _W2F or kind is _T2F:
+            top = self.foundations[f]
+            c = (f // self.packs) * 13 + top - 1
+            self.foundations[f] = top - 1
+            self.home -= 1
+            if kind is _W2F:
+                self.waste.append(c)
+            else:
+                self.tableau[last.src].append(c)
+            cards = (c,)
+        else:  # _F2T
+            c = self.tableau[last.dst].pop()
+            self.foundations[f] += 1
+            self.home += 1
+            cards = (c,)
+        self._undo = None
+        self.moves -= 1
+        return Outcome(move, (), cards, None, 0, self.status, undone=True)
+
+    def _auto_complete(self, move: Move) -> Outcome:
+        if not self.can_auto_complete():
+            raise IllegalMove(
+                Reason.AUTO_COMPLETE_UNAVAILABLE,
+                "auto-complete needs an empty stock and waste and every card face up",
+            )
+        played: list[int] = []
+        tab = self.tableau
+        while self.home < self.total:
+            for pile in tab:
+                if pile:
+                    f = self._fits_foundation(pile[-1])
+                    if f >= 0:
+                        played.append(pile.pop())
+                        self.foundations[f] += 1
+                        self.home += 1
+                        break
+            else:  # pragma: no cover - impossible when every card is face up
+                raise AssertionError("auto-complete stuck")
+        self._undo = None
+        self.moves += 1
+        self.status = Status.WON
+        events = (Event.TABLEAU_TO_FOUNDATION,) * len(played)
+        return Outcome(move, events, tuple(played), None, 0, self.status)
+
+    # ------------------------------------------------------------------ copies
+
+    def fingerprint(self) -> tuple[object, ...]:
+        """Everything that makes the position, for comparing two boards."""
+        return (
+            tuple(tuple(p) for p in self.tableau),
+            tuple(self.down),
+            tuple(self.stock),
+            tuple(self.waste),
+            tuple(self.foundations),
+            self.passes,
+            self.moves,
+            self.status,
+        )

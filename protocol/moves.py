@@ -1,0 +1,165 @@
+"""The one move type, what applying it reports, and why a move is refused.
+
+Events are small typed values in the manner of h11: a :class:`Move` is what a player
+asks for, an :class:`Outcome` is what happened, an :class:`IllegalMove` is a refusal
+with a stable ``code`` that clients may switch on and a message people may read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+from typing import Any
+
+__all__ = [
+    "Event",
+    "IllegalMove",
+    "Move",
+    "MoveKind",
+    "Outcome",
+    "Reason",
+    "Status",
+]
+
+
+class MoveKind(StrEnum):
+    """Every kind of move. ``from``/``to`` index piles or foundations as noted."""
+
+    DRAW = "draw"
+    RECYCLE = "recycle"
+    WASTE_TO_TABLEAU = "waste_tableau"  # to = tableau pile
+    WASTE_TO_FOUNDATION = "waste_foundation"
+    TABLEAU_TO_FOUNDATION = "tableau_foundation"  # from = tableau pile
+    TABLEAU_TO_TABLEAU = "tableau_tableau"  # from, to = piles; count = cards moved
+    FOUNDATION_TO_TABLEAU = "foundation_tableau"  # from = foundation, to = pile
+    UNDO = "undo"
+    RESIGN = "resign"
+    AUTO_COMPLETE = "auto_complete"
+
+
+_USES_FROM = {
+    MoveKind.TABLEAU_TO_FOUNDATION,
+    MoveKind.TABLEAU_TO_TABLEAU,
+    MoveKind.FOUNDATION_TO_TABLEAU,
+}
+_USES_TO = {
+    MoveKind.WASTE_TO_TABLEAU,
+    MoveKind.TABLEAU_TO_TABLEAU,
+    MoveKind.FOUNDATION_TO_TABLEAU,
+}
+
+
+class Reason(StrEnum):
+    """Stable codes for a refused move (docs/protocol.md lists them)."""
+
+    BAD_MOVE = "bad_move"
+    DEAL_OVER = "deal_over"
+    NO_SUCH_PILE = "no_such_pile"
+    SAME_PILE = "same_pile"
+    STOCK_EMPTY = "stock_empty"
+    STOCK_NOT_EMPTY = "stock_not_empty"
+    WASTE_EMPTY = "waste_empty"
+    PASS_LIMIT_REACHED = "pass_limit_reached"
+    PILE_EMPTY = "pile_empty"
+    BAD_COUNT = "bad_count"
+    NOT_ALTERNATING_COLOUR = "not_alternating_colour"
+    NOT_ONE_LOWER = "not_one_lower"
+    ONLY_KING_ON_EMPTY = "only_king_on_empty"
+    FOUNDATION_WONT_TAKE = "foundation_wont_take"
+    FOUNDATION_EMPTY = "foundation_empty"
+    FOUNDATION_TO_TABLEAU_OFF = "foundation_to_tableau_off"
+    UNDO_OFF = "undo_off"
+    UNDO_NOT_ALLOWED = "undo_not_allowed"
+    AUTO_COMPLETE_UNAVAILABLE = "auto_complete_unavailable"
+
+
+class IllegalMove(Exception):
+    """A refused move. The board is unchanged."""
+
+    def __init__(self, reason: Reason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+    @property
+    def code(self) -> str:
+        return self.reason.value
+
+
+class Status(StrEnum):
+    PLAYING = "playing"
+    WON = "won"
+    RESIGNED = "resigned"
+    DEAD = "dead"
+
+
+class Event(IntEnum):
+    """What a move did that a scoring system may count (RULES.md §3)."""
+
+    WASTE_TO_TABLEAU = 1
+    WASTE_TO_FOUNDATION = 2
+    TABLEAU_TO_FOUNDATION = 3
+    TURN_OVER = 4
+    FOUNDATION_TO_TABLEAU = 5
+    RECYCLE = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    kind: MoveKind
+    src: int = 0
+    dst: int = 0
+    count: int = 1
+
+    def to_wire(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"kind": self.kind.value}
+        if self.kind in _USES_FROM:
+            d["from"] = self.src
+        if self.kind in _USES_TO:
+            d["to"] = self.dst
+        if self.kind is MoveKind.TABLEAU_TO_TABLEAU:
+            d["count"] = self.count
+        return d
+
+    @classmethod
+    def from_wire(cls, data: Any) -> Move:
+        """Parse a move map; a malformed one is refused as ``bad_move``."""
+        if not isinstance(data, Mapping):
+            raise IllegalMove(Reason.BAD_MOVE, "a move must be a map with a 'kind'")
+        try:
+            kind = MoveKind(str(data.get("kind")))
+        except ValueError:
+            kinds = ", ".join(k.value for k in MoveKind)
+            raise IllegalMove(
+                Reason.BAD_MOVE, f"unknown move kind {data.get('kind')!r}; one of {kinds}"
+            ) from None
+        fields = {"src": ("from", kind in _USES_FROM), "dst": ("to", kind in _USES_TO)}
+        fields["count"] = ("count", kind is MoveKind.TABLEAU_TO_TABLEAU)
+        values: dict[str, int] = {}
+        for attr, (key, needed) in fields.items():
+            if not needed:
+                continue
+            value = data.get(key, 1 if key == "count" else None)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise IllegalMove(Reason.BAD_MOVE, f"move {kind.value!r} needs an integer {key!r}")
+            values[attr] = value
+        return cls(kind, **values)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What an accepted move did.
+
+    ``cards`` are the cards that moved, in order; ``turned`` the card turned face up
+    (the mover may see it), ``pass_started`` the number of the pass a recycle began
+    (0 otherwise), ``undone`` whether the move took back the one before it.
+    """
+
+    move: Move
+    events: tuple[Event, ...]
+    cards: tuple[int, ...]
+    turned: int | None
+    pass_started: int
+    status: Status
+    undone: bool = False

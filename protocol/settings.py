@@ -1,0 +1,186 @@
+"""House rules (RULES.md §4) and the rules a single deal is played under.
+
+A room's :class:`Settings` may change at any time; a deal's :class:`DealRules` are
+frozen when the deal is dealt. The split is the rule of §4: settings that change
+what is *legal* (draw, stock passes, variant, undo, foundation to tableau) apply from
+the next deal, while settings that only change *points* (scoring, race bonus) rescore
+every deal at once, because scores are recomputed from the logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "DealRules",
+    "Scoring",
+    "Settings",
+    "SettingsError",
+    "Variant",
+]
+
+
+class Scoring(StrEnum):
+    STANDARD = "standard"
+    VEGAS = "vegas"
+    CUMULATIVE_VEGAS = "cumulative_vegas"
+    TIMED = "timed"
+
+    @property
+    def is_vegas(self) -> bool:
+        return self in (Scoring.VEGAS, Scoring.CUMULATIVE_VEGAS)
+
+
+class Variant(StrEnum):
+    CLASSIC = "classic"
+    THOUGHTFUL = "thoughtful"
+    DOUBLE = "double"
+
+    @property
+    def packs(self) -> int:
+        return 2 if self is Variant.DOUBLE else 1
+
+    @property
+    def piles(self) -> int:
+        return 9 if self is Variant.DOUBLE else 7
+
+    @property
+    def cards(self) -> int:
+        return 52 * self.packs
+
+
+class SettingsError(ValueError):
+    """A setting out of range. ``field`` names it so a client can point at it."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+# field -> (minimum, maximum, step) for the integer settings of §4.
+RANGES: dict[str, tuple[int, int, int]] = {
+    "draw": (1, 3, 2),
+    "deals_per_round": (1, 20, 1),
+    "stock_passes": (0, 10, 1),
+    "time_limit_minutes": (0, 120, 5),
+    "race_bonus": (0, 1000, 5),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """A room's house rules; the defaults are RULES.md §4's."""
+
+    scoring: Scoring = Scoring.STANDARD
+    draw: int = 1
+    deals_per_round: int = 3
+    stock_passes: int = 0
+    time_limit_minutes: int = 0
+    race_bonus: int = 100
+    variant: Variant = Variant.CLASSIC
+    undo: bool = False
+    foundation_to_tableau: bool = True
+
+    def to_wire(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["scoring"] = self.scoring.value
+        d["variant"] = self.variant.value
+        return d
+
+    def updated(self, changes: Mapping[str, Any]) -> Settings:
+        """These settings with ``changes`` applied, every field validated.
+
+        Raises :class:`SettingsError` naming the first bad field and its range.
+        """
+        if not isinstance(changes, Mapping):
+            raise SettingsError("settings", "settings must be a map of field to value")
+        values: dict[str, Any] = {}
+        for name, value in changes.items():
+            values[name] = _validate(name, value)
+        return replace(self, **values)
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> Settings:
+        return cls().updated(data)
+
+    def deal_rules(self) -> DealRules:
+        """The rules a deal dealt now is played under."""
+        if self.stock_passes:
+            limit = self.stock_passes
+        elif self.scoring.is_vegas:
+            limit = 1 if self.draw == 1 else 3
+        else:
+            limit = 0
+        return DealRules(
+            variant=self.variant,
+            draw=self.draw,
+            pass_limit=limit,
+            undo=self.undo,
+            foundation_to_tableau=self.foundation_to_tableau,
+        )
+
+
+def _validate(name: str, value: Any) -> Any:
+    if name == "scoring":
+        return _enum(name, Scoring, value)
+    if name == "variant":
+        return _enum(name, Variant, value)
+    if name in ("undo", "foundation_to_tableau"):
+        if not isinstance(value, bool):
+            raise SettingsError(name, f"{name} must be true or false")
+        return value
+    if name in RANGES:
+        lo, hi, step = RANGES[name]
+        allowed = "1 or 3" if name == "draw" else f"{lo} … {hi} in steps of {step}"
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not lo <= value <= hi
+            or (value - lo) % step
+        ):
+            raise SettingsError(name, f"{name} must be {allowed}, not {value!r}")
+        return value
+    raise SettingsError(name, f"unknown setting {name!r}")
+
+
+def _enum(name: str, kind: type[Scoring] | type[Variant], value: Any) -> Any:
+    try:
+        return kind(value)
+    except ValueError:
+        allowed = ", ".join(m.value for m in kind)
+        raise SettingsError(name, f"{name} must be one of {allowed}, not {value!r}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class DealRules:
+    """What is legal in one deal, fixed when it is dealt.
+
+    ``pass_limit`` is the number of passes through the stock allowed, 0 for no limit.
+    It is resolved from the settings at deal time: the house rule when set, else
+    Vegas's own limit (1 with draw one, 3 with draw three) under Vegas scoring.
+    """
+
+    variant: Variant = Variant.CLASSIC
+    draw: int = 1
+    pass_limit: int = 0
+    undo: bool = False
+    foundation_to_tableau: bool = True
+
+    def to_wire(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["variant"] = self.variant.value
+        return d
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> DealRules:
+        return cls(
+            variant=Variant(data["variant"]),
+            draw=int(data["draw"]),
+            pass_limit=int(data["pass_limit"]),
+            undo=bool(data["undo"]),
+            foundation_to_tableau=bool(data["foundation_to_tableau"]),
+        )

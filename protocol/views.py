@@ -1,0 +1,100 @@
+"""What a client may see of a board: the engine's only output meant for the wire.
+
+The server never sends a :class:`~protocol.board.Board`; it sends these maps. A
+:func:`player_view` names face-up cards only, and counts the rest, so no frame built
+from it can carry a face-down card or the stock order (in Thoughtful every card is
+face up, so it shows them all). :func:`progress` is what rivals see mid-deal.
+:func:`revealed_view` shows everything and is sent only once a deal is over for
+everyone, when its seed is revealed too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .board import Board
+from .cards import card_str
+from .settings import Variant
+
+__all__ = ["hidden_cards", "player_view", "progress", "revealed_view"]
+
+
+def _foundations(board: Board) -> list[str | None]:
+    return [
+        card_str((f // board.packs) * 13 + top - 1) if top else None
+        for f, top in enumerate(board.foundations)
+    ]
+
+
+def _header(board: Board) -> dict[str, Any]:
+    rules = board.rules
+    return {
+        "variant": rules.variant.value,
+        "draw": rules.draw,
+        "pass_limit": rules.pass_limit,
+        "passes": board.passes,
+        "moves": board.moves,
+        "home": board.home,
+        "status": board.status.value,
+        "foundations": _foundations(board),
+        "can_undo": board.can_undo(),
+        "can_auto_complete": board.can_auto_complete(),
+    }
+
+
+def player_view(board: Board) -> dict[str, Any]:
+    """The board as its player (and a spectator) may see it.
+
+    The waste shows its top ``draw`` cards, bottom to top, as a fanned waste does;
+    the cards under them were seen but are not on show. In Thoughtful the stock is
+    listed in draw order (first to be drawn first) and the whole waste shows.
+    """
+    view = _header(board)
+    view["tableau"] = [
+        {"down": d, "up": [card_str(c) for c in pile[d:]]}
+        for pile, d in zip(board.tableau, board.down, strict=True)
+    ]
+    view["stock"] = len(board.stock)
+    view["waste"] = len(board.waste)
+    if board.rules.variant is Variant.THOUGHTFUL:
+        view["stock_cards"] = [card_str(c) for c in reversed(board.stock)]
+        view["waste_cards"] = [card_str(c) for c in board.waste]
+    else:
+        shown = board.waste[-board.rules.draw :] if board.waste else []
+        view["waste_cards"] = [card_str(c) for c in shown]
+    return view
+
+
+def revealed_view(board: Board) -> dict[str, Any]:
+    """Every card, face down or not: only for a deal that is over for everyone."""
+    view = _header(board)
+    view["tableau"] = [
+        {"down": d, "cards": [card_str(c) for c in pile]}
+        for pile, d in zip(board.tableau, board.down, strict=True)
+    ]
+    view["stock"] = len(board.stock)
+    view["waste"] = len(board.waste)
+    view["stock_cards"] = [card_str(c) for c in reversed(board.stock)]
+    view["waste_cards"] = [card_str(c) for c in board.waste]
+    return view
+
+
+def progress(board: Board, score: int) -> dict[str, Any]:
+    """What rivals see of a player mid-deal: no card at all."""
+    return {
+        "score": score,
+        "home": board.home,
+        "moves": board.moves,
+        "status": board.status.value,
+        "finished": board.status.value != "playing",
+    }
+
+
+def hidden_cards(board: Board) -> set[str]:
+    """The cards nobody but the server may know now (tests check frames against it)."""
+    if board.rules.variant is Variant.THOUGHTFUL:
+        return set()
+    hidden = {card_str(c) for c in board.stock}
+    for pile, d in zip(board.tableau, board.down, strict=True):
+        hidden.update(card_str(c) for c in pile[:d])
+    return hidden
