@@ -1,0 +1,102 @@
+"""Where rooms live between moves: the store interface and the in-memory store.
+
+A room is event-sourced. Its state is a pure function of its **log**: an append-only
+list of records (opaque bytes to the store; the room core defines them: settings
+changes, joins, seeds drawn, timed moves, …). The server appends a record and waits
+for :meth:`Store.append` to return before it sends any effect of it — the reply to a
+move included — so an acknowledged move is never lost: after a crash, replaying the
+log through the same room core rebuilds the room exactly.
+
+Sessions (token → identity) are kept apart from room logs because a session outlives
+its rooms. Tokens are stored hashed, so a dump of the store cannot take over a seat.
+
+The in-memory store is the default: one process, nothing survives a restart. The
+Redis store (server/redis_store.py) implements the same interface durably.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["MemoryStore", "SessionRecord", "Store", "StoreUnavailable", "token_key"]
+
+
+class StoreUnavailable(Exception):
+    """The store cannot be reached now; nothing was written. Clients see
+    ``storage_unavailable`` and may retry."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    player: str  # the public id
+    name: str
+    room: str | None  # the join code of the room the session sits in
+
+
+def token_key(token: str) -> str:
+    """The form a token is stored under."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class Store(Protocol):
+    async def reserve_room(self, code: str) -> bool:
+        """Claim a new room code; False when the code is taken."""
+
+    async def append(self, code: str, records: Sequence[bytes]) -> int:
+        """Append records to a room's log, durably, in order; return the log length."""
+
+    async def load(self, code: str) -> list[bytes]:
+        """A room's whole log (empty for an unknown room)."""
+
+    async def open_rooms(self) -> list[str]:
+        """Codes of rooms not yet closed, for recovery after a restart."""
+
+    async def close_room(self, code: str) -> None:
+        """Forget a closed room (the Redis store lets its keys expire)."""
+
+    async def put_session(self, token: str, record: SessionRecord) -> None: ...
+
+    async def get_session(self, token: str) -> SessionRecord | None: ...
+
+    async def close(self) -> None:
+        """Flush and release connections at shutdown."""
+
+
+class MemoryStore:
+    """The default store: dictionaries in this process."""
+
+    def __init__(self) -> None:
+        self._logs: dict[str, list[bytes]] = {}
+        self._sessions: dict[str, SessionRecord] = {}
+
+    async def reserve_room(self, code: str) -> bool:
+        if code in self._logs:
+            return False
+        self._logs[code] = []
+        return True
+
+    async def append(self, code: str, records: Sequence[bytes]) -> int:
+        log = self._logs.setdefault(code, [])
+        log.extend(records)
+        return len(log)
+
+    async def load(self, code: str) -> list[bytes]:
+        return list(self._logs.get(code, ()))
+
+    async def open_rooms(self) -> list[str]:
+        return list(self._logs)
+
+    async def close_room(self, code: str) -> None:
+        self._logs.pop(code, None)
+
+    async def put_session(self, token: str, record: SessionRecord) -> None:
+        self._sessions[token_key(token)] = record
+
+    async def get_session(self, token: str) -> SessionRecord | None:
+        return self._sessions.get(token_key(token))
+
+    async def close(self) -> None:
+        return None
