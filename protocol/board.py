@@ -62,7 +62,7 @@ class Board:
         if rules.variant is Variant.THOUGHTFUL:
             self.down = [0] * len(tableau)
         else:
-            self.down = [len(p) - 1 for p in tableau]
+            self.down = [len(p) - 1 if p else 0 for p in tableau]
         self.stock = stock[::-1]  # top last
         self.waste: list[int] = []
         self.foundations = [0] * (4 * self.packs)
@@ -101,8 +101,60 @@ class Board:
             return Reason.NOT_ONE_LOWER
         return None
 
+    def _run_start(self, p: int) -> int:
+        """Where the run in sequence on top of pile ``p`` starts (-1 when empty).
+
+        Only face-up cards count. In Classic and Double the whole face-up part is
+        always one run, but in Thoughtful every card is dealt face up in no order.
+        """
+        pile = self.tableau[p]
+        i = len(pile) - 1
+        d = self.down[p]
+        while i > d:
+            above = pile[i]
+            below = pile[i - 1]
+            if (13 <= below < 39) == (13 <= above < 39) or below % 13 != above % 13 + 1:
+                break
+            i -= 1
+        return i
+
+    def _run_moves(self, p: int) -> list[tuple[int, int]]:
+        """``(count, target pile)`` of every tableau move from non-empty pile ``p``.
+
+        Sorted by count, then target. Ranks in a run fall one by one, so at most one
+        card of the run fits a given target: it is found by arithmetic rather than
+        by trying every card of the run on every pile.
+        """
+        tab = self.tableau
+        pile = tab[p]
+        size = len(pile)
+        start = self._run_start(p)
+        head_rank = pile[start] % 13
+        found: list[tuple[int, int]] = []
+        for q, target in enumerate(tab):
+            if q == p:
+                continue
+            if not target:
+                if head_rank == 12:  # only a king heads a run onto an empty pile
+                    found.append((size - start, q))
+                continue
+            t = target[-1]
+            i = start + head_rank + 1 - t % 13  # where the card one rank below t lies
+            if start <= i < size and (13 <= pile[i] < 39) != (13 <= t < 39):
+                found.append((size - i, q))
+        found.sort()
+        return found
+
     def can_auto_complete(self) -> bool:
-        return self.status is _PLAYING and not self.stock and not self.waste and not any(self.down)
+        """Stock and waste empty, every card face up and every pile one run.
+
+        The last condition always holds in Classic and Double once every card is
+        face up; in Thoughtful, dealt face up in no order, it is what makes every
+        remaining card playable to the foundations.
+        """
+        if self.status is not _PLAYING or self.stock or self.waste or any(self.down):
+            return False
+        return all(self._run_start(p) <= 0 for p in range(len(self.tableau)))
 
     def can_undo(self) -> bool:
         return self.rules.undo and self._undo is not None and self.status is _PLAYING
@@ -131,18 +183,14 @@ class Board:
                 continue
             if self._fits_foundation(pile[-1]) >= 0:
                 out.append(Move(_T2F, src=p))
-            up = len(pile) - self.down[p]
-            for count in range(1, up + 1):
-                c = pile[-count]
-                for q in range(n):
-                    if q != p and self._fits_tableau(c, tab[q]) is None:
-                        out.append(Move(_T2T, src=p, dst=q, count=count))
+            for count, q in self._run_moves(p):
+                out.append(Move(_T2T, src=p, dst=q, count=count))
         if self.rules.foundation_to_tableau:
             for f, top in enumerate(self.foundations):
                 if top:
                     c = (f // self.packs) * 13 + top - 1
                     for q in range(n):
-                        if tab[q] and self._fits_tableau(c, tab[q]) is None:
+                        if self._fits_tableau(c, tab[q]) is None:
                             out.append(Move(_F2T, src=f, dst=q))
         if self.stock:
             out.append(Move(_DRAW))
@@ -176,23 +224,17 @@ class Board:
                 continue
             if self._fits_foundation(pile[-1]) >= 0:
                 return True
-            d = self.down[p]
-            for i in range(d, len(pile)):
-                c = pile[i]
-                for q in range(n):
-                    if q == p:
-                        continue
-                    target = tab[q]
-                    if not target and i == 0:
-                        continue  # the whole pile to an empty one: pointless
-                    if self._fits_tableau(c, target) is None:
-                        return True
+            size = len(pile)
+            for count, q in self._run_moves(p):
+                if count < size or tab[q]:
+                    return True
+                # else the whole pile to an empty one: pointless
         if self.rules.foundation_to_tableau:
             for f, top in enumerate(self.foundations):
                 if top:
                     c = (f // self.packs) * 13 + top - 1
                     for q in range(n):
-                        if tab[q] and self._fits_tableau(c, tab[q]) is None:
+                        if self._fits_tableau(c, tab[q]) is None:
                             return True
         return False
 
@@ -364,6 +406,14 @@ class Board:
             raise IllegalMove(
                 Reason.BAD_COUNT, f"pile {move.src} has {up} face-up card(s); cannot move {k}"
             )
+        if k > 1:
+            run = len(src) - self._run_start(move.src)
+            if k > run:
+                raise IllegalMove(
+                    Reason.BAD_COUNT,
+                    f"only the top {run} card(s) of pile {move.src} are a run in sequence;"
+                    f" cannot move {k}",
+                )
         self._check_tableau(src[-k], dst)
         moved = src[-k:]
         del src[-k:]
@@ -415,7 +465,8 @@ class Board:
         if not self.can_auto_complete():
             raise IllegalMove(
                 Reason.AUTO_COMPLETE_UNAVAILABLE,
-                "auto-complete needs an empty stock and waste and every card face up",
+                "auto-complete needs an empty stock and waste and every card face up,"
+                " every pile one run in sequence",
             )
         played: list[int] = []
         tab = self.tableau
