@@ -1,0 +1,23 @@
+"""The Python client of klondike-race: sessions, bots, and the client commands.
+
+``from client import connect`` is the entry point; docs/client.md has an example.
+"""
+
+from .errors import ClientError, ConnectionLost, RequestTimeout, ServerError, SessionClosed
+from .room import RoomEvent, RoomState
+from .session import Session, SessionStats, connect
+from .session_api import Moved
+
+__all__ = [
+    "ClientError",
+    "ConnectionLost",
+    "Moved",
+    "RequestTimeout",
+    "RoomEvent",
+    "RoomState",
+    "ServerError",
+    "Session",
+    "SessionClosed",
+    "SessionStats",
+    "connect",
+]

@@ -1,14 +1,157 @@
-"""The client's subcommands of ``klondike-race`` (filled in by the client issue)."""
+"""The client's subcommands of ``klondike-race``: bot, watch, loadtest, verify.
+
+Each command is a thin shell over an importable coroutine (client.players,
+client.watch, client.load, client.verify), so tests and benches call the same
+code without a subprocess.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Coroutine
 from typing import Any
+
+from protocol.settings import Variant
+
+from .errors import ClientError, ServerError
+
+__all__ = ["add_commands"]
 
 
 def add_commands(sub: Any) -> None:
-    del sub
+    """Add ``bot``, ``watch``, ``loadtest`` and ``verify`` to the CLI's subparsers."""
+    p = sub.add_parser("bot", help="seat bot players in a room")
+    p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
+    p.add_argument("--room", required=True, help="the room's join code")
+    p.add_argument("--count", type=int, default=1, help="how many bots (default 1)")
+    p.add_argument("--pace", type=float, default=0.6,
+                   help="mean seconds between moves (default 0.6, human-like); 0 = flat out")
+    p.add_argument("--name", default="bot", help="name prefix (bot-1, bot-2, …)")
+    p.add_argument("--rounds", type=int, default=0,
+                   help="leave after this many rounds (default 0: until the room closes)")
+    p.set_defaults(func=_bot)
+
+    p = sub.add_parser("watch", help="watch a room live as a spectator")
+    p.add_argument("--url", required=True)
+    p.add_argument("--room", required=True)
+    p.add_argument("--name", default="watcher")
+    p.set_defaults(func=_watch)
+
+    p = sub.add_parser("loadtest", help="drive rooms with flat-out bots and measure")
+    p.add_argument("--url", required=True)
+    p.add_argument("--rooms", type=int, default=10)
+    p.add_argument("--players", type=int, default=4, help="players per room (1 … 8)")
+    p.add_argument("--spectators", type=int, default=0, help="spectators per room")
+    p.add_argument("--duration", type=float, default=30.0, help="seconds of play")
+    p.add_argument("--pace", type=float, default=0.0, help="seconds between moves (0)")
+    p.add_argument("--draw", type=int, choices=(1, 3), default=1)
+    p.add_argument("--variant", choices=[v.value for v in Variant], default="classic")
+    p.add_argument("--json", action="store_true", help="print the report as JSON only")
+    p.set_defaults(func=_loadtest)
+
+    p = sub.add_parser("verify", help="check a revealed seed against its commitment")
+    p.add_argument("--seed", required=True)
+    p.add_argument("--commitment", required=True, help="the hex digest sent at deal start")
+    p.add_argument("--variant", choices=[v.value for v in Variant], default="classic")
+    p.set_defaults(func=_verify)
 
 
-def _unused(args: argparse.Namespace) -> int:  # pragma: no cover
-    return 0
+def _run(coro: Coroutine[Any, Any, int]) -> int:
+    """Run a command's coroutine; turn the expected failures into a message and 1."""
+    try:
+        return asyncio.run(coro)
+    except KeyboardInterrupt:
+        return 130
+    except ServerError as exc:
+        print(f"klondike-race: the server refused: {exc.code}: {exc.message}", file=sys.stderr)
+    except (ClientError, OSError) as exc:
+        print(f"klondike-race: connection failed: {exc}", file=sys.stderr)
+    return 1
+
+
+def _bot(args: argparse.Namespace) -> int:
+    from .players import rounds_played, run_bots
+
+    async def main() -> int:
+        stop = rounds_played(args.rounds) if args.rounds > 0 else None
+        stats = await run_bots(args.url, args.room, args.count, pace=args.pace,
+                               name=args.name, stop=stop)
+        print(f"{stats.moves} moves, deals: {dict(stats.deals)}, errors: {dict(stats.errors)}")
+        return 0
+
+    return _run(main())
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from .watch import watch
+
+    return _run(watch(args.url, args.room, name=args.name))
+
+
+def _loadtest(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from .load import LoadProgress, run_load
+
+    settings = {"draw": args.draw, "variant": args.variant}
+    console = Console(stderr=True)
+
+    async def main() -> int:
+        with Progress(TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn(),
+                      console=console, disable=args.json) as bar:
+            task = bar.add_task("starting", total=args.duration)
+
+            def show(p: LoadProgress) -> None:
+                rate = p.moves / p.elapsed if p.elapsed > 0 else 0.0
+                bar.update(task, completed=p.elapsed, description=(
+                    f"{p.moves} moves ({rate:.0f}/s), {p.errors} errors, "
+                    f"{p.disconnects} drops"))
+
+            report = await run_load(args.url, args.rooms, args.players, args.spectators,
+                                    args.duration, pace=args.pace, settings=settings,
+                                    on_progress=show)
+        if args.json:
+            print(json.dumps(report.to_dict()))
+        else:
+            _print_report(report.to_dict())
+        return 0 if report.ok else 1
+
+    return _run(main())
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Load test", show_header=False)
+    lat = report["latency_ms"]
+    rows = [
+        ("rooms × players + spectators",
+         f"{report['rooms']} × {report['players']} + {report['spectators']}"),
+        ("elapsed", f"{report['elapsed']:.1f} s"),
+        ("moves acknowledged", str(report["moves"])),
+        ("moves/s", f"{report['moves_per_s']:.1f}"),
+        ("move→ack p50 / p95 / p99 / max",
+         f"{lat['p50']:.1f} / {lat['p95']:.1f} / {lat['p99']:.1f} / {lat['max']:.1f} ms"),
+        ("unacknowledged moves", str(report["unacknowledged"])),
+        ("errors", ", ".join(f"{k} {v}" for k, v in report["errors"].items()) or "0"),
+        ("disconnects / resyncs", f"{report['disconnects']} / {report['resyncs']}"),
+        ("room events received", str(report["events"])),
+        ("deals finished", ", ".join(f"{k} {v}" for k, v in report["deals"].items()) or "0"),
+    ]
+    for key, value in rows:
+        table.add_row(key, value)
+    Console().print(table)
+    print("OK" if report["ok"] else "FAILED: some moves were never acknowledged")
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from .verify import verify
+
+    ok, text = verify(args.seed, args.commitment, Variant(args.variant))
+    print(text)
+    return 0 if ok else 1

@@ -1,0 +1,172 @@
+"""Bots at the table: a :class:`~client.bot.Bot` driving a live :class:`Session`.
+
+The loop reads only ``session.room`` (kept current by the session's reader) and
+the replies to its own moves, so it never piles up unread events. When a move is
+refused because the view was stale (the host moved on, a reconnect happened) it
+waits for the room to change or asks for a snapshot, and decides again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .bot import RESIGN, Bot
+from .errors import ClientError, ServerError
+from .room import RoomState
+from .session import Session, connect
+
+__all__ = ["BotPlayer", "BotStats", "run_bots"]
+
+# Refusals that mean "the deal moved on under you", not "your move was wrong".
+_MOVED_ON = frozenset({"wrong_deal", "deal_over", "wrong_state"})
+
+
+@dataclass(slots=True)
+class BotStats:
+    """What a bot (or a crowd of them) did; the load test reports from these."""
+
+    moves: int = 0  # acknowledged moves
+    latencies: list[float] = field(default_factory=list)  # seconds, send to ack
+    errors: Counter[str] = field(default_factory=Counter)  # refusals by code
+    unacknowledged: int = 0  # moves sent whose reply never came
+    deals: Counter[str] = field(default_factory=Counter)  # finished deals by status
+
+    def merge(self, other: BotStats) -> None:
+        self.moves += other.moves
+        self.latencies.extend(other.latencies)
+        self.errors.update(other.errors)
+        self.unacknowledged += other.unacknowledged
+        self.deals.update(other.deals)
+
+
+def rounds_played(count: int) -> Callable[[RoomState], bool]:
+    """A stop rule: true once ``count`` rounds have ended since the bot sat down."""
+    first: list[int] = []  # the first round this bot plays, fixed at the first look
+
+    def stop(room: RoomState) -> bool:
+        if not first:
+            waiting = room.state in ("lobby", "round_over")
+            first.append(room.round + 1 if waiting else room.round)
+        return room.state == "round_over" and room.round >= first[0] + count - 1
+
+    return stop
+
+
+class BotPlayer:
+    """Plays every deal of the room it sits in until ``stop`` says so or it closes.
+
+    ``pace`` is the mean pause between moves in seconds (0: flat out, within the
+    session's rate limit); pauses vary ±40 % so a room of bots does not tick.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        pace: float = 0.6,
+        stop: Callable[[RoomState], bool] | None = None,
+        stats: BotStats | None = None,
+        seed: int | None = None,
+    ) -> None:
+        self.session = session
+        self.pace = pace
+        self.stop = stop
+        self.stats = stats or BotStats()
+        self._random = random.Random(seed)
+        self._bot = Bot()
+        self._deal: int | None = None
+        self._refused = 0  # engine refusals in a row: our view and the server's differ
+        self.in_flight = False  # a move is sent and not yet answered
+
+    async def play(self) -> None:
+        session = self.session
+        while not session.closed:
+            room = session.room
+            if room is None or room.state == "closed" or room.removed:
+                return
+            if self.stop is not None and self.stop(room):
+                return
+            board = room.my_board
+            number = room.deal_number
+            if (
+                room.state != "playing"
+                or board is None
+                or board.get("status") != "playing"
+                or room.deal_is_over()
+            ):
+                await session.wait_update(timeout=2.0)
+                continue
+            if number != self._deal:
+                self._bot.new_deal()
+                self._deal = number
+                self._refused = 0
+            await self._move(board, number)
+            if self.pace > 0:
+                await asyncio.sleep(self.pace * self._random.uniform(0.6, 1.4))
+
+    async def _move(self, board: dict[str, Any], number: int | None) -> None:
+        # Refused again and again even after a fresh snapshot: give the deal up
+        # rather than spin (the engine is the referee, the bot may be wrong).
+        move = self._bot.decide(board) if self._refused < 3 else RESIGN
+        self.in_flight = True
+        try:
+            moved = await self.session.move(move, deal=number)
+        except ServerError as exc:
+            self.in_flight = False
+            self.stats.errors[exc.code] += 1
+            if exc.code in _MOVED_ON:
+                # An event is on its way (deal_started, or our own end); if none
+                # comes, our picture is off: fetch it whole.
+                if not await self.session.wait_update(timeout=1.0):
+                    await self._resync()
+            elif exc.code == "rate_limited":
+                await asyncio.sleep(0.5)
+            else:
+                self._refused += 1
+                await self._resync()  # the engine disagreed with our view of the board
+            return
+        except ClientError:
+            self.in_flight = False
+            self.stats.unacknowledged += 1  # the session resumes and resyncs by itself
+            return
+        self.in_flight = False
+        self._refused = 0
+        self.stats.moves += 1
+        self.stats.latencies.append(moved.latency)
+        if moved.status != "playing":
+            self.stats.deals[moved.status] += 1
+
+    async def _resync(self) -> None:
+        with contextlib.suppress(ClientError, ServerError):
+            await self.session.snapshot()
+
+
+async def run_bots(
+    url: str,
+    code: str,
+    count: int = 1,
+    *,
+    pace: float = 0.6,
+    name: str = "bot",
+    stop: Callable[[RoomState], bool] | None = None,
+) -> BotStats:
+    """Seat ``count`` bots in room ``code`` and play until ``stop`` or the room ends."""
+    sessions: list[Session] = []
+    stats = BotStats()
+    try:
+        for i in range(count):
+            session = await connect(url, name=f"{name}-{i + 1}" if count > 1 else name)
+            sessions.append(session)
+            await session.join_room(code, "player")
+        bots = [BotPlayer(s, pace=pace, stop=stop, stats=stats, seed=i)
+                for i, s in enumerate(sessions)]
+        await asyncio.gather(*(b.play() for b in bots))
+    finally:
+        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+    return stats

@@ -1,0 +1,194 @@
+"""A client's picture of one room: the last snapshot with every event folded in.
+
+The server sends a full snapshot on ``joined``, ``snapshot`` and a resuming
+``welcome``, then numbered events. Folding the events into the snapshot here, in
+one place, means the bot, the watcher and the load tester all read the same,
+always-current state instead of each re-deriving it from the event stream. The
+maps stay as the wire has them (docs/protocol.md, Room snapshot), so nothing is lost
+when the server adds a field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["RoomEvent", "RoomState"]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomEvent:
+    """A room event as the wire has it (``data`` is the whole frame).
+
+    ``seq`` is None only for the synthetic ``snapshot`` event of a resume that
+    found the session outside any room.
+    """
+
+    type: str
+    seq: int | None
+    data: dict[str, Any]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+@dataclass(slots=True)
+class RoomState:
+    """The room as this member sees it. ``seq`` is the last event folded in."""
+
+    code: str
+    seq: int
+    state: str
+    host: str | None
+    me: str
+    role: str
+    settings: dict[str, Any]
+    players: list[dict[str, Any]]
+    spectators: list[dict[str, Any]]
+    round: int
+    round_started_at: int | None
+    round_ends_at: int | None
+    deal: dict[str, Any] | None
+    sheet: dict[str, Any] | None
+    history: list[dict[str, Any]]
+    first_finisher: str | None = None  # of the running deal, once someone won it
+    winners: list[str] = field(default_factory=list)
+    removed: bool = False  # this member was removed by the host
+
+    @classmethod
+    def from_snapshot(cls, snap: Mapping[str, Any]) -> RoomState:
+        deal = snap.get("deal")
+        sheet = snap.get("sheet")
+        return cls(
+            code=str(snap.get("code", "")),
+            seq=int(snap.get("seq", 0)),
+            state=str(snap.get("state", "lobby")),
+            host=snap.get("host"),
+            me=str(snap.get("me", "")),
+            role=str(snap.get("role", "player")),
+            settings=_dict(snap.get("settings")),
+            players=[_dict(p) for p in _list(snap.get("players"))],
+            spectators=[_dict(p) for p in _list(snap.get("spectators"))],
+            round=int(snap.get("round") or 0),
+            round_started_at=snap.get("round_started_at"),
+            round_ends_at=snap.get("round_ends_at"),
+            deal=_deal(deal) if isinstance(deal, Mapping) else None,
+            sheet=_dict(sheet) if isinstance(sheet, Mapping) else None,
+            history=[_dict(h) for h in _list(snap.get("history"))],
+            winners=[str(w) for w in _list(_dict(sheet).get("winners"))],
+        )
+
+    # ---------------------------------------------------------------- queries
+
+    @property
+    def deal_number(self) -> int | None:
+        """The number of the running (or last) deal, None before the first."""
+        return int(self.deal["number"]) if self.deal else None
+
+    @property
+    def my_board(self) -> dict[str, Any] | None:
+        """This player's own board view in the current deal (None for spectators)."""
+        if not self.deal:
+            return None
+        board = self.deal.get("board")
+        return board if isinstance(board, dict) else None
+
+    @property
+    def is_host(self) -> bool:
+        return self.host == self.me
+
+    def deal_is_over(self, number: int | None = None) -> bool:
+        """Whether deal ``number`` (default: the current one) is over for everyone."""
+        n = self.deal_number if number is None else number
+        return any(h.get("number") == n for h in self.history)
+
+    def name_of(self, player: str) -> str:
+        """A member's display name, or the id itself when unknown (e.g. removed)."""
+        for member in (*self.players, *self.spectators):
+            if member.get("id") == player:
+                return str(member.get("name", player))
+        return player
+
+    # ---------------------------------------------------------------- updates
+
+    def apply(self, event: Mapping[str, Any]) -> None:
+        """Fold one room event (docs/protocol.md, Room events) into the state."""
+        kind = event.get("type")
+        seq = event.get("seq")
+        if isinstance(seq, int):
+            self.seq = seq
+        if kind == "members":
+            self.players = [_dict(p) for p in _list(event.get("players"))]
+            self.spectators = [_dict(p) for p in _list(event.get("spectators"))]
+            self.host = event.get("host", self.host)
+        elif kind == "settings":
+            self.settings = _dict(event.get("settings"))
+        elif kind == "deal_started":
+            new_round = event.get("round")
+            if isinstance(new_round, int) and new_round != self.round:
+                self.round = new_round
+                self.history = []
+                self.winners = []
+            self.round_ends_at = event.get("round_ends_at", self.round_ends_at)
+            self.deal = _deal(_dict(event.get("deal")))
+            self.state = "playing"
+            self.first_finisher = None
+        elif kind == "progress":
+            self._progress(event)
+        elif kind == "first_finisher":
+            if self.deal_number == event.get("deal"):
+                self.first_finisher = event.get("player")
+        elif kind == "deal_over":
+            over = _dict(event.get("deal"))
+            self.history = [h for h in self.history if h.get("number") != over.get("number")]
+            self.history.append(over)
+        elif kind == "sheet":
+            self.sheet = _dict(event.get("sheet"))
+        elif kind == "round_over":
+            self.sheet = _dict(event.get("sheet")) or self.sheet
+            self.winners = [str(w) for w in _list(event.get("winners"))]
+            self.state = "round_over"
+        elif kind == "removed":
+            gone = event.get("player")
+            self.players = [p for p in self.players if p.get("id") != gone]
+            self.spectators = [p for p in self.spectators if p.get("id") != gone]
+            if gone == self.me:
+                self.removed = True
+        elif kind == "room_closed":
+            self.state = "closed"
+
+    def _progress(self, event: Mapping[str, Any]) -> None:
+        if not self.deal or self.deal_number != event.get("deal"):
+            return
+        player = str(event.get("player"))
+        self.deal["progress"][player] = _dict(event.get("progress"))
+        board = event.get("board")
+        if isinstance(board, Mapping):
+            self.deal["boards"][player] = dict(board)
+
+    def apply_moved(self, reply: Mapping[str, Any]) -> None:
+        """Take this player's new board from a ``moved`` reply."""
+        if self.deal and self.deal_number == reply.get("deal"):
+            board = reply.get("board")
+            if isinstance(board, Mapping):
+                self.deal["board"] = dict(board)
+
+
+def _deal(deal: Mapping[str, Any]) -> dict[str, Any]:
+    """A deal map with its optional parts present, so updates need no checks."""
+    out = dict(deal)
+    out["progress"] = _dict(deal.get("progress"))
+    out["boards"] = _dict(deal.get("boards"))
+    return out

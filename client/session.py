@@ -1,0 +1,427 @@
+"""The client side of docs/protocol.md: one session, its room, its events.
+
+A :class:`Session` owns one WebSocket at a time and hides three things a caller
+should not have to think about:
+
+- **Correlation.** Every request gets a fresh ``id``; the reader task routes each
+  reply to the coroutine awaiting it, so many requests may be in flight. A refusal
+  raises :class:`~client.errors.ServerError` with the server's ``code``.
+- **Sequence numbers.** Room events are folded into :attr:`Session.room` (a
+  :class:`~client.room.RoomState`) in ``seq`` order. A gap means an event was lost
+  (the server may drop under load), so the session asks for a ``snapshot``,
+  buffers what arrives meanwhile, and replays only the events newer than it.
+- **Drops.** When the socket closes unexpectedly the session reconnects with its
+  token (``hello`` resume); the ``welcome`` carries a fresh snapshot. Requests that
+  were in flight fail with :class:`~client.errors.ConnectionLost` because the client
+  cannot know whether they were applied; the caller resyncs from :attr:`room`.
+
+Whenever the state is replaced wholesale (joined, snapshot, resync, resume) the
+event stream yields a synthetic ``snapshot`` event whose ``reason`` says why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Generator, Mapping
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+
+from .codec import FrameError, decode, encode
+from .connection import RateLimiter, open_socket
+from .errors import ClientError, ConnectionLost, RequestTimeout, ServerError, SessionClosed
+from .events import EventHub
+from .room import RoomEvent, RoomState
+from .session_api import RoomRequests
+
+__all__ = ["PROTOCOL_VERSION", "Session", "SessionStats", "connect"]
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+# Close codes after which resuming would be wrong: the session lives on another
+# connection (4001), or we broke the protocol (4002, 1009) and would again.
+NO_RESUME = frozenset({4001, 4002, 1009})
+_ROOM_REPLIES = frozenset({"joined", "snapshot"})
+
+
+@dataclass(slots=True)
+class SessionStats:
+    """Counters a load test or a status line may report."""
+
+    drops: int = 0  # unexpected closes of the socket
+    reconnects: int = 0  # successful resumes after a drop
+    resyncs: int = 0  # snapshots asked for because of a sequence gap
+    events: int = 0  # room events folded in
+    unsolicited_errors: list[str] = field(default_factory=list)  # error codes without an id
+
+
+class Session(EventHub, RoomRequests):
+    """One player's or spectator's session. Build it with :func:`connect`."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        kind: str = "msgpack",
+        reconnect: bool = True,
+        reconnect_for: float = 30.0,
+        request_timeout: float = 30.0,
+        rate: float = 40.0,
+        burst: int = 40,
+    ) -> None:
+        self.url = url
+        self.kind = kind
+        self.reconnect = reconnect
+        self.reconnect_for = reconnect_for
+        self.request_timeout = request_timeout
+        self.stats = SessionStats()
+        self.token: str | None = None
+        self.player: str | None = None
+        self.name: str | None = None
+        self.room: RoomState | None = None
+        self.close_code: int | None = None
+        self._limiter = RateLimiter(rate, burst)
+        self._ws: ClientConnection | None = None
+        self._subprotocol = ""
+        self._ids = itertools.count(1)
+        self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        EventHub.__init__(self)
+        self._ready = asyncio.Event()
+        self._resyncing = False
+        self._buffer: list[dict[str, Any]] = []
+        self._closing = False
+        self._reader: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def _start(self, name: str | None, token: str | None) -> None:
+        """Open the socket, say hello (new or resumed), start the reader."""
+        ws, self._subprotocol = await open_socket(self.url, self.kind)
+        try:
+            await self._hello(ws, {"name": name} if token is None else {"token": token})
+        except BaseException:
+            await ws.close()
+            raise
+        self._ws = ws
+        self._ready.set()
+        self._reader = asyncio.create_task(self._run(), name=f"session-reader-{self.player}")
+
+    async def _hello(self, ws: ClientConnection, who: dict[str, Any]) -> None:
+        """Send ``hello`` and wait for its reply on a socket the reader does not own."""
+        rid = next(self._ids)
+        frame = {"type": "hello", "id": rid, "version": PROTOCOL_VERSION, **who}
+        await ws.send(encode(frame, self._subprotocol))
+        async with asyncio.timeout(self.request_timeout):
+            while True:
+                reply = decode(await ws.recv(), self._subprotocol)
+                if reply.get("id") == rid:
+                    break
+        if reply.get("type") == "error":
+            raise ServerError.from_frame(reply)
+        self.token = str(reply["token"])
+        self.player = str(reply["player"])
+        self.name = str(reply.get("name", self.name))
+        room = reply.get("room")
+        if isinstance(room, Mapping):
+            self._install(room, "resume" if "token" in who else "joined")
+        elif self.room is not None:
+            self.room = None
+            self._publish(RoomEvent("snapshot", None, {"type": "snapshot", "room": None,
+                                                       "reason": "resume"}))
+
+    async def close(self) -> None:
+        """Close the socket (code 1000) and end the event streams. Idempotent."""
+        self._closing = True
+        if self._ws is not None:
+            await self._ws.close()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._reader, 5)
+        for task in list(self._tasks):
+            task.cancel()
+        self._finish(None)
+
+    async def __aenter__(self) -> Session:
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._finished
+
+    async def wait_closed(self) -> None:
+        """Return once the session has ended for good (closed, or could not resume)."""
+        while not self._finished:
+            await self.wait_update()
+
+    def _finish(self, failure: ClientError | None) -> None:
+        if self._finished:
+            return
+        self._finished = True
+        self._failure = failure
+        self._ready.clear()
+        self._fail_pending(failure or SessionClosed("the session is closed"))
+        self._end_streams()
+
+    # ------------------------------------------------------------ the reader
+
+    async def _run(self) -> None:
+        failure: ClientError | None = None
+        try:
+            while True:
+                ws = self._ws
+                assert ws is not None
+                with contextlib.suppress(ConnectionClosed):
+                    async for data in ws:
+                        self._receive(data)
+                self.close_code = ws.close_code
+                lost = ConnectionLost(f"connection closed ({ws.close_code})", ws.close_code)
+                self._fail_pending(lost)
+                if self._closing:
+                    break
+                self.stats.drops += 1
+                if not self.reconnect or ws.close_code in NO_RESUME:
+                    failure = lost
+                    break
+                failure = await self._resume()
+                if failure is not None:
+                    break
+        finally:
+            self._finish(failure)
+
+    async def _resume(self) -> ClientError | None:
+        """Reconnect with the token, with backoff, for up to ``reconnect_for`` s."""
+        self._ready.clear()
+        deadline = time.monotonic() + self.reconnect_for
+        delay = 0.1
+        while not self._closing:
+            try:
+                ws, self._subprotocol = await open_socket(self.url, self.kind)
+            except (OSError, InvalidHandshake, TimeoutError) as exc:
+                log.info("reconnect failed: %s", exc)
+            else:
+                try:
+                    await self._hello(ws, {"token": self.token})
+                except ServerError as exc:  # unknown_token: the server forgot us
+                    await ws.close()
+                    return ConnectionLost(f"cannot resume: {exc}", self.close_code)
+                except (ConnectionClosed, TimeoutError, FrameError) as exc:
+                    log.info("resume failed: %s", exc)
+                    await ws.close()
+                else:
+                    self._ws = ws
+                    self.stats.reconnects += 1
+                    self._ready.set()
+                    return None
+            if time.monotonic() + delay > deadline:
+                return ConnectionLost("could not reconnect", self.close_code)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+        return None
+
+    def _receive(self, data: bytes | str) -> None:
+        try:
+            frame = decode(data, self._subprotocol)
+        except FrameError as exc:
+            log.warning("dropped a frame: %s", exc)
+            return
+        rid = frame.get("id")
+        pending = self._pending.pop(rid, None) if isinstance(rid, int) else None
+        if pending is not None:
+            kind, future = pending
+            if frame.get("type") == "error":
+                if not future.done():
+                    future.set_exception(ServerError.from_frame(frame))
+                return
+            self._on_reply(kind, frame)
+            if not future.done():
+                future.set_result(frame)
+        elif frame.get("type") == "error":
+            self._on_unsolicited_error(frame)
+        elif isinstance(frame.get("seq"), int):
+            self._on_event(frame)
+
+    def _on_unsolicited_error(self, frame: dict[str, Any]) -> None:
+        """An error with no ``id``. The server refuses a frame over its rate limit
+        without decoding it, so that error cannot name its request; but it answers
+        a connection's frames one at a time, in order, so the refused frame is the
+        oldest request still waiting. Failing that one lets it be retried."""
+        code = str(frame.get("code"))
+        self.stats.unsolicited_errors.append(code)
+        if code == "rate_limited" and self._pending:
+            _, future = self._pending.pop(next(iter(self._pending)))
+            if not future.done():
+                future.set_exception(ServerError.from_frame(frame))
+            return
+        log.warning("server error: %s %s", code, frame.get("message"))
+
+    def _on_reply(self, kind: str, frame: dict[str, Any]) -> None:
+        """Replies that change the room: handled here, in frame order, not by callers."""
+        if frame.get("type") in _ROOM_REPLIES and isinstance(frame.get("room"), Mapping):
+            reason = "gap" if kind == "snapshot" and self._resyncing else str(frame["type"])
+            self._install(frame["room"], reason)
+        elif frame.get("type") == "moved" and self.room is not None:
+            self.room.apply_moved(frame)
+            self._notify()
+        elif kind == "leave_room":
+            self.room = None
+            self._notify()
+
+    def _on_event(self, frame: dict[str, Any]) -> None:
+        room = self.room
+        if room is None:
+            return  # a straggler from a room we have left
+        if self._resyncing:
+            self._buffer.append(frame)
+            return
+        seq: int = frame["seq"]
+        if seq <= room.seq:
+            return  # already in the snapshot we hold
+        if seq > room.seq + 1:
+            log.info("sequence gap: have %d, got %d; resyncing", room.seq, seq)
+            self._buffer.append(frame)
+            self._resyncing = True
+            self.stats.resyncs += 1
+            self._spawn(self._resync())
+            return
+        room.apply(frame)
+        self.stats.events += 1
+        self._publish(RoomEvent(str(frame.get("type")), seq, frame))
+
+    async def _resync(self) -> None:
+        try:
+            await self.request("snapshot")  # _on_reply installs it and replays the buffer
+        except (ClientError, ServerError) as exc:
+            log.info("resync failed: %s", exc)
+            self._resyncing = False
+            self._buffer.clear()
+
+    def _install(self, snapshot: Mapping[str, Any], reason: str) -> None:
+        """Replace the room with a snapshot, then replay buffered newer events."""
+        self.room = RoomState.from_snapshot(snapshot)
+        self._resyncing = False
+        buffered, self._buffer = sorted(self._buffer, key=lambda f: int(f["seq"])), []
+        frame = {"type": "snapshot", "seq": self.room.seq, "room": dict(snapshot), "reason": reason}
+        self._publish(RoomEvent("snapshot", self.room.seq, frame))
+        for event in buffered:
+            self._on_event(event)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # ------------------------------------------------------------ requests
+
+    async def request(
+        self, kind: str, /, timeout: float | None = None, **fields: Any
+    ) -> dict[str, Any]:
+        """Send one request and return its reply frame; raise ``ServerError`` if refused.
+
+        A ``rate_limited`` refusal is retried after a pause (nothing was applied).
+        """
+        reply, _ = await self.timed_request(kind, timeout, **fields)
+        return reply
+
+    async def timed_request(
+        self, kind: str, timeout: float | None = None, /, **fields: Any
+    ) -> tuple[dict[str, Any], float]:
+        """As :meth:`request`, also returning seconds from sending to the reply."""
+        for attempt in range(4):
+            try:
+                return await self._call(kind, fields, timeout or self.request_timeout)
+            except ServerError as exc:
+                if exc.code != "rate_limited" or attempt == 3:
+                    raise
+                await asyncio.sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _call(
+        self, kind: str, fields: dict[str, Any], timeout: float
+    ) -> tuple[dict[str, Any], float]:
+        if self._finished:
+            raise self._failure or SessionClosed("the session is closed")
+        if not self._ready.is_set():
+            try:
+                async with asyncio.timeout(self.reconnect_for + timeout):
+                    while not self._ready.is_set() and not self._finished:
+                        await self.wait_update()
+            except TimeoutError:
+                raise RequestTimeout(f"{kind}: no connection") from None
+            if self._finished:
+                raise self._failure or SessionClosed("the session is closed")
+        await self._limiter.acquire()
+        ws = self._ws
+        assert ws is not None
+        rid = next(self._ids)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = (kind, future)
+        sent = time.perf_counter()
+        try:
+            await ws.send(encode({"type": kind, "id": rid, **fields}, self._subprotocol))
+            async with asyncio.timeout(timeout):
+                reply = await future
+        except ConnectionClosed as exc:
+            code = exc.rcvd.code if exc.rcvd is not None else None
+            raise ConnectionLost(f"{kind}: connection closed", code) from None
+        except TimeoutError:
+            raise RequestTimeout(f"{kind}: no reply in {timeout:g} s") from None
+        finally:
+            self._pending.pop(rid, None)
+        return reply, time.perf_counter() - sent
+
+    def _fail_pending(self, exc: ClientError) -> None:
+        pending, self._pending = self._pending, {}
+        for _, future in pending.values():
+            if not future.done():
+                future.set_exception(exc)
+
+
+class _Connecting:
+    """What :func:`connect` returns: await it, or use it as ``async with``."""
+
+    def __init__(self, session: Session, name: str | None, token: str | None) -> None:
+        self._session = session
+        self._who = (name, token)
+
+    async def _open(self) -> Session:
+        await self._session._start(*self._who)
+        return self._session
+
+    def __await__(self) -> Generator[Any, None, Session]:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> Session:
+        return await self._open()
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._session.close()
+
+
+def connect(
+    url: str, *, name: str | None = None, token: str | None = None, **options: Any
+) -> _Connecting:
+    """Open a session: a new one with ``name``, or resume one with ``token``.
+
+    ``url`` is ``ws://host:port/ws`` (``http://host:port`` and ``host:port`` work
+    too). ``options`` go to :class:`Session` (``kind="json"``, ``reconnect=False``,
+    ``rate=0`` to stop pacing, ``request_timeout=…``).
+    """
+    if (name is None) == (token is None):
+        raise ValueError("give exactly one of name (a new session) or token (resume)")
+    return _Connecting(Session(url, **options), name, token)

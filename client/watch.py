@@ -1,0 +1,140 @@
+"""``klondike-race watch``: a room live in the terminal, as a spectator sees it.
+
+:func:`render_room` is a pure function of a :class:`~client.room.RoomState` (and
+the clock, passed in), so tests render a room into a recording console and read
+the text back; :func:`watch` only joins, and redraws on every event.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.panel import Panel
+from rich.progress_bar import ProgressBar
+from rich.table import Table
+from rich.text import Text
+
+from .room import RoomState
+from .session import connect
+
+__all__ = ["render_room", "watch"]
+
+_STATUS_STYLE = {"won": "bold green", "resigned": "yellow", "dead": "red", "playing": "cyan"}
+
+
+def _header(room: RoomState, now_ms: int) -> Text:
+    s = room.settings
+    deal = room.deal
+    text = Text()
+    text.append(f"Room {room.code}", style="bold")
+    text.append(f"  {room.state}")
+    if room.round:
+        text.append(f"  round {room.round}")
+    if deal:
+        text.append(f"  deal {deal.get('number')}/{deal.get('deals', s.get('deals_per_round'))}")
+    text.append(
+        f"  ·  {s.get('scoring', 'standard')}, draw {s.get('draw', 1)}, "
+        f"{s.get('variant', 'classic')}, bonus {s.get('race_bonus', 100)}"
+    )
+    if room.round_ends_at and room.state == "playing":
+        left = max(0, (int(room.round_ends_at) - now_ms) // 1000)
+        text.append(f"  ·  {left // 60}:{left % 60:02d} left", style="bold magenta")
+    if room.winners and room.state == "round_over":
+        names = ", ".join(room.name_of(w) for w in room.winners)
+        text.append(f"\nRound won by {names}", style="bold green")
+    return text
+
+
+def _scoreboard(room: RoomState) -> Table:
+    deal = room.deal or {}
+    cards = 104 if room.settings.get("variant") == "double" else 52
+    progress: dict[str, Any] = deal.get("progress", {})
+    totals: dict[str, Any] = (room.sheet or {}).get("totals", {})
+    table = Table(title="Players", expand=True)
+    for column in ("Player", "Deal score", "Home", "", "Moves", "Status", "Total"):
+        table.add_column(column, justify="left" if column in ("Player", "") else "right")
+    for member in room.players:
+        pid = str(member.get("id"))
+        prog = progress.get(pid, {})
+        home = int(prog.get("home", 0))
+        status = str(prog.get("status", "-")) if prog else "-"
+        name = Text(str(member.get("name", pid)))
+        if pid == room.host:
+            name.append(" (host)", style="dim")
+        if not member.get("connected", True):
+            name.append(" (away)", style="red")
+        if pid == room.first_finisher:
+            name.append(" ★", style="bold yellow")
+        table.add_row(
+            name,
+            str(prog.get("score", "-")) if prog else "-",
+            f"{home}/{cards}",
+            ProgressBar(total=cards, completed=home, width=20),
+            str(prog.get("moves", "-")) if prog else "-",
+            Text(status, style=_STATUS_STYLE.get(status, "")),
+            str(totals.get(pid, 0)),
+        )
+    return table
+
+
+def _sheet(room: RoomState) -> Table | None:
+    sheet = room.sheet or {}
+    rows: list[dict[str, Any]] = sheet.get("rows") or []
+    ids = [str(p) for p in sheet.get("players") or [p.get("id") for p in room.players]]
+    if not rows:
+        return None
+    table = Table(title="Score sheet (deal score / running total)", expand=True)
+    table.add_column("Deal", justify="right")
+    for pid in ids:
+        table.add_column(room.name_of(pid), justify="right")
+    for n, row in enumerate(rows, 1):
+        cells: dict[str, Any] = row.get("cells") or {}
+        out: list[RenderableType] = [str(n)]
+        for pid in ids:
+            cell = cells.get(pid)
+            if not cell:
+                out.append("-")
+                continue
+            mark = " ★" if row.get("first") == pid else ""
+            out.append(f"{cell.get('score', 0)} / {cell.get('total', 0)}{mark}")
+        table.add_row(*out)
+    totals = sheet.get("totals") or {}
+    table.add_row("Total", *(Text(str(totals.get(pid, 0)), style="bold") for pid in ids))
+    return table
+
+
+def render_room(room: RoomState, now_ms: int | None = None) -> RenderableType:
+    """Everything a spectator wants at a glance: header, players, the sheet, seeds."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    parts: list[RenderableType] = [_header(room, now), _scoreboard(room)]
+    sheet = _sheet(room)
+    if sheet is not None:
+        parts.append(sheet)
+    if room.history:
+        last = room.history[-1]
+        parts.append(Text(f"Deal {last.get('number')} seed {last.get('seed')} "
+                          f"(verify: commitment {str(last.get('commitment'))[:16]}…)", style="dim"))
+    if room.spectators:
+        names = ", ".join(str(m.get("name")) for m in room.spectators)
+        parts.append(Text(f"Watching: {names}", style="dim"))
+    return Panel(Group(*parts), title="klondike-race", border_style="blue")
+
+
+async def watch(
+    url: str, code: str, *, name: str = "watcher", console: Console | None = None
+) -> int:
+    """Join ``code`` as a spectator and redraw on every event until the room ends."""
+    async with connect(url, name=name) as session:
+        events = session.events()
+        room = await session.join_room(code, "spectator")
+        with Live(render_room(room), console=console, refresh_per_second=8) as live:
+            async for _ in events:
+                if session.room is None:
+                    break
+                live.update(render_room(session.room))
+                if session.room.state == "closed" or session.room.removed:
+                    break
+    return 0

@@ -1,0 +1,78 @@
+"""``watch``: a room rendered for a spectator, live and as a pure function."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+
+from rich.console import Console
+
+from client import connect
+from client.players import BotPlayer, rounds_played
+from client.room import RoomState
+from client.watch import render_room, watch
+from tests.client_fixtures import live_url, until
+
+__all__ = ["live_url"]
+
+
+def _text(room: RoomState) -> str:
+    console = Console(record=True, width=120, file=io.StringIO())
+    console.print(render_room(room, now_ms=0))
+    return console.export_text()
+
+
+async def test_watch_renders_a_live_room(live_url: str) -> None:
+    async with connect(live_url, name="Alice") as alice, connect(live_url, name="Bruno") as bruno:
+        room = await alice.create_room({"deals_per_round": 1, "variant": "thoughtful"})
+        await bruno.join_room(room.code)
+        console = Console(record=True, width=120, file=io.StringIO(), force_terminal=False)
+        watcher = asyncio.create_task(watch(live_url, room.code, name="Eve", console=console))
+        await until(alice, lambda r: len(r.spectators) == 1)
+        async with connect(live_url, name="Sam") as sam:
+            await sam.join_room(room.code, "spectator")
+            await alice.start()
+            bots = [BotPlayer(s, pace=0, stop=rounds_played(1)) for s in (alice, bruno)]
+            await asyncio.wait_for(asyncio.gather(*(b.play() for b in bots)), 60)
+            seen = await until(sam, lambda r: r.state == "round_over")
+            assert seen.deal and set(seen.deal["boards"]) == {alice.player, bruno.player}
+
+            text = _text(seen)
+            totals = seen.sheet["totals"] if seen.sheet else {}
+            for who in (alice, bruno):
+                assert who.name and who.name in text
+                assert str(totals[who.player]) in text
+            assert f"Room {room.code}" in text and "round_over" in text
+            assert "Score sheet" in text and "Watching: Eve, Sam" in text
+            assert "Round won by" in text
+
+        await alice.close_room()
+        assert await asyncio.wait_for(watcher, 10) == 0
+        live = console.export_text()
+        assert "Alice" in live and "Bruno" in live and "closed" in live
+
+
+def test_render_is_a_pure_function_of_the_room() -> None:
+    room = RoomState.from_snapshot({
+        "code": "K7QX2M", "seq": 9, "state": "playing", "host": "pA", "me": "pS",
+        "role": "spectator", "settings": {"draw": 3, "scoring": "vegas"},
+        "players": [{"id": "pA", "name": "Ann", "connected": True},
+                    {"id": "pB", "name": "Bob", "connected": False}],
+        "spectators": [{"id": "pS", "name": "Sam", "connected": True}],
+        "round": 1, "round_started_at": 0, "round_ends_at": 125_000,
+        "deal": {"number": 2, "deals": 3, "commitment": "ab", "started_at": 0, "rules": {},
+                 "progress": {"pA": {"score": 35, "home": 13, "moves": 20,
+                                     "status": "playing", "finished": False}},
+                 "board": None, "boards": {}},
+        "sheet": {"players": ["pA", "pB"], "carry": {}, "totals": {"pA": 142, "pB": -7},
+                  "rows": [{"first": "pA", "cells": {
+                      "pA": {"score": 142, "bonus": 100, "total": 142, "status": "won"},
+                      "pB": {"score": -7, "bonus": 0, "total": -7, "status": "resigned"}}}],
+                  "winners": []},
+        "history": [{"number": 1, "seed": "s33d", "commitment": "c0ffee"}],
+    })
+    text = _text(room)
+    assert text == _text(room)
+    for expected in ("Room K7QX2M", "deal 2/3", "vegas, draw 3", "2:05 left", "Ann (host)",
+                     "Bob (away)", "13/52", "142 / 142 ★", "-7 / -7", "seed s33d"):
+        assert expected in text
