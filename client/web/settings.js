@@ -1,0 +1,139 @@
+// The house rules of RULES.md §4 as form controls (docs/protocol.md "settings").
+
+import { h } from "./dom.js";
+
+export const FIELDS = [
+  {
+    name: "scoring", label: "Scoring", type: "select", def: "standard",
+    options: [["standard", "Standard"], ["vegas", "Vegas"], ["cumulative_vegas", "Cumulative Vegas"], ["timed", "Timed"]],
+  },
+  { name: "draw", label: "Draw", type: "select", def: 1, int: true, options: [[1, "Draw one"], [3, "Draw three"]] },
+  { name: "deals_per_round", label: "Deals per round", type: "number", def: 3, min: 1, max: 20, step: 1 },
+  { name: "stock_passes", label: "Stock passes", type: "number", def: 0, min: 0, max: 10, step: 1, hint: "0 = free" },
+  { name: "time_limit_minutes", label: "Time limit (minutes)", type: "number", def: 0, min: 0, max: 120, step: 5, hint: "0 = none" },
+  { name: "race_bonus", label: "Race bonus", type: "number", def: 100, min: 0, max: 1000, step: 5, hint: "first finisher" },
+  {
+    name: "variant", label: "Variant", type: "select", def: "classic",
+    options: [["classic", "Classic"], ["thoughtful", "Thoughtful (open)"], ["double", "Double (2 packs)"]],
+  },
+  { name: "undo", label: "Undo", type: "checkbox", def: false },
+  { name: "foundation_to_tableau", label: "Foundation to tableau", type: "checkbox", def: true },
+];
+
+export const DEFAULTS = Object.fromEntries(FIELDS.map((f) => [f.name, f.def]));
+
+export const LABELS = {
+  scoring: Object.fromEntries(FIELDS[0].options),
+  variant: { classic: "Classic", thoughtful: "Thoughtful", double: "Double" },
+};
+
+/** A one-line summary of settings for people who cannot change them. */
+export function summary(s) {
+  const parts = [
+    LABELS.scoring[s.scoring] || s.scoring,
+    `draw ${s.draw}`,
+    `${s.deals_per_round} deal${s.deals_per_round === 1 ? "" : "s"}`,
+    s.stock_passes ? `${s.stock_passes} pass${s.stock_passes === 1 ? "" : "es"}` : "free passes",
+    s.time_limit_minutes ? `${s.time_limit_minutes} min` : "no time limit",
+    `bonus ${s.race_bonus}`,
+    LABELS.variant[s.variant] || s.variant,
+    s.undo ? "undo on" : "undo off",
+    s.foundation_to_tableau ? "foundation→tableau on" : "foundation→tableau off",
+  ];
+  return parts.join(" · ");
+}
+
+/**
+ * A settings form. `onChange(name, value)` fires for each edited control (the
+ * host panel sends it at once); `values()` reads them all (for create_room).
+ */
+export class SettingsForm {
+  constructor(prefix, { onChange = null } = {}) {
+    this.prefix = prefix;
+    this.onChange = onChange;
+    this.controls = {};
+    this.errors = {};
+    this.el = h("div", { class: "settings-grid" });
+    for (const f of FIELDS) this.el.appendChild(this._field(f));
+    this.set(DEFAULTS);
+  }
+
+  _field(f) {
+    const id = `${this.prefix}-${f.name}`;
+    let control;
+    if (f.type === "select") {
+      control = h("select", { id, name: f.name }, f.options.map(([v, text]) => h("option", { value: String(v) }, text)));
+    } else if (f.type === "checkbox") {
+      control = h("input", { id, name: f.name, type: "checkbox" });
+    } else {
+      control = h("input", {
+        id, name: f.name, type: "number", min: String(f.min), max: String(f.max), step: String(f.step),
+        inputmode: "numeric", required: true,
+      });
+    }
+    const error = h("span", { class: "field-error", id: `${id}-error`, role: "alert" });
+    control.setAttribute("aria-describedby", `${id}-error`);
+    control.addEventListener("change", () => {
+      this.setError(f.name, null);
+      const value = this._read(f, control);
+      if (value === undefined) {
+        this.setError(f.name, `${f.label} must be a number`);
+        return;
+      }
+      this.onChange?.(f.name, value);
+    });
+    this.controls[f.name] = { f, control, error };
+    const label = h("label", { for: id }, f.label, f.hint ? h("small", {}, ` (${f.hint})`) : null);
+    if (f.type === "checkbox") {
+      return h("div", { class: "field check", dataset: { field: f.name } }, control, label, error);
+    }
+    const range = f.type === "number" ? h("small", { class: "range" }, `${f.min}–${f.max}${f.step > 1 ? `, step ${f.step}` : ""}`) : null;
+    return h("div", { class: "field", dataset: { field: f.name } }, label, control, range, error);
+  }
+
+  _read(f, control) {
+    if (f.type === "checkbox") return control.checked;
+    if (f.type === "select") return f.int ? Number(control.value) : control.value;
+    const text = control.value.trim();
+    if (!/^-?\d+$/.test(text)) return undefined;
+    return Number(text);
+  }
+
+  values() {
+    const out = {};
+    for (const { f, control } of Object.values(this.controls)) {
+      const v = this._read(f, control);
+      if (v !== undefined) out[f.name] = v;
+    }
+    return out;
+  }
+
+  /** Show `settings`; a field showing an error keeps what was typed into it. */
+  set(settings) {
+    for (const [name, value] of Object.entries(settings || {})) {
+      const c = this.controls[name];
+      if (!c || this.errors[name]) continue;
+      if (c.f.type === "checkbox") c.control.checked = Boolean(value);
+      else c.control.value = String(value);
+    }
+  }
+
+  setDisabled(disabled) {
+    for (const { control } of Object.values(this.controls)) control.disabled = disabled;
+  }
+
+  setError(name, message) {
+    const c = this.controls[name];
+    if (!c) return false;
+    this.errors[name] = message || null;
+    c.error.textContent = message || "";
+    if (message) c.control.setAttribute("aria-invalid", "true");
+    else c.control.removeAttribute("aria-invalid");
+    c.control.closest(".field").classList.toggle("invalid", Boolean(message));
+    return true;
+  }
+
+  clearErrors() {
+    for (const name of Object.keys(this.controls)) this.setError(name, null);
+  }
+}

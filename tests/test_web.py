@@ -1,0 +1,788 @@
+"""The browser client (client/web/) in headless Chromium against a real server.
+
+Two players race in two pages while a third page spectates. Moves are made the way
+people make them (drag and drop, clicks, keys), and each page is checked against
+the others: the spectator wall shows the mover's board card for card, the rival
+sees the mover's progress, a refused move shows the server's reason, a reload
+restores the board, and the sheet follows the host's change of scoring. Every page
+must stay free of console errors. Screenshots go to artifacts/.
+
+Chromium comes from the system (/usr/bin/chromium); without it these tests fail
+rather than skip, because CI installs it (scripts/setup.sh --dev).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Locator, Page, WebSocketRoute, expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-quic",
+    "--disable-component-update",
+    "--disable-sync",
+]
+LISTENING = re.compile(r"listening on ws://\S+ and (http://\S+)")
+RANKS = "A23456789TJQK"
+WAIT_MS = 5_000
+
+pytestmark = pytest.mark.timeout(120)
+
+
+# -- fixtures -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """A real server on a free port; yields its http:// base address."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "server", "--port", "0", "--host", "127.0.0.1"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        bufsize=1,
+    )
+    found: queue.Queue[str] = queue.Queue()
+    output: list[str] = []
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            output.append(line)
+            m = LISTENING.search(line)
+            if m:
+                found.put(m.group(1))
+
+    threading.Thread(target=pump, daemon=True).start()
+    try:
+        base = found.get(timeout=30)
+    except queue.Empty:
+        proc.kill()
+        pytest.fail("the server did not say where it listens:\n" + "".join(output))
+    try:
+        yield base.rstrip("/")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert CHROMIUM.exists(), (
+        f"{CHROMIUM} is missing: the web tests need Debian's chromium "
+        "(apt-get install chromium, or scripts/setup.sh --dev)"
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+class Client:
+    """One person in their own browser context (own localStorage, own session)."""
+
+    def __init__(
+        self, browser: Browser, base: str, label: str, width: int = 1280, height: int = 900
+    ):
+        self.base = base
+        self.label = label
+        self.context = browser.new_context(viewport={"width": width, "height": height})
+        self.context.set_default_timeout(WAIT_MS * 2)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.frames: deque[str] = deque(maxlen=60)  # the last frames, shown when a test fails
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda exc: self.errors.append(f"{label}: page error: {exc}"))
+        self.page.on("websocket", self._socket)
+
+    def _socket(self, ws: Any) -> None:
+        ws.on("framesent", lambda payload: self.frames.append(f"→ {str(payload)[:240]}"))
+        ws.on("framereceived", lambda payload: self.frames.append(f"← {str(payload)[:240]}"))
+        ws.on("close", lambda _ws: self.frames.append("× closed"))
+
+    def dump(self) -> None:
+        print(f"--- {self.label}: last frames ---")
+        for line in self.frames:
+            print(line)
+
+    def _console(self, msg: Any) -> None:
+        if msg.type == "error":
+            self.errors.append(f"{self.label}: console error: {msg.text}")
+
+    def open(self, path: str = "/") -> Page:
+        self.page.goto(self.base + path)
+        expect(self.page.locator("#conn")).to_be_visible()
+        return self.page
+
+    def create(self, name: str, **settings: Any) -> str:
+        page = self.open()
+        page.fill("#name", name)
+        for field, value in settings.items():
+            control = page.locator(f"#create-{field}")
+            if isinstance(value, bool):
+                control.set_checked(value)
+            elif control.evaluate("el => el.tagName") == "SELECT":
+                control.select_option(str(value))
+            else:
+                control.fill(str(value))
+        page.click("#create-btn")
+        expect(page.locator("#room-screen")).to_be_visible()
+        code = page.locator("#room-code").inner_text()
+        assert re.fullmatch(r"[23456789A-HJKMNP-Z]{6}", code), code
+        return code
+
+    def join(self, name: str, code: str, role: str = "player") -> None:
+        page = self.open(f"/#join={code}")
+        expect(page.locator("#join-code")).to_have_value(code)  # the invite link filled it in
+        page.fill("#name", name)
+        page.check(f"input[name=role][value={role}]")
+        page.click("#join-btn")
+        expect(page.locator("#room-screen")).to_be_visible()
+        expect(page.locator("#room-code")).to_have_text(code)
+
+    def my_id(self) -> str:
+        me = self.page.locator("li.member", has=self.page.locator(".tag", has_text="you"))
+        pid = me.get_attribute("data-player")
+        assert pid
+        return pid
+
+    def board(self, root: str = "#board-host") -> dict[str, Any] | None:
+        return read_board(self.page, root)
+
+    def shot(self, name: str, locator: Locator | None = None) -> Path:
+        path = ARTIFACTS / f"{name}.png"
+        if locator is None:
+            self.page.screenshot(path=str(path), full_page=True)
+        else:
+            locator.screenshot(path=str(path))
+        return path
+
+    def close(self) -> None:
+        self.context.close()
+
+
+# -- reading boards from the DOM and finding moves ----------------------------------
+
+
+READ_BOARD = """(root) => {
+  const b = document.querySelector(root + ' .board');
+  if (!b) return null;
+  const piles = [...b.querySelectorAll('.tableau .pile')].map((p) => ({
+    down: p.querySelectorAll('.card.back').length,
+    up: [...p.querySelectorAll('.card.face')].map((c) => c.dataset.card),
+  }));
+  const waste = [...b.querySelectorAll('.slot.waste .card')].map((c) => c.dataset.card);
+  const count = b.querySelector('.slot.stock .count');
+  const foundations = [...b.querySelectorAll('.slot.foundation')].map(
+    (f) => (f.querySelector('.card') || {dataset: {}}).dataset.card || null);
+  return {piles, waste: waste.length ? waste[waste.length - 1] : null,
+          stock: count ? Number(count.textContent) : null, foundations};
+}"""
+
+
+def read_board(page: Page, root: str) -> dict[str, Any] | None:
+    result: dict[str, Any] | None = page.evaluate(READ_BOARD, root)
+    return result
+
+
+def rank(card: str) -> int:
+    return RANKS.index(card[0]) + 1
+
+
+def red(card: str) -> bool:
+    return card[1] in "DH"
+
+
+def fits(card: str, top: str | None) -> bool:
+    if top is None:
+        return rank(card) == 13
+    return red(card) != red(top) and rank(top) == rank(card) + 1
+
+
+def fits_home(card: str, foundations: list[str | None]) -> int | None:
+    packs = len(foundations) // 4
+    suit = "CDHS".index(card[1])
+    for f in range(suit * packs, suit * packs + packs):
+        top = foundations[f]
+        if (top is None and rank(card) == 1) or (top is not None and rank(top) == rank(card) - 1):
+            return f
+    return None
+
+
+Source = tuple[Any, ...]
+
+
+def legal_moves(b: dict[str, Any]) -> list[tuple[Source, Source]]:
+    """Moves the engine will accept, seen from the board view (no hidden card)."""
+    moves: list[tuple[Source, Source]] = []
+    piles = b["piles"]
+    tops = [p["up"][-1] if p["up"] else None for p in piles]
+    if b["waste"]:
+        f = fits_home(b["waste"], b["foundations"])
+        if f is not None:
+            moves.append((("waste",), ("foundation", f)))
+        moves += [
+            (("waste",), ("tableau", q)) for q in range(len(piles)) if fits(b["waste"], tops[q])
+        ]
+    for p, pile in enumerate(piles):
+        up = pile["up"]
+        if not up:
+            continue
+        f = fits_home(up[-1], b["foundations"])
+        if f is not None:
+            moves.append((("tableau", p, len(up) - 1), ("foundation", f)))
+        start = len(up) - 1
+        while start > 0 and fits(up[start], up[start - 1]):
+            start -= 1
+        for i in range(start, len(up)):
+            if i == 0 and pile["down"] == 0 and rank(up[0]) == 13:
+                continue  # a king already at the bottom: moving it proves nothing
+            for q in range(len(piles)):
+                if q != p and fits(up[i], tops[q]):
+                    moves.append((("tableau", p, i), ("tableau", q)))
+    return moves
+
+
+def illegal_pair(b: dict[str, Any]) -> tuple[int, int] | None:
+    """Two piles whose tops do not fit: the top of ``p`` cannot go onto ``q``."""
+    piles = b["piles"]
+    for p, src in enumerate(piles):
+        for q, dst in enumerate(piles):
+            if p != q and src["up"] and dst["up"] and not fits(src["up"][-1], dst["up"][-1]):
+                return p, q
+    return None
+
+
+def source_locator(page: Page, src: Source) -> Locator:
+    if src[0] == "waste":
+        return page.locator('#board-host .card[data-zone="waste"]')
+    pile, index = src[1], src[2]
+    return page.locator(
+        f'#board-host .card[data-zone="tableau"][data-pile="{pile}"][data-index="{index}"]'
+    )
+
+
+def target_locator(page: Page, b: dict[str, Any], dst: Source) -> Locator:
+    if dst[0] == "foundation":
+        return page.locator(f'#board-host .slot.foundation[data-index="{dst[1]}"]')
+    q = dst[1]
+    up = b["piles"][q]["up"]
+    if up:
+        return page.locator(f'#board-host .card[data-pile="{q}"][data-index="{len(up) - 1}"]')
+    return page.locator(f'#board-host .pile[data-pile="{q}"]')
+
+
+def click_card(card: Locator) -> None:
+    """Click where people click a fanned card: its visible top strip."""
+    box = card.bounding_box()
+    assert box
+    card.click(position={"x": box["width"] / 2, "y": min(8, box["height"] / 6)})
+
+
+def drag(page: Page, src: Locator, dst: Locator) -> None:
+    a = src.bounding_box()
+    z = dst.bounding_box()
+    assert a and z
+    page.mouse.move(a["x"] + a["width"] / 2, a["y"] + min(12, a["height"] / 4))
+    page.mouse.down()
+    page.mouse.move(a["x"] + a["width"] / 2 + 8, a["y"] + 20, steps=2)
+    page.mouse.move(z["x"] + z["width"] / 2, z["y"] + z["height"] / 2, steps=8)
+    page.mouse.up()
+
+
+def wait_until(
+    page: Page, check: Callable[[], Any], what: str, timeout: float = WAIT_MS / 1000
+) -> Any:
+    """Poll ``check`` until it is truthy, letting Playwright run its callbacks meanwhile."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = check()
+        if last:
+            return last
+        page.wait_for_timeout(50)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def _drawn(client: Client, before: tuple[Any, Any]) -> bool:
+    now = client.board()
+    return now is not None and (now["stock"], now["waste"]) != before
+
+
+def find_move(client: Client) -> tuple[dict[str, Any], Source, Source]:
+    """Draw (with the D key) until the board offers a legal move; return it."""
+    page = client.page
+    for _ in range(60):
+        b = client.board()
+        assert b is not None
+        moves = legal_moves(b)
+        if moves:
+            # Prefer moves between piles: they exercise run counts.
+            moves.sort(key=lambda m: (m[0][0] != "tableau" or m[1][0] != "tableau", m[1][0]))
+            return b, moves[0][0], moves[0][1]
+        page.keyboard.press("d")
+        wait_until(page, partial(_drawn, client, (b["stock"], b["waste"])), "a draw")
+    raise AssertionError("no legal move found after many draws")
+
+
+def no_errors(*clients: Client) -> None:
+    errors = [e for c in clients for e in c.errors]
+    assert not errors, "\n".join(errors)
+
+
+# -- the tests ----------------------------------------------------------------------
+
+
+def test_race_with_spectator(server: str, browser: Browser) -> None:
+    ann = Client(browser, server, "ann")
+    bob = Client(browser, server, "bob")
+    sam = Client(browser, server, "sam")
+    clients = [ann, bob, sam]
+    try:
+        _race(ann, bob, sam)
+        no_errors(*clients)
+    except BaseException:
+        for c in clients:
+            c.dump()
+        raise
+    finally:
+        for c in clients:
+            c.close()
+
+
+def _race(ann: Client, bob: Client, sam: Client) -> None:
+    # Lobby: every house rule is a control with its default.
+    page = ann.open()
+    expect(page.locator("#create-scoring")).to_have_value("standard")
+    expect(page.locator("#create-draw")).to_have_value("1")
+    expect(page.locator("#create-deals_per_round")).to_have_value("3")
+    expect(page.locator("#create-race_bonus")).to_have_value("100")
+    expect(page.locator("#create-foundation_to_tableau")).to_be_checked()
+    expect(page.locator("#create-undo")).not_to_be_checked()
+    ann.shot("lobby")
+
+    code = ann.create("Ann", deals_per_round=2, undo=True)
+    expect(ann.page.locator("#invite-link")).to_have_value(f"{ann.base}/#join={code}")
+    bob.join("Bob", code)
+    sam.join("Sam", code, role="spectator")
+    expect(ann.page.locator("#members li.member")).to_have_count(2)
+    expect(ann.page.locator("#spectators")).to_contain_text("Sam")
+    ann_id, bob_id = ann.my_id(), bob.my_id()
+
+    ann.page.click("#btn-start")
+    for c in (ann, bob):
+        expect(c.page.locator("#board-host .board .tableau .pile")).to_have_count(7)
+        expect(c.page.locator("#deal-of")).to_have_text("1 of 2")
+    expect(sam.page.locator(".wall-tile")).to_have_count(2)
+    commitment = ann.page.locator(".seed-line .commit").get_attribute("title") or ""
+    assert re.fullmatch(r"[0-9a-f]{64}", commitment), commitment
+    expect(ann.page.locator("#revealed-seed")).to_have_count(0)  # secret while the deal runs
+    # Identical layouts for everybody.
+    assert ann.board() == bob.board()
+
+    # Ann: a legal move by drag and drop (drawing with the D key until one shows).
+    before, src, dst = find_move(ann)
+    drag(ann.page, source_locator(ann.page, src), target_locator(ann.page, before, dst))
+    wait_until(ann.page, lambda: ann.board() != before, "Ann's drag to land")
+
+    # … appears on the spectator wall, card for card, and in Bob's view of his rival.
+    tile = f'.wall-tile[data-player="{ann_id}"]'
+    wait_until(sam.page, lambda: sam.board(tile) == ann.board(), "the wall to show Ann's board")
+    ann_moves = ann.page.locator("#my-moves").inner_text()
+    expect(bob.page.locator(f'.rival[data-player="{ann_id}"] .rival-moves')).to_have_text(
+        f"{ann_moves} mv"
+    )
+    ann_home = ann.page.locator("#my-home").inner_text()
+    expect(bob.page.locator(f'.rival[data-player="{ann_id}"] .rival-home')).to_have_text(ann_home)
+    expect(sam.page.locator(f"{tile} .tile-score")).to_have_text(
+        ann.page.locator("#my-score").inner_text()
+    )
+
+    # Ann: another legal move by clicks (select, then target).
+    before, src, dst = find_move(ann)
+    click_card(source_locator(ann.page, src))
+    expect(source_locator(ann.page, src)).to_have_class(re.compile(r"\bselected\b"))
+    click_card(target_locator(ann.page, before, dst))
+    wait_until(ann.page, lambda: ann.board() != before, "Ann's click move to land")
+    wait_until(
+        sam.page, lambda: sam.board(tile) == ann.board(), "the wall to follow the click move"
+    )
+
+    # Bob: an illegal move is refused with the server's reason, and nothing moves.
+    b = bob.board()
+    assert b is not None
+    pair = illegal_pair(b)
+    assert pair is not None
+    p, q = pair
+    top = len(b["piles"][p]["up"]) - 1
+    click_card(bob.page.locator(f'#board-host .card[data-pile="{p}"][data-index="{top}"]'))
+    click_card(target_locator(bob.page, b, ("tableau", q)))
+    status = bob.page.locator("#move-status")
+    expect(status).to_contain_text(
+        re.compile(r"not_alternating_colour|not_one_lower|only_king_on_empty")
+    )
+    expect(status.locator(".reason")).not_to_be_empty()
+    assert bob.board() == b
+    # The same move by drag snaps back.
+    drag(
+        bob.page,
+        bob.page.locator(f'#board-host .card[data-pile="{p}"][data-index="{top}"]'),
+        target_locator(bob.page, b, ("tableau", q)),
+    )
+    expect(bob.page.locator(".drag-ghost")).to_have_count(0)
+    expect(bob.page.locator("#board-host .card.drag-source")).to_have_count(0)
+    assert bob.board() == b
+
+    # Keyboard: D draws for Bob too; U takes back his last tableau move when allowed.
+    stock = b["stock"]
+    bob.page.locator("body").press("d")
+    wait_until(bob.page, lambda: (bob.board() or {}).get("stock") != stock, "Bob's draw")
+    expect(ann.page.locator(f'.rival[data-player="{bob_id}"] .rival-moves')).to_have_text("1 mv")
+
+    ann.shot("board")
+    sam.shot("wall")
+
+    # A reload restores the seat and the board.
+    mid = bob.board()
+    bob.page.reload()
+    expect(bob.page.locator("#room-screen")).to_be_visible()
+    expect(bob.page.locator("#board-host .board")).to_be_visible()
+    assert bob.board() == mid
+    expect(bob.page.locator("#deal-of")).to_have_text("1 of 2")
+    expect(bob.page.locator("#me-name")).to_have_text("Bob")
+
+    # A bad setting is refused next to its field.
+    field = ann.page.locator("#host-time_limit_minutes")
+    field.fill("7")
+    field.press("Tab")
+    expect(ann.page.locator("#host-time_limit_minutes-error")).not_to_be_empty()
+    # A good one applies at once: a 5-minute limit starts the round's countdown.
+    field.fill("5")
+    field.press("Tab")
+    expect(ann.page.locator("#host-time_limit_minutes-error")).to_be_empty()
+    for c in (ann, bob, sam):
+        expect(c.page.locator("#round-left")).to_have_text(re.compile(r"^[45]:\d\d$"))
+
+    # The host moves on: deal 1 goes on the sheet with Standard scores, its seed shows.
+    ann_score = int(ann.page.locator("#my-score").inner_text())
+    ann_home_n = int(ann.page.locator("#my-home").inner_text().split("/")[0])
+    bob_home_n = int(bob.page.locator("#my-home").inner_text().split("/")[0])
+    ann.page.click("#btn-next")
+    for c in (ann, bob, sam):
+        expect(c.page.locator("#deal-of")).to_have_text("2 of 2")
+        # Deal 1's seed is out, checked against its commitment; deal 2's stays secret.
+        expect(c.page.locator("#revealed-seed")).to_have_attribute("data-deal", "1")
+        expect(c.page.locator(".seed-line .ok")).to_be_visible()
+    seed = sam.page.locator("#revealed-seed").inner_text()
+    digest = hashlib.sha256(f"klondike-race/seed/v1:{seed}".encode()).hexdigest()
+    assert digest == commitment
+    cell = f'#sheet-table tr[data-deal="1"] td[data-player="{ann_id}"] .cell-score'
+    expect(bob.page.locator(cell)).to_have_text(
+        f"+{ann_score}" if ann_score > 0 else str(ann_score)
+    )
+
+    # The host switches to Vegas: every page's sheet is rescored at once.
+    ann.page.select_option("#host-scoring", "vegas")
+    want_ann = -52 + 5 * ann_home_n
+    want_bob = -52 + 5 * bob_home_n
+    bob_cell = f'#sheet-table tr[data-deal="1"] td[data-player="{bob_id}"] .cell-score'
+    for c in (ann, bob, sam):
+        expect(c.page.locator(cell)).to_have_text(str(want_ann))
+        expect(c.page.locator(bob_cell)).to_have_text(str(want_bob))
+    expect(sam.page.locator("#rules-summary")).to_contain_text("Vegas")
+    # … the running deal too (nobody has moved in deal 2: the buy-in only).
+    expect(ann.page.locator("#my-score")).to_have_text("-52")
+    expect(bob.page.locator(f'.rival[data-player="{ann_id}"] .rival-score')).to_have_text("-52")
+    total = f'#sheet-table tfoot td[data-player="{ann_id}"]'
+    expect(sam.page.locator(total)).to_have_text(str(want_ann - 52))
+    ann.shot("sheet", ann.page.locator("#sheet").locator(".."))
+
+    # Last deal: the round ends; every board and seed of it is revealed to everyone.
+    ann.page.click("#btn-next")
+    for c in (ann, bob, sam):
+        expect(c.page.locator("#round-over")).to_be_visible()
+        expect(c.page.locator(".wall-tile")).to_have_count(2)
+        expect(c.page.locator("#revealed-seed")).to_have_attribute("data-deal", "2")
+        expect(c.page.locator(".seed-line .ok")).to_be_visible()
+        expect(c.page.locator("#sheet-table tbody tr[data-deal]")).to_have_count(2)
+    ann.shot("round-over")
+
+    # Host removes Bob: Bob is back in the lobby with a message.
+    ann.page.click(f'li.member[data-player="{bob_id}"] button')
+    expect(bob.page.locator("#lobby-screen")).to_be_visible()
+    expect(bob.page.locator("#lobby-message")).to_contain_text("removed")
+    expect(ann.page.locator("#members li.member")).to_have_count(1)
+
+
+def test_phone_keyboard_and_lobby_errors(server: str, browser: Browser) -> None:
+    """A phone-sized screen, the keyboard only, and errors shown where they belong."""
+    eve = Client(browser, server, "eve", width=390, height=844)
+    try:
+        page = eve.open()
+        # No name: the lobby says so by the field instead of sending anything.
+        page.click("#create-btn")
+        expect(page.locator("#name-error")).not_to_be_empty()
+        # A setting out of range is refused by the server, next to its field.
+        page.fill("#name", "Eve")
+        page.fill("#create-race_bonus", "7")
+        page.click("#create-btn")
+        expect(page.locator("#create-race_bonus-error")).not_to_be_empty()
+        expect(page.locator("#lobby-screen")).to_be_visible()
+        page.fill("#create-race_bonus", "100")
+        # Unknown room code.
+        page.fill("#join-code", "ZZZZZZ")
+        page.click("#join-btn")
+        expect(page.locator("#join-error")).to_contain_text("no_such_room")
+
+        # Create (keyboard: focus the button and press Enter), start, play by keys.
+        page.select_option("#create-variant", "double")
+        page.focus("#create-btn")
+        page.keyboard.press("Enter")
+        expect(page.locator("#room-screen")).to_be_visible()
+        page.focus("#btn-start")
+        page.keyboard.press("Enter")
+        expect(page.locator("#board-host .board .tableau .pile")).to_have_count(9)
+        expect(page.locator("#board-host .slot.foundation")).to_have_count(8)
+        # Cards fit the phone: the board is no wider than the screen.
+        right = "document.querySelector('#board-host .board').getBoundingClientRect().right"
+        width = page.evaluate(right)
+        assert width <= 390, width
+
+        b = eve.board()
+        assert b is not None
+        page.locator("body").press("d")
+        wait_until(
+            page, lambda: (eve.board() or {}).get("stock") == b["stock"] - 1, "a draw by key"
+        )
+        # A number key selects a pile's run; Escape clears it.
+        page.locator("body").press("9")
+        expect(page.locator("#board-host .pile[data-pile='8'] .card.selected")).not_to_have_count(0)
+        page.keyboard.press("Escape")
+        expect(page.locator("#board-host .card.selected")).to_have_count(0)
+        # Tab reaches the cards, and focus is visible.
+        page.focus("#board-host .slot.stock")
+        outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+        assert outline != "none"
+        eve.shot("phone")
+        no_errors(eve)
+    except BaseException:
+        eve.dump()
+        raise
+    finally:
+        eve.close()
+
+
+def test_seq_gap_resyncs_from_snapshot(server: str, browser: Browser) -> None:
+    """A lost event (its seq skipped) makes the page ask for a snapshot and catch up."""
+    ann = Client(browser, server, "ann-gap")
+    sam = Client(browser, server, "sam-gap")
+    dropped: list[str] = []
+    requests: list[str] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        upstream = ws.connect_to_server()
+
+        def to_page(message: str | bytes) -> None:
+            frame = json.loads(message) if isinstance(message, str) else {}
+            if frame.get("type") == "progress" and not dropped:
+                dropped.append(str(message))  # lose the first progress event
+                return
+            ws.send(message)
+
+        def to_server(message: str | bytes) -> None:
+            if isinstance(message, str):
+                requests.append(json.loads(message).get("type", ""))
+            upstream.send(message)
+
+        upstream.on_message(to_page)
+        ws.on_message(to_server)
+
+    sam.page.route_web_socket(re.compile(r"/ws$"), route)
+    try:
+        code = ann.create("Ann")
+        sam.join("Sam", code, role="spectator")
+        ann.page.click("#btn-start")
+        tile = ".wall-tile"
+        expect(sam.page.locator(tile)).to_have_count(1)
+        wait_until(
+            sam.page, lambda: sam.board(tile) == ann.board(), "the wall to show the dealt board"
+        )
+
+        first = ann.board()
+        assert first is not None
+        ann.page.locator("body").press("d")
+        wait_until(sam.page, lambda: dropped, "the first progress event to be dropped")
+        wait_until(
+            ann.page,
+            lambda: (ann.board() or {}).get("stock") == first["stock"] - 1,
+            "Ann's first draw",
+        )
+        assert sam.board(tile) == first  # the spectator missed it
+        assert "snapshot" not in requests
+
+        ann.page.locator("body").press("d")
+        wait_until(sam.page, lambda: "snapshot" in requests, "the spectator to ask for a snapshot")
+        wait_until(
+            sam.page,
+            lambda: sam.board(tile) == ann.board(),
+            "the wall to catch up from the snapshot",
+        )
+        expect(sam.page.locator(f"{tile} .tile-status")).to_have_text("playing")
+        no_errors(ann, sam)
+    except BaseException:
+        ann.dump()
+        sam.dump()
+        raise
+    finally:
+        ann.close()
+        sam.close()
+
+
+MAPPING = """async () => {
+  const m = await import('/cards.js');
+  const view = {
+    variant: 'classic', draw: 1, stock: 5, waste: 2, waste_cards: ['4S'],
+    foundations: ['AC', null, null, null],
+    tableau: [
+      {down: 0, up: ['KH', 'QS', 'JH']}, {down: 2, up: ['9D']}, {down: 0, up: []},
+      {down: 1, up: ['QC']}, {down: 0, up: ['5H']}, {down: 0, up: ['6C']}, {down: 6, up: ['2C']},
+    ],
+  };
+  const T = (pile, index) => ({zone: 'tableau', pile, index});
+  const F = (index) => ({zone: 'foundation', index});
+  const P = (pile) => ({zone: 'tableau', pile});
+  const W = {zone: 'waste'};
+  return {
+    run: m.moveFor(view, T(0, 1), P(2)),
+    top: m.moveFor(view, T(4, 0), P(5)),
+    samePile: m.moveFor(view, T(0, 1), P(0)),
+    wastePile: m.moveFor(view, W, P(1)),
+    wasteHome: m.moveFor(view, W, F(3)),
+    pileHome: m.moveFor(view, T(6, 0), F(0)),
+    runHome: m.moveFor(view, T(0, 1), F(2)),
+    back: m.moveFor(view, F(0), P(1)),
+    dblWaste: m.homeMove(view, W),
+    dblTop: m.homeMove(view, T(0, 2)),
+    dblBuried: m.homeMove(view, T(0, 1)),
+    stock: m.stockMove(view),
+    recycle: m.stockMove({...view, stock: 0}),
+    keyFit: m.fittingSource(view, 0, 3),
+    runStart: m.runStart(view, 0),
+    suitDouble: m.foundationSuit({foundations: new Array(8).fill(null)}, 3),
+  };
+}"""
+
+
+def test_move_mapping_in_browser(server: str, browser: Browser) -> None:
+    """cards.js: which protocol move a click, drag, double-click or key means."""
+    client = Client(browser, server, "mapping")
+    try:
+        got = client.open().evaluate(MAPPING)
+        assert got == {
+            "run": {"kind": "tableau_tableau", "from": 0, "to": 2, "count": 2},
+            "top": {"kind": "tableau_tableau", "from": 4, "to": 5, "count": 1},
+            "samePile": None,
+            "wastePile": {"kind": "waste_tableau", "to": 1},
+            "wasteHome": {"kind": "waste_foundation"},
+            "pileHome": {"kind": "tableau_foundation", "from": 6},
+            "runHome": None,
+            "back": {"kind": "foundation_tableau", "from": 0, "to": 1},
+            "dblWaste": {"kind": "waste_foundation"},
+            "dblTop": {"kind": "tableau_foundation", "from": 0},
+            "dblBuried": None,
+            "stock": {"kind": "draw"},
+            "recycle": {"kind": "recycle"},
+            "keyFit": {"zone": "tableau", "pile": 0, "index": 2},
+            "runStart": 0,
+            "suitDouble": "D",
+        }
+        no_errors(client)
+    finally:
+        client.close()
+
+
+def test_auto_complete_undo_and_first_finisher(server: str, browser: Browser) -> None:
+    """UI paths a short test cannot reach by playing, reached by editing frames.
+
+    The routed socket marks every board the server sends as auto-completable and
+    undoable, so the buttons show; the server (which knows better) refuses them and
+    the page shows why. Then a ``first_finisher`` event is slipped in at the next seq.
+    """
+    eve = Client(browser, server, "eve-routed")
+    last_seq = [0]
+    routes: list[WebSocketRoute] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        routes.append(ws)
+        upstream = ws.connect_to_server()
+
+        def to_page(message: str | bytes) -> None:
+            frame = json.loads(message) if isinstance(message, str) else {}
+            if isinstance(frame.get("seq"), int):
+                last_seq[0] = max(last_seq[0], frame["seq"])
+            room = frame.get("room") if isinstance(frame.get("room"), dict) else None
+            if room and isinstance(room.get("seq"), int):
+                last_seq[0] = max(last_seq[0], room["seq"])
+            if frame.get("type") == "moved":
+                frame["board"].update(can_auto_complete=True, can_undo=True)
+                message = json.dumps(frame)
+            ws.send(message)
+
+        upstream.on_message(to_page)
+
+    eve.page.route_web_socket(re.compile(r"/ws$"), route)
+    try:
+        eve.create("Eve", undo=True)
+        page = eve.page
+        page.click("#btn-start")
+        expect(page.locator("#board-host .board")).to_be_visible()
+        expect(page.locator("#btn-auto")).to_be_hidden()
+        expect(page.locator("#btn-undo")).to_be_disabled()
+
+        page.click("#btn-draw")
+        expect(page.locator("#btn-auto")).to_be_visible()
+        expect(page.locator("#btn-undo")).to_be_enabled()
+        page.click("#btn-auto")
+        expect(page.locator("#move-status")).to_contain_text("auto_complete_unavailable")
+        page.click("#btn-undo")
+        expect(page.locator("#move-status")).to_contain_text("undo_not_allowed")
+
+        # The next seq carries a first finisher: the notice, the star and the bonus show.
+        me = eve.my_id()
+        wait_until(page, lambda: last_seq[0] > 0, "a room event")
+        first = {"type": "first_finisher", "seq": last_seq[0] + 1, "player": me, "deal": 1}
+        routes[-1].send(json.dumps({**first, "bonus": 100}))
+        expect(page.locator("#first-finisher")).to_contain_text("You finished first")
+        expect(page.locator("#first-finisher")).to_contain_text("100")
+        no_errors(eve)
+    finally:
+        eve.close()
