@@ -1,0 +1,376 @@
+"""Frames on the wire: the two subprotocols, decoding with limits, typed requests.
+
+Pure, no I/O: the server, the clients and the tests all turn bytes into requests the
+same way. Everything a client sends is hostile until proven otherwise, so decoding
+never raises anything but :class:`WireError`, whose ``code`` is the protocol's error
+code (docs/protocol.md, "Errors") and whose message names the offending field.
+
+Two subprotocols carry the same maps: ``klondike-race.v1.msgpack`` in binary frames
+(the default, also for a client that offers neither) and ``klondike-race.v1.json``
+in text frames, for browsers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+
+__all__ = [
+    "JSON",
+    "MSGPACK",
+    "SUBPROTOCOLS",
+    "VERSION",
+    "CloseRoom",
+    "CreateRoom",
+    "Hello",
+    "JoinRoom",
+    "LeaveRoom",
+    "MoveRequest",
+    "NextDeal",
+    "Ping",
+    "Rematch",
+    "RemovePlayer",
+    "Request",
+    "Snapshot",
+    "Start",
+    "UpdateSettings",
+    "WireError",
+    "decode",
+    "encode",
+    "opt_str",
+    "parse_request",
+    "req_bool",
+    "req_int",
+    "req_map",
+    "req_str",
+    "request_id",
+]
+
+VERSION = 1
+MSGPACK = "klondike-race.v1.msgpack"
+JSON = "klondike-race.v1.json"
+SUBPROTOCOLS = (MSGPACK, JSON)
+
+# A frame is at most 64 KiB, so no honest value comes near these; they bound what a
+# hostile frame can make the decoder allocate before any field is looked at.
+_MAX_STR = 64 * 1024
+_MAX_ARRAY = 1024
+_MAX_MAP = 64
+_MAX_DEPTH = 16
+_MAX_ID_STR = 64
+_MAX_SAFE_INT = 2**53  # ids echo back to JavaScript clients; keep them exact there
+
+
+class WireError(Exception):
+    """A frame or request the server refuses; the connection stays open.
+
+    ``code`` is a protocol error code (``bad_frame``, ``bad_request``,
+    ``unknown_type`` …), ``extra`` any further fields of the error frame.
+    """
+
+    def __init__(self, code: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+
+# ---------------------------------------------------------------------- frames
+
+
+def _check_depth(value: Any, depth: int = 0) -> None:
+    """Refuse absurd nesting; JSON and msgpack would otherwise recurse deeply."""
+    if depth > _MAX_DEPTH:
+        raise WireError("bad_frame", f"frame nested deeper than {_MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        for v in value.values():
+            if isinstance(v, dict | list):
+                _check_depth(v, depth + 1)
+    elif isinstance(value, list):
+        for v in value:
+            if isinstance(v, dict | list):
+                _check_depth(v, depth + 1)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def decode(frame: bytes | str, binary: bool) -> dict[str, Any]:
+    """One frame to one map; ``binary`` is the negotiated kind (msgpack, else JSON).
+
+    Raises :class:`WireError` ``bad_frame`` for the wrong kind of frame, bytes that
+    do not decode, or anything but a map with string keys at the top.
+    """
+    if binary:
+        if not isinstance(frame, bytes | bytearray | memoryview):
+            raise WireError("bad_frame", "this connection speaks msgpack: send binary frames")
+        try:
+            value = msgpack.unpackb(
+                frame,
+                raw=False,
+                strict_map_key=True,
+                max_str_len=_MAX_STR,
+                max_bin_len=_MAX_STR,
+                max_array_len=_MAX_ARRAY,
+                max_map_len=_MAX_MAP,
+                max_ext_len=0,
+            )
+        except Exception as exc:  # msgpack raises several types, all mean "not msgpack"
+            raise WireError("bad_frame", f"not a msgpack value: {type(exc).__name__}") from None
+    else:
+        if not isinstance(frame, str):
+            raise WireError("bad_frame", "this connection speaks JSON: send text frames")
+        try:
+            value = json.loads(frame, parse_constant=_no_constant)
+        except (ValueError, RecursionError):
+            raise WireError("bad_frame", "not a JSON value") from None
+    if not isinstance(value, dict):
+        raise WireError("bad_frame", "a frame must be one map (object) with a 'type'")
+    if not all(isinstance(k, str) for k in value):
+        raise WireError("bad_frame", "map keys must be strings")
+    _check_depth(value)
+    return value
+
+
+def encode(message: Mapping[str, Any], binary: bool) -> bytes | str:
+    """One map to one frame of the negotiated kind."""
+    if binary:
+        data: bytes = msgpack.packb(message, use_bin_type=True)
+        return data
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+# ---------------------------------------------------------------------- fields
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, dict):
+        return "a map"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def _missing(msg: Mapping[str, Any], name: str) -> WireError:
+    what = msg.get("type", "request")
+    return WireError("bad_request", f"{what!s:.32}: field {name!r} is missing")
+
+
+def _wrong(name: str, want: str, value: Any) -> WireError:
+    return WireError("bad_request", f"field {name!r} must be {want}, not {_kind(value)}")
+
+
+def req_str(msg: Mapping[str, Any], name: str) -> str:
+    """A required string field."""
+    if name not in msg:
+        raise _missing(msg, name)
+    value = msg[name]
+    if not isinstance(value, str):
+        raise _wrong(name, "a string", value)
+    return value
+
+
+def opt_str(msg: Mapping[str, Any], name: str) -> str | None:
+    """An optional string field (absent or null gives None)."""
+    value = msg.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise _wrong(name, "a string", value)
+    return value
+
+
+def req_int(msg: Mapping[str, Any], name: str) -> int:
+    """A required integer field (booleans are not integers here)."""
+    if name not in msg:
+        raise _missing(msg, name)
+    value = msg[name]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _wrong(name, "an integer", value)
+    return value
+
+
+def req_bool(msg: Mapping[str, Any], name: str) -> bool:
+    """A required boolean field."""
+    if name not in msg:
+        raise _missing(msg, name)
+    value = msg[name]
+    if not isinstance(value, bool):
+        raise _wrong(name, "true or false", value)
+    return value
+
+
+def req_map(msg: Mapping[str, Any], name: str, *, optional: bool = False) -> dict[str, Any]:
+    """A map field; an optional one that is absent or null gives an empty map."""
+    if name not in msg or (optional and msg[name] is None):
+        if optional:
+            return {}
+        raise _missing(msg, name)
+    value = msg[name]
+    if not isinstance(value, dict):
+        raise _wrong(name, "a map", value)
+    return value
+
+
+def request_id(msg: Mapping[str, Any]) -> int | str | None:
+    """The request's ``id`` as it may be echoed, or None when absent or unusable.
+
+    An id is an integer that JavaScript holds exactly, or a short string; anything
+    else would not survive the trip back to every client.
+    """
+    value = msg.get("id")
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int) and -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT:
+        return value
+    if isinstance(value, str) and len(value) <= _MAX_ID_STR:
+        return value
+    return None
+
+
+# ---------------------------------------------------------------------- requests
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A parsed request; ``id`` is echoed in its reply."""
+
+    id: int | str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Hello(Request):
+    version: int
+    name: str | None
+    token: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Ping(Request):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CreateRoom(Request):
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class JoinRoom(Request):
+    code: str
+    role: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveRoom(Request):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateSettings(Request):
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Start(Request):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class NextDeal(Request):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePlayer(Request):
+    player: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rematch(Request):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class CloseRoom(Request):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class MoveRequest(Request):
+    deal: int
+    move: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot(Request):
+    pass
+
+
+def _hello(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
+    version = req_int(msg, "version")
+    name = opt_str(msg, "name")
+    token = opt_str(msg, "token")
+    if name is None and token is None:
+        raise WireError("bad_request", "hello needs a 'name' (new session) or a 'token' (resume)")
+    return Hello(rid, version, name, token)
+
+
+def _join(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
+    role = req_str(msg, "role") if "role" in msg else "player"
+    if role not in ("player", "spectator"):
+        raise WireError(
+            "bad_request", f"field 'role' must be 'player' or 'spectator', not {role!r:.32}"
+        )
+    return JoinRoom(rid, req_str(msg, "code"), role)
+
+
+_PARSERS: dict[str, Any] = {
+    "hello": _hello,
+    "ping": lambda rid, msg: Ping(rid),
+    "create_room": lambda rid, msg: CreateRoom(rid, req_map(msg, "settings", optional=True)),
+    "join_room": _join,
+    "leave_room": lambda rid, msg: LeaveRoom(rid),
+    "update_settings": lambda rid, msg: UpdateSettings(rid, req_map(msg, "settings")),
+    "start": lambda rid, msg: Start(rid),
+    "next_deal": lambda rid, msg: NextDeal(rid),
+    "remove_player": lambda rid, msg: RemovePlayer(rid, req_str(msg, "player")),
+    "rematch": lambda rid, msg: Rematch(rid),
+    "close_room": lambda rid, msg: CloseRoom(rid),
+    "move": lambda rid, msg: MoveRequest(rid, req_int(msg, "deal"), req_map(msg, "move")),
+    "snapshot": lambda rid, msg: Snapshot(rid),
+}
+
+REQUEST_TYPES = frozenset(_PARSERS)
+
+
+def parse_request(msg: Mapping[str, Any]) -> Request:
+    """A decoded map to a typed request.
+
+    Raises :class:`WireError`: ``bad_request`` when ``type`` is not a string or a
+    field is missing or mistyped, ``unknown_type`` for a type nobody defined. The
+    ``id`` is checked too: a client that cannot have its replies matched should know.
+    """
+    kind = req_str(msg, "type")
+    if "id" in msg and msg["id"] is not None and request_id(msg) is None:
+        raise WireError(
+            "bad_request", "field 'id' must be an integer (|id| <= 2**53) or a short string"
+        )
+    parser = _PARSERS.get(kind)
+    if parser is None:
+        raise WireError("unknown_type", f"no such request type {kind!r:.40}")
+    request: Request = parser(request_id(msg), msg)
+    return request

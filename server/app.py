@@ -1,0 +1,208 @@
+"""The server process: WebSocket and HTTP on one port, start-up and shutdown.
+
+:class:`RaceServer` wires the parts together and is what tests start in-process
+(port 0, an injectable clock, seed source and limits). :func:`run` is the
+process entry point used by ``python -m server`` and ``klondike-race serve``:
+uvloop when available, SIGINT/SIGTERM for a graceful stop (clients get 1001 and
+may resume with their token), and one log line once listening.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import signal
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.typing import Subprotocol
+
+from protocol.wire import JSON, MSGPACK
+
+from .clock import Clock, SystemClock
+from .connection import Connection, Limits
+from .http import DEFAULT_STATIC, HttpRoutes
+from .metrics import Metrics
+from .service import Service, default_seed
+from .store import MemoryStore, Store, StoreUnavailable
+
+__all__ = ["MAX_FRAME", "RaceServer", "run"]
+
+log = logging.getLogger("klondike_race")
+
+MAX_FRAME = 64 * 1024
+GC_EVERY = 300.0  # seconds between full garbage collections (see _collect_garbage)
+
+
+def select_subprotocol(_conn: ServerConnection, offered: Any) -> Subprotocol | None:
+    """JSON only for a client that asks for it; msgpack for everyone else,
+    including a client that offers neither (then no header is sent)."""
+    if MSGPACK in offered:
+        return Subprotocol(MSGPACK)
+    if JSON in offered:
+        return Subprotocol(JSON)
+    return None
+
+
+class RaceServer:
+    def __init__(
+        self,
+        store: Store | None = None,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8765,
+        clock: Clock | None = None,
+        draw_seed: Callable[[], str] = default_seed,
+        limits: Limits | None = None,
+        static_dir: Path | None = DEFAULT_STATIC,
+        ping_interval: float | None = 20.0,
+        store_factory: Callable[[], Awaitable[Store]] | None = None,
+        clustered: bool = False,
+    ) -> None:
+        self.store: Store = store if store is not None else MemoryStore()
+        self._store_factory = store_factory
+        self.clustered = clustered  # several nodes on one Redis: server/cluster.py
+        self._cluster: Any = None
+        self.host = host
+        self.port = port
+        self.limits = limits or Limits()
+        self.metrics = Metrics()
+        self.service = Service(self.store, clock or SystemClock(), self.metrics, draw_seed)
+        self.http = HttpRoutes(self._health, self.metrics.render, static_dir)
+        self.ping_interval = ping_interval
+        self._server: Server | None = None
+        m = self.metrics
+        m.rooms.set_function(lambda: len(self.service.rooms))
+        for role in ("none", "player", "spectator"):
+            m.connections.labels(role).set_function(self._counter(role))
+
+    def _counter(self, role: str) -> Callable[[], int]:
+        return lambda: self._count(role)
+
+    def _count(self, role: str) -> int:
+        return sum(1 for c in self.service.connections if self.service.role_of(c) == role)
+
+    def _health(self) -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "version": 1,
+            "rooms": len(self.service.rooms),
+            "connections": len(self.service.connections),
+        }
+
+    async def _handler(self, ws: ServerConnection) -> None:
+        await Connection(self.service, ws, self.limits).serve()
+
+    async def start(self) -> None:
+        """Connect the store (when it needs the loop), rebuild open rooms, listen."""
+        if self._store_factory is not None:
+            self.store = self.service.store = await self._store_factory()
+            self._store_factory = None
+        if self.clustered:
+            from .cluster import Cluster
+
+            self._cluster = self.service.cluster = await Cluster.start(self.service)
+        await self.service.recover()
+        self._server = await serve(
+            self._handler,
+            self.host,
+            self.port,
+            subprotocols=[Subprotocol(MSGPACK), Subprotocol(JSON)],
+            select_subprotocol=select_subprotocol,
+            process_request=self.http,
+            compression=None,
+            max_size=MAX_FRAME,
+            max_queue=64,
+            ping_interval=self.ping_interval,
+            close_timeout=2.0,
+            server_header=None,
+        )
+        sock = next(iter(self._server.sockets))
+        self.port = sock.getsockname()[1]
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+    async def stop(self) -> None:
+        """Close every client with 1001 (going away), then the store."""
+        if self._server is not None:
+            self._server.close(close_connections=True)
+            await self._server.wait_closed()
+            self._server = None
+        for host in self.service.rooms.values():
+            host.stop()
+        if self._cluster is not None:
+            await self._cluster.stop()
+        await self.store.close()
+
+    async def __aenter__(self) -> RaceServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.stop()
+
+
+async def serve_forever(server: RaceServer) -> None:
+    await server.start()
+    gc_task = asyncio.get_running_loop().create_task(_collect_garbage())
+    log.info(
+        "klondike-race listening on ws://%s:%d/ws and http://%s:%d/",
+        server.host,
+        server.port,
+        server.host,
+        server.port,
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        log.info("klondike-race shutting down")
+        gc_task.cancel()
+        await server.stop()
+
+
+async def _collect_garbage(every: float = GC_EVERY) -> None:
+    """Keep the collector's full passes short.
+
+    A busy server holds hundreds of thousands of small objects for its running
+    rounds (the engine's scoring trace, one object a move), and a full collection
+    scans them all: a pause of tens of milliseconds, on every full pass, which is
+    a move's whole latency budget. Room state has no reference cycles, so it
+    needs no scanning: everything alive is frozen out of the collector, and only
+    every few minutes thawed for one full collection that reclaims any cycles
+    (closed connections, tasks) frozen in the meantime."""
+    while True:
+        gc.collect()
+        gc.freeze()
+        await asyncio.sleep(every)
+        gc.unfreeze()
+
+
+def run(server: RaceServer) -> int:
+    """Run until SIGINT/SIGTERM, on uvloop when it is installed."""
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    try:
+        import uvloop  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        runner: Callable[[Any], Any] = asyncio.run
+    else:  # pragma: no cover - not installed in the test environment
+        runner = uvloop.run
+    try:
+        runner(serve_forever(server))
+    except StoreUnavailable as exc:
+        log.error("klondike-race: the store is unreachable: %s", exc)
+        return 1
+    except OSError as exc:  # e.g. the port is taken
+        log.error("klondike-race: cannot listen on %s:%s: %s", server.host, server.port, exc)
+        return 1
+    return 0

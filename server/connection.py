@@ -1,0 +1,268 @@
+"""One WebSocket connection: frames in, frames out, and the limits on both.
+
+In: each frame is rate-limited, decoded (protocol/wire.py) and dispatched to the
+service, one at a time, so a client's requests are answered in order. No client
+byte can end the loop: every failure becomes an error frame (``internal_error``
+for a bug, which is logged) and the connection carries on.
+
+Out: frames are never awaited by whoever produces them (the room fan-out runs
+under the room's lock and must not wait for a slow reader). They collect until
+the next pass of the event loop, then leave in one write per connection (a reply
+with the events it caused; under load, the events of several moves). While the
+socket keeps up that write happens at once; once the socket's buffer backs up,
+frames queue and a writer task drains them as the socket allows. A connection whose queue grows
+past its byte limit, or whose socket stays blocked past the send timeout, is
+closed with 4009: a stalled spectator costs the room nothing but a bounded buffer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import socket
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
+
+from protocol.wire import (
+    JSON,
+    Hello,
+    MoveRequest,
+    WireError,
+    decode,
+    encode,
+    parse_request,
+    request_id,
+)
+
+from .ratelimit import TokenBucket
+from .room import RoomError
+
+if TYPE_CHECKING:
+    from .service import Service, Session
+
+__all__ = ["Connection", "Limits"]
+
+log = logging.getLogger("klondike_race.connection")
+
+# Below this many bytes waiting in the socket's buffer a frame is written at once;
+# above, frames queue for the writer task, which waits for the socket to drain.
+_DIRECT_LIMIT = 32 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Per-connection limits (docs/protocol.md, Transport); tests shrink them."""
+
+    hello_timeout: float = 10.0
+    requests_before_hello: int = 3
+    rate: float = 50.0
+    burst: float = 100.0
+    max_strikes: int = 200
+    queue_bytes: int = 1024 * 1024
+    send_timeout: float = 5.0
+    # The kernel's send buffer per socket. Left to autotuning it may grow to
+    # megabytes per stalled client, hiding them from the checks above; events are
+    # small, so a modest fixed buffer costs nothing and bounds memory.
+    socket_sndbuf: int | None = 256 * 1024
+
+
+def _quick_id(frame: bytes | str, binary: bool) -> Any:
+    """The id of a refused frame, when it has a usable one, so the client can
+    tell which request to retry."""
+    try:
+        return request_id(decode(frame, binary))
+    except WireError:
+        return None
+
+
+class Connection:
+    def __init__(self, service: Service, ws: ServerConnection, limits: Limits) -> None:
+        self.service = service
+        self.ws = ws
+        self.limits = limits
+        self.binary = ws.subprotocol != JSON
+        self.session: Session | None = None
+        self.bucket = TokenBucket(limits.rate, limits.burst, limits.max_strikes)
+        self._queue: deque[bytes | str] = deque()
+        self._queued = 0
+        self._wake = asyncio.Event()
+        self._before_hello = 0
+        self._busy = False  # the writer task is draining the queue
+        self._batch: list[bytes | str] = []  # frames waiting for the next flush
+        self.closing = False
+        self._close_args: tuple[int, str] | None = None
+
+    # ------------------------------------------------------------------ in
+
+    async def serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        writer = loop.create_task(self._write_loop())
+        hello_timer = loop.call_later(self.limits.hello_timeout, self._hello_timeout)
+        self.service.connections.add(self)
+        sock = self.ws.transport.get_extra_info("socket")
+        if self.limits.socket_sndbuf and sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.limits.socket_sndbuf)
+        try:
+            async for frame in self.ws:
+                if self.closing:
+                    break
+                await self._frame(frame)
+        except ConnectionClosed:
+            pass
+        finally:
+            hello_timer.cancel()
+            if self.closing:  # let the writer flush and send our close code
+                limit = self.limits.send_timeout + 5.0
+                try:
+                    await asyncio.wait_for(asyncio.shield(writer), limit)
+                except (TimeoutError, Exception):
+                    writer.cancel()
+            else:
+                writer.cancel()
+            await self.service.disconnected(self)
+
+    async def _frame(self, frame: bytes | str) -> None:
+        metrics = self.service.metrics
+        metrics.frames_in.inc()
+        started = time.perf_counter()
+        if not self.bucket.take(time.monotonic()):
+            self.error(_quick_id(frame, self.binary), "rate_limited", "too many frames: slow down")
+            if self.bucket.exhausted:
+                self.close(4008, "rate limit exceeded repeatedly")
+            return
+        msg: dict[str, Any] | None = None
+        rid: Any = None
+        is_move = False
+        try:
+            msg = decode(frame, self.binary)
+            rid = request_id(msg)
+            request = parse_request(msg)
+            rid = request.id
+            if self.session is None and not isinstance(request, Hello):
+                self._before_hello += 1
+                self.error(rid, "hello_first", "say hello first")
+                if self._before_hello >= self.limits.requests_before_hello:
+                    self.close(4002, "hello first")
+                return
+            is_move = isinstance(request, MoveRequest)
+            await self.service.handle(self, request)
+        except (WireError, RoomError) as exc:
+            self.error(rid, exc.code, exc.message, **exc.extra)
+        except Exception:
+            log.exception("request failed: %.200r", msg)
+            self.error(rid, "internal_error", "the server failed on this request; it was logged")
+        if is_move:
+            metrics.move_latency.observe(time.perf_counter() - started)
+
+    def _hello_timeout(self) -> None:
+        if self.session is None:
+            self.close(4002, "hello first")
+
+    # ------------------------------------------------------------------ out
+
+    def error(self, rid: Any, code: str, message: str, **extra: Any) -> None:
+        self.send({"type": "error", "id": rid, "code": code, "message": message, **extra})
+
+    def send(self, msg: dict[str, Any]) -> None:
+        self.send_data(encode(msg, self.binary))
+
+    def send_data(self, data: bytes | str) -> None:
+        """Send one frame, without ever blocking; see the module docstring.
+
+        Frames collect until the service flushes them (next loop iteration), so
+        a reply and the events it caused, or the events of several moves, leave
+        in one write, in the order they were sent."""
+        if self.closing:
+            return
+        if not self._batch:
+            self.service.want_flush(self)
+        self._batch.append(data)
+
+    def flush_batch(self) -> None:
+        batch, self._batch = self._batch, []
+        if batch and not self.closing:
+            self._send_frames(batch)
+
+    def _send_frames(self, frames: Sequence[bytes | str]) -> None:
+        ws = self.ws
+        buffered = ws.transport.get_write_buffer_size()
+        if not self._queue and not self._busy and buffered < _DIRECT_LIMIT:
+            # The socket keeps up: write now, in one system call, as websockets'
+            # broadcast does, without a task switch or a timer per frame.
+            protocol = ws.protocol
+            if protocol.state is not State.OPEN:
+                return
+            for data in frames:
+                if isinstance(data, str):
+                    protocol.send_text(data.encode())
+                else:
+                    protocol.send_binary(data)
+            ws.transport.write(b"".join(protocol.data_to_send()))
+            return
+        for data in frames:
+            self._queue.append(data)
+            self._queued += len(data)
+        # The socket's own buffer stays near _DIRECT_LIMIT (frames queue beyond
+        # it), so the queue is the backlog. One big frame (a long round's
+        # snapshot) is not a backlog by itself: a stuck socket is caught by the
+        # writer's send timeout instead.
+        if self._queued > self.limits.queue_bytes and len(self._queue) > 1:
+            self._too_slow()
+            return
+        self._wake.set()
+
+    async def _write_loop(self) -> None:
+        """Drain the queue into the socket; on :meth:`close`, flush what is queued
+        (an error saying why, typically) and close with the code."""
+        ws = self.ws
+        queue = self._queue
+        timeout = self.limits.send_timeout
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                self._busy = True
+                while queue:
+                    data = queue.popleft()
+                    self._queued -= len(data)
+                    async with asyncio.timeout(timeout):
+                        await ws.send(data)
+                self._busy = False
+                if self._close_args is not None:
+                    await ws.close(*self._close_args)
+                    return
+        except TimeoutError:
+            self._too_slow()
+            await ws.close(4009, "too slow: fell behind reading events")
+        except ConnectionClosed:
+            pass
+
+    def _too_slow(self) -> None:
+        if self._close_args is None:
+            self.service.metrics.closed_slow.inc()
+        self.close(4009, "too slow: fell behind reading events", flush=False)
+
+    def close(self, code: int, reason: str, *, flush: bool = True) -> None:
+        """Close with ``code`` once, after the frames already queued unless
+        ``flush`` is false; the reader loop then ends and cleans up."""
+        if self._close_args is None:
+            self._close_args = (code, reason)
+        if not self.closing:  # frames not flushed yet go before the close
+            for data in self._batch:
+                self._queue.append(data)
+                self._queued += len(data)
+            self._batch = []
+        self.closing = True
+        if not flush:
+            self._queue.clear()
+            self._queued = 0
+        self._wake.set()

@@ -1,0 +1,42 @@
+"""Prometheus metrics of one server, on its own registry.
+
+A registry per server (not the process-global default) lets tests run several
+servers in one process, and lets /metrics show exactly this server.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+__all__ = ["Metrics"]
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.rooms = Gauge("klondike_rooms", "Open rooms", registry=r)
+        self.connections = Gauge(
+            "klondike_connections", "Open WebSocket connections by role", ["role"], registry=r
+        )
+        for role in ("none", "player", "spectator"):
+            self.connections.labels(role)
+        self.moves_accepted = Counter(
+            "klondike_moves_accepted", "Moves accepted and acknowledged", registry=r
+        )
+        self.moves_rejected = Counter(
+            "klondike_moves_rejected", "Moves refused, by reason", ["reason"], registry=r
+        )
+        self.move_latency = Histogram(
+            "klondike_move_latency_seconds",
+            "From a move frame's arrival to its reply being queued (store append included)",
+            buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0),
+            registry=r,
+        )
+        self.frames_in = Counter("klondike_frames_in", "Frames received", registry=r)
+        self.closed_slow = Counter(
+            "klondike_slow_consumers_closed", "Connections closed for falling behind", registry=r
+        )
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

@@ -1,0 +1,83 @@
+"""The room log's records: what each one holds, and their bytes.
+
+A room is event-sourced: its state is a fold of its records (server/room.py), so a
+record holds a *decision*, never something the fold would have to re-decide with
+information it does not have. The seed of a deal is drawn by the shell and written
+into ``deal_started``; the new host is chosen when the old one leaves and written
+into ``left``; a deal's rules are resolved from the settings at deal time and
+written into ``deal_started``. Replaying the log through the same fold therefore
+rebuilds the room exactly, seq numbers included, on this node or another.
+
+Every record is a small map with its kind under ``"k"`` (moves dominate the log, so
+keys are short):
+
+=============== ==============================================================
+``created``     ``settings`` (full map), ``host``, ``at``
+``joined``      ``p``, ``name``, ``role`` (``player`` / ``spectator``)
+``presence``    ``p``, ``on`` (a member's connection dropped or came back)
+``left``        ``p``, ``host`` (the host after it; may be the same)
+``removed``     ``p``, ``host``
+``settings``    ``changes`` (partial map, already validated), ``at``
+``round``       ``at``, ``carry`` ({player: cumulative Vegas bank})
+``deal``        ``n``, ``seed``, ``at``, ``rules`` (DealRules map)
+``move``        ``p``, ``d`` (deal number), ``t`` (ms into the deal), ``s``
+                (acceptance order: the record's index in the log), ``m`` (move map)
+``deal_ended``  ``n``, ``at``, ``reason`` (``all_ended`` / ``host`` / ``time``)
+``round_over``  ``at``
+``closed``      ``reason`` (``host`` / ``empty``)
+=============== ==============================================================
+
+Records are msgpack maps on the store. A log is only ever read by this code, but
+it outlives processes, so the format only grows: new keys, never new meanings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+
+__all__ = [
+    "CLOSED",
+    "CREATED",
+    "DEAL",
+    "DEAL_ENDED",
+    "JOINED",
+    "LEFT",
+    "MOVE",
+    "PRESENCE",
+    "REMOVED",
+    "ROUND",
+    "ROUND_OVER",
+    "SETTINGS",
+    "Record",
+    "decode_record",
+    "encode_record",
+]
+
+Record = dict[str, Any]
+
+CREATED = "created"
+JOINED = "joined"
+PRESENCE = "presence"
+LEFT = "left"
+REMOVED = "removed"
+SETTINGS = "settings"
+ROUND = "round"
+DEAL = "deal"
+MOVE = "move"
+DEAL_ENDED = "deal_ended"
+ROUND_OVER = "round_over"
+CLOSED = "closed"
+
+
+def encode_record(record: Record) -> bytes:
+    data: bytes = msgpack.packb(record, use_bin_type=True)
+    return data
+
+
+def decode_record(data: bytes) -> Record:
+    record = msgpack.unpackb(data, raw=False, strict_map_key=False)
+    if not isinstance(record, dict) or "k" not in record:
+        raise ValueError("not a room record")
+    return record

@@ -1,0 +1,238 @@
+"""Node-to-node relay of client connections over Redis pub/sub (see server/cluster.py).
+
+A client whose room runs on another node keeps its socket where it is (the *edge*
+node) and is *tunnelled* to the room's *owner*: the edge forwards its parsed
+requests, the owner runs them as for a local client through a :class:`RemoteConn`
+and sends back the exact frames the client gets — replies and room events in the
+order the owner produced them, already encoded for the client's subprotocol. The
+edge understands none of it; it only writes the frames to the socket.
+
+Each node subscribes to one channel of its own; a message is a msgpack list of
+entries ``[kind, from_node, conn_id, n, payload]``, batched per event-loop tick and
+per destination so a busy room costs one PUBLISH per tick, not one per frame:
+
+======== =========== ====================================================
+kind     direction   payload
+======== =========== ====================================================
+``open`` edge→owner  ``[binary, token]``: a new tunnel (token: attach the
+                     session now, for a client that said hello at the edge)
+``req``  edge→owner  ``[request class name, fields]``
+``bye``  edge→owner  the client's socket closed
+``live`` both ways   ``[conn ids]``: the tunnels this node still has with you
+``out``  owner→edge  one frame for the client
+``shut`` owner→edge  ``[code, reason]``: close the client's socket
+``move``  owner→edge  ``[node, request]``: the client, in no room here, asks
+                     to join a room that runs on ``node``: tunnel it there
+======== =========== ====================================================
+
+Pub/sub drops messages while a connection to Redis is down. ``n`` numbers the
+owner's frames per tunnel, so an edge that sees a gap closes the client with 1001
+and the client resumes with its token, which gets it a fresh snapshot: the same
+"gap → snapshot" rule clients already follow for room events. ``live`` lists are
+the anti-entropy for lost ``bye``/``shut`` messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import msgpack  # type: ignore[import-untyped, unused-ignore]
+
+from protocol import wire
+from protocol.wire import WireError, encode
+
+from .room import RoomError
+
+if TYPE_CHECKING:
+    from .service import Service, Session
+
+__all__ = ["Outbox", "RemoteConn", "decode_batch", "request_from_wire", "request_to_wire"]
+
+log = logging.getLogger("klondike_race.relay")
+
+OPEN, REQ, BYE, LIVE, OUT, SHUT, MOVE = "open", "req", "bye", "live", "out", "shut", "move"
+
+_REQUESTS: dict[str, type[wire.Request]] = {
+    cls.__name__: cls
+    for cls in vars(wire).values()
+    if isinstance(cls, type) and issubclass(cls, wire.Request) and cls is not wire.Request
+}
+
+
+def request_to_wire(req: wire.Request) -> list[Any]:
+    return [type(req).__name__, dataclasses.asdict(req)]
+
+
+def request_from_wire(payload: list[Any]) -> wire.Request:
+    name, fields = payload
+    return _REQUESTS[name](**fields)
+
+
+def decode_batch(data: bytes) -> list[list[Any]]:
+    batch: list[list[Any]] = msgpack.unpackb(data, raw=False)
+    return batch
+
+
+class Outbox:
+    """Entries for other nodes, sent as one PUBLISH per node per loop tick.
+
+    ``publish(node, entries)`` is awaited in a task; it returns the number of
+    receivers (0: the node is gone) or raises StoreUnavailable. ``failed(node,
+    entries, receivers_or_exc)`` hears about every batch that did not arrive.
+    """
+
+    def __init__(self, publish: Any, failed: Any) -> None:
+        self._publish = publish
+        self._failed = failed
+        self._pending: dict[str, list[list[Any]]] = {}
+        self._busy: set[str] = set()  # nodes with a PUBLISH in flight
+        self._scheduled = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def put(self, node: str, entry: list[Any]) -> None:
+        self._pending.setdefault(node, []).append(entry)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        """One PUBLISH in flight per node: batches then reach it in the order they
+        were made (the pool's connections would not keep that order)."""
+        self._scheduled = False
+        for node in [n for n in self._pending if n not in self._busy]:
+            entries = self._pending.pop(node)
+            self._busy.add(node)
+            task = asyncio.get_running_loop().create_task(self._send(node, entries))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _send(self, node: str, entries: list[list[Any]]) -> None:
+        try:
+            receivers = await self._publish(node, entries)
+        except Exception as exc:  # StoreUnavailable, typically
+            self._failed(node, entries, exc)
+        else:
+            if not receivers:
+                self._failed(node, entries, None)
+        finally:
+            self._busy.discard(node)
+            if self._pending and not self._scheduled:
+                self._scheduled = True
+                asyncio.get_running_loop().call_soon(self._flush)
+
+    async def drain(self) -> None:
+        while self._tasks or self._scheduled:
+            if self._tasks:
+                await asyncio.gather(*self._tasks, return_exceptions=True)
+            else:
+                await asyncio.sleep(0)
+
+
+class RemoteConn:
+    """The owner's stand-in for a client connected to another node.
+
+    It offers what the service and the room fan-out use of a
+    :class:`~server.connection.Connection` (``session``, ``binary``, ``send``,
+    ``send_data``, ``error``, ``close``) and runs the tunnel's requests one at a
+    time, in order, like a local connection's reader loop does.
+    """
+
+    def __init__(
+        self,
+        service: Service,
+        outbox: Outbox,
+        node: str,
+        conn_id: int,
+        binary: bool,
+        me: str,
+        token: str | None = None,
+    ) -> None:
+        self.service = service
+        self.outbox = outbox
+        self.node = node  # the edge
+        self.conn_id = conn_id
+        self.binary = binary
+        self.me = me
+        self.session: Session | None = None
+        self.closing = False
+        self._n = 0
+        self._queue: asyncio.Queue[wire.Request | None] = asyncio.Queue()
+        self.ended = asyncio.Event()
+        self._worker = asyncio.get_running_loop().create_task(self._work(token))
+
+    def submit(self, req: wire.Request) -> None:
+        if not self.closing:
+            self._queue.put_nowait(req)
+
+    async def _attach(self, token: str) -> None:
+        """The client said hello at its edge (it joins a room that runs here):
+        take its session over here too, before any of its requests runs."""
+        session = await self.service.resume_session(token)
+        old: Any = session.conn
+        session.conn = self  # type: ignore[assignment]
+        self.session = session
+        if old is not None and old is not self:
+            old.close(4001, "session resumed on another connection")
+
+    async def _work(self, token: str | None) -> None:
+        try:
+            if token is not None:
+                try:
+                    await self._attach(token)
+                except (RoomError, Exception):
+                    log.warning("cannot attach a relayed session", exc_info=True)
+                    self.close(1001, "cannot resume here; try again")
+            while (req := await self._queue.get()) is not None:
+                try:
+                    await self.service.handle(self, req)  # type: ignore[arg-type]
+                except (WireError, RoomError) as exc:
+                    self.error(req.id, exc.code, exc.message, **exc.extra)
+                except Exception:
+                    log.exception("relayed request failed: %.200r", req)
+                    self.error(req.id, "internal_error", "the server failed on this request")
+        finally:
+            self.closing = True
+            self.ended.set()
+            await self.service.disconnected(self)  # type: ignore[arg-type]
+
+    def error(self, rid: Any, code: str, message: str, **extra: Any) -> None:
+        self.send({"type": "error", "id": rid, "code": code, "message": message, **extra})
+
+    def send(self, msg: dict[str, Any]) -> None:
+        self.send_data(encode(msg, self.binary))
+
+    def send_data(self, data: bytes | str) -> None:
+        if self.closing:
+            return
+        self._n += 1
+        self.outbox.put(self.node, [OUT, self.me, self.conn_id, self._n, data])
+
+    def redirect(self, node: str, req: wire.Request) -> None:
+        """Send the client on to ``node`` (its edge re-tunnels it) and end here."""
+        if not self.closing:
+            self._n += 1
+            entry = [MOVE, self.me, self.conn_id, self._n, [node, request_to_wire(req)]]
+            self.outbox.put(self.node, entry)
+        self.end()
+
+    def close(self, code: int, reason: str, *, flush: bool = True) -> None:
+        """Close the client's socket at the edge, then end like a closed connection."""
+        del flush  # the edge flushes what it has
+        if not self.closing:
+            self._n += 1
+            self.outbox.put(self.node, [SHUT, self.me, self.conn_id, self._n, [code, reason]])
+        self.end()
+
+    def done(self, callback: Callable[[], object]) -> None:
+        """Call ``callback`` once this stand-in has ended and been cleaned up."""
+        self._worker.add_done_callback(lambda _task: callback())
+
+    def end(self) -> None:
+        """The tunnel is gone (the client left, or its node died): stop after the
+        request in progress, then record the disconnection as for a local socket."""
+        self.closing = True
+        self._queue.put_nowait(None)

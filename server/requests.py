@@ -1,0 +1,223 @@
+"""The room requests: resolve the requester's room, run the command through
+its RoomHost, and say how to reply once the records are stored.
+
+Each handler is ``async (service, connection, request)``; refusals are raised as
+:class:`~server.room.RoomError` and become error frames in the connection.
+Session requests (``hello``, ``ping``) live in server/service.py.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from protocol.cards import card_str
+from protocol.moves import Event
+from protocol.wire import (
+    CloseRoom,
+    CreateRoom,
+    JoinRoom,
+    LeaveRoom,
+    MoveRequest,
+    NextDeal,
+    Rematch,
+    RemovePlayer,
+    Request,
+    Snapshot,
+    Start,
+    UpdateSettings,
+)
+
+from . import commands as C
+from .room import Decision, Room, RoomError
+from .roomhost import RoomHost
+from .roomviews import board_view, snapshot
+from .store import StoreUnavailable
+
+if TYPE_CHECKING:
+    from .connection import Connection
+    from .service import Service
+
+__all__ = ["CODE_ALPHABET", "ROOM_HANDLERS"]
+
+CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
+
+_EVENT_NAMES = {
+    Event.WASTE_TO_TABLEAU: "waste_tableau",
+    Event.WASTE_TO_FOUNDATION: "waste_foundation",
+    Event.TABLEAU_TO_FOUNDATION: "tableau_foundation",
+    Event.TURN_OVER: "turn_over",
+    Event.FOUNDATION_TO_TABLEAU: "foundation_tableau",
+    Event.RECYCLE: "recycle",
+}
+
+
+def _store_down() -> RoomError:
+    return RoomError("storage_unavailable", "the store is unreachable; try again")
+
+
+def _joined(
+    service: Service, conn: Connection, req: Request, host: RoomHost
+) -> Callable[[Decision], None]:
+    session = service.session_of(conn)
+
+    def reply(_d: Decision) -> None:
+        session.room = host.code
+        conn.send(
+            {
+                "type": "joined",
+                "id": req.id,
+                "room": snapshot(host.room, session.player, service.clock.now()),
+            }
+        )
+        service.save_session(session)
+
+    return reply
+
+
+async def _create(service: Service, conn: Connection, req: CreateRoom) -> None:
+    session = service.session_of(conn)
+    if session.room is not None:
+        raise RoomError("already_in_room", "leave your room first")
+    C.validate_settings(req.settings)  # before a code is reserved for nothing
+    code = await _reserve_code(service)
+    host = RoomHost(service, Room(code))
+    service.rooms[code] = host
+    try:
+        await host.run(
+            lambda r, c: C.decide_create(r, session.player, session.name, req.settings, c),
+            _joined(service, conn, req, host),
+        )
+    except BaseException:
+        service.rooms.pop(code, None)
+        raise
+
+
+async def _reserve_code(service: Service) -> str:
+    for _ in range(100):
+        code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
+        try:
+            if code not in service.rooms and await service.store.reserve_room(code):
+                return code
+        except StoreUnavailable:
+            raise _store_down() from None
+    raise RoomError("internal_error", "could not find a free room code")  # pragma: no cover
+
+
+async def _join(service: Service, conn: Connection, req: JoinRoom) -> None:
+    session = service.session_of(conn)
+    if session.room is not None:
+        raise RoomError("already_in_room", "leave your room first")
+    host = service.rooms.get(req.code.strip().upper())
+    if host is None:
+        raise RoomError("no_such_room", "no open room has that code")
+    await host.run(
+        lambda r, _c: C.decide_join(r, session.player, session.name, req.role),
+        _joined(service, conn, req, host),
+    )
+
+
+def _ok(conn: Connection, req: Request) -> Callable[[Decision], None]:
+    return lambda _d: conn.send({"type": "ok", "id": req.id})
+
+
+async def _leave(service: Service, conn: Connection, req: LeaveRoom) -> None:
+    session, host = service.room_of(conn)
+    await host.run(lambda r, c: C.decide_leave(r, session.player, c), _ok(conn, req))
+
+
+async def _settings(service: Service, conn: Connection, req: UpdateSettings) -> None:
+    session, host = service.room_of(conn)
+    await host.run(
+        lambda r, c: C.decide_settings(r, session.player, req.settings, c), _ok(conn, req)
+    )
+
+
+async def _start(service: Service, conn: Connection, req: Start) -> None:
+    session, host = service.room_of(conn)
+    await host.run(lambda r, c: C.decide_start(r, session.player, c), _ok(conn, req))
+
+
+async def _next_deal(service: Service, conn: Connection, req: NextDeal) -> None:
+    session, host = service.room_of(conn)
+    await host.run(lambda r, c: C.decide_next_deal(r, session.player, c), _ok(conn, req))
+
+
+async def _remove(service: Service, conn: Connection, req: RemovePlayer) -> None:
+    session, host = service.room_of(conn)
+    await host.run(lambda r, c: C.decide_remove(r, session.player, req.player, c), _ok(conn, req))
+
+
+async def _rematch(service: Service, conn: Connection, req: Rematch) -> None:
+    session, host = service.room_of(conn)
+    await host.run(lambda r, c: C.decide_rematch(r, session.player, c), _ok(conn, req))
+
+
+async def _close(service: Service, conn: Connection, req: CloseRoom) -> None:
+    session, host = service.room_of(conn)
+    await host.run(lambda r, _c: C.decide_close(r, session.player), _ok(conn, req))
+
+
+async def _snapshot(service: Service, conn: Connection, req: Snapshot) -> None:
+    session, host = service.room_of(conn)
+    conn.send(
+        {
+            "type": "snapshot",
+            "id": req.id,
+            "room": snapshot(host.room, session.player, service.clock.now()),
+        }
+    )
+
+
+async def _move(service: Service, conn: Connection, req: MoveRequest) -> None:
+    session, host = service.room_of(conn)
+    player = session.player
+
+    def reply(d: Decision) -> None:
+        room = host.room
+        deal = room.deals[d.deal - 1]
+        outcome = d.outcome
+        assert outcome is not None
+        t = deal.logs[player][-1][0]
+        now = deal.started_at + t
+        conn.send(
+            {
+                "type": "moved",
+                "id": req.id,
+                "deal": d.deal,
+                "t": t,
+                "result": {
+                    "cards": [card_str(c) for c in outcome.cards],
+                    "turned": card_str(outcome.turned) if outcome.turned is not None else None,
+                    "events": [_EVENT_NAMES[e] for e in outcome.events],
+                    "pass_started": outcome.pass_started,
+                    "status": outcome.status.value,
+                    "undone": outcome.undone,
+                },
+                "board": board_view(deal, player),
+                "score": room.score(deal, player, now),
+            }
+        )
+        service.metrics.moves_accepted.inc()
+
+    try:
+        await host.run(lambda r, c: C.decide_move(r, player, req.deal, req.move, c), reply)
+    except RoomError as exc:
+        service.metrics.moves_rejected.labels(exc.code).inc()
+        raise
+
+
+ROOM_HANDLERS: dict[type, Any] = {
+    CreateRoom: _create,
+    JoinRoom: _join,
+    LeaveRoom: _leave,
+    UpdateSettings: _settings,
+    Start: _start,
+    NextDeal: _next_deal,
+    RemovePlayer: _remove,
+    Rematch: _rematch,
+    CloseRoom: _close,
+    Snapshot: _snapshot,
+    MoveRequest: _move,
+}

@@ -1,0 +1,389 @@
+"""The room core: a room's state as a fold of its records. Sans-I/O.
+
+Nothing here awaits, reads a clock or draws a random number. The shell
+(server/roomhost.py) asks server/commands.py to *decide* what a request means —
+a list of records, computed without touching the room — appends those records to
+the store, and only once the store holds them calls :meth:`Room.commit`, which folds
+them in and returns the room events to send. So a move the store could not take is
+never applied, and an acknowledged one is never lost.
+
+:meth:`Room.rebuild` folds a whole log the same way (without building events):
+after a restart, or on another node, the room comes back exactly, seq included.
+
+Events are :class:`Fanout` values: one room event with its ``seq``, and the map each
+member gets, tailored to what that member may see (RULES.md §6): players get their
+own board and their rivals' progress, spectators every board, and nobody a
+face-down card, the stock order or a seed before the deal is over for everyone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from protocol.board import Board
+from protocol.deal import commitment
+from protocol.moves import Move, Outcome, Status
+from protocol.scoring import TICK_MS, DealReplay, TimedMove, deal_score
+from protocol.settings import DealRules, Scoring, Settings
+from protocol.sheet import DealEntry, Sheet, build_sheet
+
+from . import records as R
+from . import roomviews as V
+from .records import Record
+from .roomtypes import (
+    CLOSED,
+    LOBBY,
+    MAX_PLAYERS,
+    MAX_SPECTATORS,
+    PLAYER,
+    PLAYING,
+    ROUND_OVER,
+    SPECTATOR,
+    Deal,
+    Decision,
+    Fanout,
+    Member,
+    RoomError,
+    log_entry,
+)
+
+__all__ = [
+    "CLOSED",
+    "LOBBY",
+    "MAX_PLAYERS",
+    "MAX_SPECTATORS",
+    "PLAYER",
+    "PLAYING",
+    "ROUND_OVER",
+    "SPECTATOR",
+    "Deal",
+    "Decision",
+    "Fanout",
+    "Member",
+    "Room",
+    "RoomError",
+]
+
+
+class Room:
+    """A room's whole state. Mutated only by :meth:`apply` (via commit/rebuild)."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.state = LOBBY
+        self.settings = Settings()
+        self.host: str | None = None
+        self.members: dict[str, Member] = {}  # insertion order: longest present first
+        self.round = 0
+        self.round_started_at: int | None = None
+        self.round_players: list[str] = []
+        self.deals: list[Deal] = []
+        self.carry: dict[str, int] = {}
+        self.seq = 0  # last room event's seq
+        self.n_records = 0  # records folded in: the next record's index in the log
+        self.closed_reason: str | None = None
+        self._sheet: tuple[Any, Sheet] | None = None  # see sheet()
+
+    # ------------------------------------------------------------------ fold
+
+    @classmethod
+    def rebuild(cls, code: str, records: Iterable[Record]) -> Room:
+        room = cls(code)
+        for record in records:
+            room.apply(record, emit=False)
+        return room
+
+    def commit(self, decision: Decision) -> list[Fanout]:
+        """Fold in a decision's records once the store holds them."""
+        out: list[Fanout] = []
+        for i, record in enumerate(decision.records):
+            out.extend(self.apply(record, decision.prepared.get(i)))
+        return out
+
+    def apply(
+        self,
+        record: Record,
+        prepared: tuple[Board, Outcome] | None = None,
+        *,
+        emit: bool = True,
+    ) -> list[Fanout]:
+        """Fold one record in; return its events (none when ``emit`` is false,
+        but seq advances the same, so a rebuilt room numbers on where it stopped)."""
+        kind = record["k"]
+        handler = _FOLD.get(kind)
+        if handler is None:
+            raise ValueError(f"unknown record kind {kind!r}")
+        self.n_records += 1
+        events: list[Fanout] = handler(self, record, prepared, emit)
+        return events
+
+    def _emit(self, emit: bool, *makers: Callable[[], dict[str, Any]]) -> list[Fanout]:
+        """One room event per maker, each with the next seq. On a rebuild
+        (``emit`` false) seq advances the same but no message is built."""
+        out: list[Fanout] = []
+        for make in makers:
+            self.seq += 1
+            if emit:
+                msg = make()
+                msg["seq"] = self.seq
+                out.append(Fanout(self.seq, msg))
+        return out
+
+    def _members(self) -> dict[str, Any]:
+        return V.members_event(self)
+
+    def _f_created(self, rec: Record, _p: Any, _emit: bool) -> list[Fanout]:
+        self.settings = Settings.from_wire(rec["settings"])
+        self.host = rec["host"]
+        return []
+
+    def _f_joined(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        self.members[rec["p"]] = Member(rec["p"], rec["name"], rec["role"])
+        return self._emit(emit, self._members)
+
+    def _f_presence(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        member = self.members.get(rec["p"])
+        if member is not None:
+            member.connected = bool(rec["on"])
+        return self._emit(emit, self._members)
+
+    def _drop(self, player: str, host: str | None) -> None:
+        self.members.pop(player, None)
+        self.host = host
+        self.carry.pop(player, None)
+        if player in self.round_players:
+            self.round_players.remove(player)
+
+    def _f_left(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        self._drop(rec["p"], rec["host"])
+        return self._emit(emit, self._members)
+
+    def _f_removed(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        out = self._emit(emit, lambda: {"type": "removed", "player": rec["p"]})
+        self._drop(rec["p"], rec["host"])
+        return out + self._emit(emit, self._members)
+
+    def _f_settings(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        before = self.settings
+        self.settings = now = before.updated(rec["changes"])
+        out = self._emit(
+            emit,
+            lambda: {
+                "type": "settings",
+                "settings": now.to_wire(),
+                "round_ends_at": self.round_ends_at,
+            },
+        )
+        rescored = (before.scoring, before.race_bonus) != (now.scoring, now.race_bonus)
+        if rescored and self.deals:
+            out += self._emit(emit, lambda: {"type": "sheet", "sheet": self._sheet_at(rec)})
+        return out
+
+    def _sheet_at(self, rec: Record) -> dict[str, Any]:
+        return self.sheet(rec["at"]).to_wire()
+
+    def _f_round(self, rec: Record, _p: Any, _emit: bool) -> list[Fanout]:
+        self.round += 1
+        self.round_started_at = rec["at"]
+        self.round_players = [m.id for m in self.members.values() if m.role == PLAYER]
+        self.deals = []
+        self.carry = dict(rec["carry"])
+        self.state = PLAYING
+        return []
+
+    def _f_deal(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        rules = DealRules.from_wire(rec["rules"])
+        seed = rec["seed"]
+        replays = {p: DealReplay(Board.deal(seed, rules)) for p in self.round_players}
+        deal = Deal(
+            number=rec["n"],
+            seed=seed,
+            commitment=commitment(seed),
+            started_at=rec["at"],
+            rules=rules,
+            replays=replays,
+            logs={p: [] for p in self.round_players},
+        )
+        self.deals.append(deal)
+        self.state = PLAYING
+        self.seq += 1
+        if not emit:
+            return []
+
+        def started(who: str | None) -> dict[str, Any]:
+            return dict(V.deal_started_event(self, deal, who, deal.started_at), seq=self.seq)
+
+        # Each player gets their own board, spectators every board.
+        fan = Fanout(self.seq, started(None))
+        if self.has_spectators():
+            fan.spectators = started(SPECTATOR)
+        for p in deal.replays:
+            fan.personal[p] = started(p)
+        return [fan]
+
+    def _f_move(
+        self, rec: Record, prepared: tuple[Board, Outcome] | None, emit: bool
+    ) -> list[Fanout]:
+        deal = self.deals[rec["d"] - 1]
+        player = rec["p"]
+        replay = deal.replays[player]
+        if prepared is not None:  # validated on this copy by commands.decide_move
+            replay.board, outcome = prepared
+            timed = TimedMove(rec["t"], rec["s"], outcome.move)
+        else:
+            timed = TimedMove(rec["t"], rec["s"], Move.from_wire(rec["m"]))
+            outcome = replay.board.apply(timed.move)
+        replay.record(timed, outcome)
+        deal.logs[player].append(log_entry(timed.t, timed.move))
+        first = outcome.status is Status.WON and deal.first is None
+        if first:
+            deal.first = player
+        self.seq += 1
+        out: list[Fanout] = []
+        if emit:
+            now = deal.started_at + timed.t
+            msg: dict[str, Any] = {
+                "type": "progress",
+                "seq": self.seq,
+                "player": player,
+                "deal": deal.number,
+                "progress": V.progress_of(self, deal, player, now),
+            }
+            # Rivals see progress only; spectators see the board too.
+            fan = Fanout(self.seq, msg)
+            if self.has_spectators():
+                fan.spectators = dict(msg, board=V.board_view(deal, player))
+            out.append(fan)
+        if first:
+            bonus = self.settings.race_bonus
+            out += self._emit(
+                emit,
+                lambda: {
+                    "type": "first_finisher",
+                    "player": player,
+                    "deal": deal.number,
+                    "bonus": bonus,
+                },
+            )
+        return out
+
+    def _f_deal_ended(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        deal = self.deals[rec["n"] - 1]
+        deal.ended_at = rec["at"]
+        for p, replay in deal.replays.items():
+            if replay.board.status is Status.PLAYING:
+                deal.end_t[p] = deal.t(rec["at"])  # scored where they stand
+        return self._emit(
+            emit,
+            lambda: {"type": "deal_over", "deal": V.revealed_deal(deal)},
+            lambda: {"type": "sheet", "sheet": self._sheet_at(rec)},
+        )
+
+    def _f_round_over(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        self.state = ROUND_OVER
+
+        def over() -> dict[str, Any]:
+            sheet = self.sheet(rec["at"])
+            return {"type": "round_over", "sheet": sheet.to_wire(), "winners": sheet.winners}
+
+        return self._emit(emit, over)
+
+    def _f_closed(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        self.state = CLOSED
+        self.closed_reason = rec["reason"]
+        return self._emit(emit, lambda: {"type": "room_closed", "reason": rec["reason"]})
+
+    # ------------------------------------------------------------------ queries
+
+    @property
+    def deal(self) -> Deal | None:
+        """The running deal, or the last one of the round."""
+        return self.deals[-1] if self.deals else None
+
+    @property
+    def running(self) -> Deal | None:
+        deal = self.deal
+        return deal if deal is not None and not deal.over and self.state == PLAYING else None
+
+    @property
+    def round_ends_at(self) -> int | None:
+        minutes = self.settings.time_limit_minutes
+        if not minutes or self.round_started_at is None or self.state == LOBBY:
+            return None
+        return self.round_started_at + minutes * 60_000
+
+    def time_up(self, now: int) -> bool:
+        ends = self.round_ends_at
+        return self.state == PLAYING and ends is not None and now >= ends
+
+    def has_spectators(self) -> bool:
+        return any(m.role == SPECTATOR for m in self.members.values())
+
+    def players(self) -> list[str]:
+        return [m.id for m in self.members.values() if m.role == PLAYER]
+
+    def end_t(self, deal: Deal, now: int) -> dict[str, int]:
+        """When each player's deal stops counting, for Timed: as recorded for a
+        deal that ended, else now."""
+        if deal.over:
+            return deal.end_t
+        t = deal.t(now)
+        return {p: deal.end_t.get(p, t) for p in deal.replays}
+
+    def score(self, deal: Deal, player: str, now: int) -> int:
+        """A player's score on a deal so far, race bonus included."""
+        replay = deal.replays[player]
+        t = deal.end_t.get(player, deal.t(now))
+        scoring = self.settings.scoring
+        # The reply to a move and its progress event both want this score: keep
+        # the last one per player, keyed by what it depends on.
+        key = (len(deal.logs[player]), scoring, t if scoring is Scoring.TIMED else -1)
+        cached = deal.scores.get(player)
+        if cached is not None and cached[0] == key:
+            score = cached[1]
+        else:
+            score = deal_score(replay, scoring, t)
+            deal.scores[player] = (key, score)
+        if deal.first == player:
+            score += self.settings.race_bonus
+        return score
+
+    def sheet(self, now: int) -> Sheet:
+        """The round's sheet at ``now``, rebuilt from the replays by the engine:
+        that is what makes a change of scoring rescore everything at once.
+
+        A rebuild replays the scores of every move of the round (milliseconds in a
+        long round), so the last sheet is kept until something it depends on
+        changes: a record, the scoring, or — under Timed, while a deal runs — the
+        number of 10-second ticks."""
+        scoring = self.settings.scoring
+        running = self.running
+        ticks = -1
+        if scoring is Scoring.TIMED and running is not None:
+            ticks = running.t(now) // TICK_MS
+        key = (self.n_records, scoring, self.settings.race_bonus, ticks)
+        if self._sheet is not None and self._sheet[0] == key:
+            return self._sheet[1]
+        entries = [DealEntry(d.replays, self.end_t(d, now)) for d in self.deals]
+        sheet = build_sheet(
+            self.round_players, entries, scoring, self.settings.race_bonus, self.carry
+        )
+        self._sheet = (key, sheet)
+        return sheet
+
+
+_FOLD: dict[str, Any] = {
+    R.CREATED: Room._f_created,
+    R.JOINED: Room._f_joined,
+    R.PRESENCE: Room._f_presence,
+    R.LEFT: Room._f_left,
+    R.REMOVED: Room._f_removed,
+    R.SETTINGS: Room._f_settings,
+    R.ROUND: Room._f_round,
+    R.DEAL: Room._f_deal,
+    R.MOVE: Room._f_move,
+    R.DEAL_ENDED: Room._f_deal_ended,
+    R.ROUND_OVER: Room._f_round_over,
+    R.CLOSED: Room._f_closed,
+}

@@ -1,0 +1,129 @@
+"""The maps the room sends: snapshots, deal views, member lists. Pure.
+
+This is the one place where room state turns into wire content, so it is the one
+place to audit for hidden information (RULES.md §6). Boards leave only through the
+engine's views: :func:`protocol.views.player_view` (face-up cards only) while a deal
+runs, :func:`protocol.views.revealed_view` once it is over for everyone. A player's
+own board goes to that player; every board goes to spectators; to players, rivals
+are :func:`protocol.views.progress` only, until the deal is over.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from protocol.views import player_view, progress, revealed_view
+
+from .roomtypes import logged_move
+
+if TYPE_CHECKING:
+    from .room import Room
+    from .roomtypes import Deal
+
+__all__ = [
+    "board_view",
+    "deal_started_event",
+    "deal_view",
+    "members_event",
+    "progress_of",
+    "revealed_deal",
+    "snapshot",
+]
+
+SPECTATOR = "spectator"
+
+
+def board_view(deal: Deal, player: str) -> dict[str, Any]:
+    """``player``'s board as they (and spectators) see it, built once per move:
+    the mover's reply and the spectators' progress event share it."""
+    version = len(deal.logs[player])
+    cached = deal.views.get(player)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    view = player_view(deal.replays[player].board)
+    deal.views[player] = (version, view)
+    return view
+
+
+def members_payload(room: Room) -> dict[str, Any]:
+    players: list[dict[str, Any]] = []
+    spectators: list[dict[str, Any]] = []
+    for m in room.members.values():
+        entry = {"id": m.id, "name": m.name, "connected": m.connected}
+        (spectators if m.role == SPECTATOR else players).append(entry)
+    return {"players": players, "spectators": spectators, "host": room.host}
+
+
+def members_event(room: Room) -> dict[str, Any]:
+    return {"type": "members", **members_payload(room)}
+
+
+def progress_of(room: Room, deal: Deal, player: str, now: int) -> dict[str, Any]:
+    return progress(deal.replays[player].board, room.score(deal, player, now))
+
+
+def deal_view(room: Room, deal: Deal, who: str | None, now: int) -> dict[str, Any]:
+    """A deal as ``who`` may see it: a player id (their own board), ``"spectator"``
+    (every board), or None (no board). Once the deal is over for everyone every
+    board is on show to all: the revealed boards are in ``history`` anyway."""
+    own = who if who is not None and who in deal.replays else None
+    every = who == SPECTATOR or deal.over
+    boards = {p: board_view(deal, p) for p in deal.replays} if every else {}
+    return {
+        "number": deal.number,
+        "deals": room.settings.deals_per_round,
+        "commitment": deal.commitment,
+        "started_at": deal.started_at,
+        "rules": deal.rules.to_wire(),
+        "progress": {p: progress_of(room, deal, p, now) for p in deal.replays},
+        "board": board_view(deal, own) if own is not None else None,
+        "boards": boards,
+    }
+
+
+def deal_started_event(room: Room, deal: Deal, who: str | None, now: int) -> dict[str, Any]:
+    return {
+        "type": "deal_started",
+        "deal": deal_view(room, deal, who, now),
+        "round": room.round,
+        "round_ends_at": room.round_ends_at,
+    }
+
+
+def revealed_deal(deal: Deal) -> dict[str, Any]:
+    """Everything about a deal that is over for everyone: seed, boards, logs."""
+    return {
+        "number": deal.number,
+        "seed": deal.seed,
+        "commitment": deal.commitment,
+        "boards": {p: revealed_view(r.board) for p, r in deal.replays.items()},
+        "logs": {
+            p: [{"t": e[0], "move": logged_move(e).to_wire()} for e in log]
+            for p, log in deal.logs.items()
+        },
+    }
+
+
+def snapshot(room: Room, member: str, now: int) -> dict[str, Any]:
+    """The room as ``member`` may see it now."""
+    m = room.members.get(member)
+    role = m.role if m is not None else SPECTATOR
+    who = member if role != SPECTATOR else SPECTATOR
+    deal = room.deal
+    history = [revealed_deal(d) for d in room.deals if d.over]
+    return {
+        "code": room.code,
+        "seq": room.seq,
+        "state": room.state,
+        "host": room.host,
+        "me": member,
+        "role": role,
+        "settings": room.settings.to_wire(),
+        **{k: v for k, v in members_payload(room).items() if k != "host"},
+        "round": room.round,
+        "round_started_at": room.round_started_at,
+        "round_ends_at": room.round_ends_at,
+        "deal": deal_view(room, deal, who, now) if deal is not None else None,
+        "sheet": room.sheet(now).to_wire(),
+        "history": history,
+    }

@@ -1,0 +1,215 @@
+"""No frame ever tells anybody what they may not know (RULES.md §6).
+
+Whole races are played by bots over real sockets, with a drop and resume, snapshot
+requests and a spectator joining mid-deal. Every frame every client received is
+kept. Afterwards the deals' seeds and logs (revealed at each deal's end) let the
+test replay every board and check each frame against what its receiver could see
+at the moment it was sent:
+
+- a player: no card that is face down or in the stock on their own board (the
+  layout is the same for everyone, so a rival's face-up card counts too);
+- a spectator: no card that no player has had face up yet;
+- players never get a rival's board, and nobody a seed, before the deal is over.
+
+"At the moment it was sent" is measured in moves: a client's frames arrive in the
+order they were sent, each accepted move shows up as a ``moved`` reply (the
+player's own) or a ``progress`` event (everyone's), and a snapshot tells how many
+moves each player has made.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from typing import Any
+
+from bench.bot import choose_move
+from protocol.board import Board
+from protocol.moves import Move
+from protocol.settings import DealRules
+from protocol.views import hidden_cards
+from tests.server_support import JSON, Client, Frame, player, running_server
+
+CARD = re.compile(r"^[A2-9TJQK][CDHS]$")
+CARD_IN_TEXT = re.compile(r"\b[A2-9TJQK][CDHS]\b")
+SNAPSHOTS = ("welcome", "joined", "snapshot")
+
+
+def cards_in(value: Any, out: set[str]) -> set[str]:
+    if isinstance(value, str):
+        if CARD.match(value):
+            out.add(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if k == "message" and isinstance(v, str):
+                out.update(CARD_IN_TEXT.findall(v))
+            else:
+                cards_in(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            cards_in(v, out)
+    return out
+
+
+class Replica:
+    """Every board of every deal, replayed from the revealed seeds and logs."""
+
+    def __init__(self, frames: list[list[Frame]]) -> None:
+        self.rules: dict[tuple[int, int], DealRules] = {}
+        self.seeds: dict[tuple[int, int], str] = {}
+        self.logs: dict[tuple[int, int], dict[str, list[dict[str, Any]]]] = {}
+        for stream in frames:
+            rnd = 0
+            for f in stream:
+                m = f.msg
+                if m["type"] in SNAPSHOTS and m.get("room"):
+                    rnd = m["room"]["round"]
+                if m["type"] == "deal_started":
+                    rnd = m["round"]
+                    self.rules[rnd, m["deal"]["number"]] = DealRules.from_wire(m["deal"]["rules"])
+                if m["type"] == "deal_over":
+                    key = (rnd, m["deal"]["number"])
+                    self.seeds[key] = m["deal"]["seed"]
+                    self.logs[key] = m["deal"]["logs"]
+
+    def hidden(self, key: tuple[int, int], player: str, moves: int) -> set[str]:
+        board = Board.deal(self.seeds[key], self.rules[key])
+        for entry in self.logs[key][player][:moves]:
+            board.apply(Move.from_wire(entry["move"]))
+        return hidden_cards(board)
+
+
+def check_stream(frames: list[Frame], me: str, role: str, replica: Replica) -> int:
+    """Check one client's frames; return how many card-bearing frames it checked."""
+    checked = 0
+    rnd = 0
+    running: int | None = None  # the deal in play, not yet over
+    counts: dict[str, int] = {}
+    over_at = {}  # seed -> index of its deal_over in this stream
+    for i, f in enumerate(frames):
+        if f.msg["type"] == "deal_over":
+            over_at[f.msg["deal"]["seed"]] = i
+    for i, f in enumerate(frames):
+        m = f.msg
+        kind = m["type"]
+        scope: Any = m
+        if kind in SNAPSHOTS and m.get("room"):
+            room = m["room"]
+            rnd = room["round"]
+            role = room["role"]
+            deal = room["deal"]
+            scope, running = None, None
+            if deal is not None and room["state"] == "playing":
+                running = deal["number"]
+                counts = {p: pr["moves"] for p, pr in deal["progress"].items()}
+                scope = deal
+                if role == "player":
+                    assert deal["boards"] == {}, "a rival board in a snapshot"
+        elif kind == "deal_started":
+            rnd, running = m["round"], m["deal"]["number"]
+            counts = dict.fromkeys(m["deal"]["progress"], 0)
+            if role == "player":
+                assert m["deal"]["boards"] == {}
+        elif kind == "moved":
+            counts[me] += 1
+        elif kind == "progress":
+            if m["player"] != me:
+                counts[m["player"]] += 1
+            if role == "player":
+                assert "board" not in m, "a rival's board sent to a player mid-deal"
+        elif kind == "deal_over":
+            running = None
+        if kind in ("deal_over", "sheet", "round_over") or running is None or scope is None:
+            continue
+        key = (rnd, running)
+        if key not in replica.seeds:
+            continue  # the round was cut short; nothing to check against
+        seed = replica.seeds[key]
+        raw = f.raw.encode() if isinstance(f.raw, str) else f.raw
+        assert seed.encode() not in raw, f"seed of deal {key} sent before it was over"
+        assert over_at.get(seed, len(frames)) > i
+        shown = cards_in(scope, set())
+        if not shown:
+            continue
+        if role == "player":
+            hidden = replica.hidden(key, me, counts[me])
+        else:
+            hidden = set.intersection(*(replica.hidden(key, p, n) for p, n in counts.items()))
+        leaked = shown & hidden
+        assert not leaked, f"{kind} to {role} {me} shows hidden {sorted(leaked)}: {m}"
+        checked += 1
+    return checked
+
+
+async def play_deal(
+    clients: dict[str, Client], number: int, boards: dict[str, Any], rng: random.Random, cap: int
+) -> None:
+    async def one(pid: str) -> None:
+        for i in range(cap):
+            board = boards[pid]
+            if board["status"] != "playing":
+                return
+            move = choose_move(board, rng) if i < cap - 1 else None
+            if i % 37 == 5:
+                await clients[pid].request("snapshot")
+            reply = await clients[pid].request("move", deal=number, move=move or {"kind": "resign"})
+            if reply["type"] != "moved":
+                return
+            boards[pid] = reply["board"]
+
+    await asyncio.gather(*(one(pid) for pid in clients))
+
+
+async def test_no_frame_leaks_hidden_information() -> None:
+    async with running_server() as server:
+        every: list[tuple[Client, str]] = []
+        host = await player(server, "Host")
+        code = (await host.ok("create_room", settings={"deals_per_round": 2}))["room"]["code"]
+        guests = [await player(server, n, JSON if n == "Jo" else None) for n in ("Jo", "Kim")]
+        for g in guests:
+            await g.ok("join_room", code=code, role="player")
+        watcher = await player(server, "Watch", JSON)
+        await watcher.ok("join_room", code=code, role="spectator")
+        every += [(host, "player"), (guests[0], "player"), (guests[1], "player")]
+        every.append((watcher, "spectator"))
+        rng = random.Random(7)
+
+        for rnd, settings in enumerate(({"draw": 1}, {"draw": 3, "stock_passes": 2})):
+            await host.ok("update_settings", settings=settings)
+            await host.ok("rematch" if rnd else "start")
+            for number in (1, 2):
+                clients = {c.player or "": c for c in (host, *guests)}
+                boards = {}
+                for pid, c in clients.items():
+                    start = await c.event("deal_started")
+                    assert start["deal"]["number"] == number
+                    boards[pid] = start["deal"]["board"]
+                if rnd == 0 and number == 1:
+                    # Kim drops after a few moves and resumes; a latecomer watches.
+                    kim = guests[1]
+                    for _ in range(5):
+                        move = choose_move(boards[kim.player or ""], rng) or {"kind": "draw"}
+                        reply = await kim.ok("move", deal=1, move=move)
+                        boards[kim.player or ""] = reply["board"]
+                    kim.ws.transport.abort()
+                    back = await Client.open(server.url)
+                    welcome = await back.ok("hello", version=1, token=kim.token)
+                    back.player, back.token = kim.player, kim.token
+                    assert welcome["room"]["deal"]["board"] == boards[kim.player or ""]
+                    guests[1] = clients[kim.player or ""] = back
+                    every.append((back, "player"))
+                    late = await player(server, "Late")
+                    await late.ok("join_room", code=code, role="spectator")
+                    every.append((late, "spectator"))
+                await play_deal(clients, number, boards, rng, cap=120)
+                await host.event("deal_over")
+            await host.event("round_over")
+
+        await asyncio.sleep(0.05)
+        replica = Replica([c.frames for c, _ in every])
+        assert len(replica.seeds) == 4
+        checked = 0
+        for client, role in every:
+            checked += check_stream(client.frames, client.player or "", role, replica)
+        assert checked > 500
