@@ -14,7 +14,6 @@ from protocol.board import Board
 from protocol.cards import card_from_str
 from protocol.moves import Move, MoveKind
 from protocol.settings import DealRules, Variant
-from server.commands import clone_board
 
 _ORDER = {
     MoveKind.AUTO_COMPLETE: 0,
@@ -70,7 +69,7 @@ def solve(board: Board, budget: int = 60_000) -> list[Move] | None:
         moves.sort(key=lambda m: _ORDER[m.kind])
         return moves[::-1]  # popped from the end
 
-    root = clone_board(board)
+    root = board.copy()
     seen.add(_key(root))
     stack.append((root, options(root)))
     while stack:
@@ -81,7 +80,7 @@ def solve(board: Board, budget: int = 60_000) -> list[Move] | None:
                 path.pop()
             continue
         move = todo.pop()
-        nb = clone_board(b)
+        nb = b.copy()
         nb.apply(move)
         if nb.home == nb.total:
             return [*path, move]

@@ -53,9 +53,9 @@ def setup_room(h: Harness, players: int = 3, spectators: int = 0, **settings: An
     return ids
 
 
-def test_clone_board_is_a_full_copy() -> None:
+def test_board_copy_is_a_full_copy() -> None:
     board = Board.deal("x", DealRules())
-    copy_ = C.clone_board(board)
+    copy_ = board.copy()
     assert copy_.fingerprint() == board.fingerprint()
     rng = random.Random(3)
     for _ in range(50):
