@@ -135,6 +135,8 @@ class RoomState:
             self.host = event.get("host", self.host)
         elif kind == "settings":
             self.settings = _dict(event.get("settings"))
+            if "round_ends_at" in event:  # a new time limit applies to the running round
+                self.round_ends_at = event["round_ends_at"]
         elif kind == "deal_started":
             new_round = event.get("round")
             if isinstance(new_round, int) and new_round != self.round:

@@ -60,7 +60,7 @@ class SessionStats:
     reconnects: int = 0  # successful resumes after a drop
     resyncs: int = 0  # snapshots asked for because of a sequence gap
     events: int = 0  # room events folded in
-    unsolicited_errors: list[str] = field(default_factory=list)  # error codes without an id
+    unsolicited_errors: list[str] = field(default_factory=list)  # errors for no waiting request
 
 
 class Session(EventHub, RoomRequests):
@@ -255,17 +255,13 @@ class Session(EventHub, RoomRequests):
             self._on_event(frame)
 
     def _on_unsolicited_error(self, frame: dict[str, Any]) -> None:
-        """An error with no ``id``. The server refuses a frame over its rate limit
-        without decoding it, so that error cannot name its request; but it answers
-        a connection's frames one at a time, in order, so the refused frame is the
-        oldest request still waiting. Failing that one lets it be retried."""
+        """An error that answers no waiting request: one for a request that already
+        timed out, or one without an ``id`` (every frame we send has one, so only a
+        frame the server could not read). Refusals, ``rate_limited`` included, echo
+        the request's ``id`` and reach it in :meth:`_receive`; nothing here can be
+        matched to a request, so it is counted and logged."""
         code = str(frame.get("code"))
         self.stats.unsolicited_errors.append(code)
-        if code == "rate_limited" and self._pending:
-            _, future = self._pending.pop(next(iter(self._pending)))
-            if not future.done():
-                future.set_exception(ServerError.from_frame(frame))
-            return
         log.warning("server error: %s %s", code, frame.get("message"))
 
     def _on_reply(self, kind: str, frame: dict[str, Any]) -> None:
@@ -331,7 +327,8 @@ class Session(EventHub, RoomRequests):
     ) -> dict[str, Any]:
         """Send one request and return its reply frame; raise ``ServerError`` if refused.
 
-        A ``rate_limited`` refusal is retried after a pause (nothing was applied).
+        A ``rate_limited`` refusal (it echoes the request's ``id``) is retried after a
+        pause: nothing was applied.
         """
         reply, _ = await self.timed_request(kind, timeout, **fields)
         return reply

@@ -1,0 +1,213 @@
+"""What the Redis store and a second node cost, under the same load as bench/server.py.
+
+Runs, in one go and on one machine, the same race load (R rooms of 8 bot players
+plus spectators, bench/server.py's bots) against:
+
+1. the server on the in-memory store, flat out;
+2. the server on the Redis store (a private ``redis-server`` with
+   ``appendonly yes``/``appendfsync always``, so every move is fsynced before it is
+   acknowledged), flat out;
+3. the same at half the rate the Redis run reached: the latency a room sees when
+   the server is not saturated;
+4. two nodes on that Redis, each room's players split between them: half of every
+   room's moves are relayed from the node their player sits on to the room's owner.
+
+Targets (issue 4): the Redis store keeps at least 60 % of the in-memory moves a
+second, and its p99 at half load stays under 25 ms. The last line is JSON.
+
+Usage: python -m bench.redis [--rooms 8] [--seconds 5] [--spectators 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import ClientConnection, connect
+
+from bench.server import (
+    CONNECT,
+    PER_ROOM,
+    Load,
+    Pacer,
+    Proc,
+    RaceBot,
+    _recv,
+    _send,
+    drive,
+    show,
+    watch,
+)
+
+SERVER = r"listening on ws://[^:]+:(\d+)/ws"
+
+
+class Redis:
+    """A private, durable redis-server for the run."""
+
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="bench-redis-"))
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc = subprocess.Popen(
+            [
+                shutil.which("redis-server") or "redis-server", "--port", str(self.port),
+                "--bind", "127.0.0.1", "--save", "", "--appendonly", "yes",
+                "--appendfsync", "always", "--dir", str(self.dir),
+            ],
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError("redis-server did not start")
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+async def start_server(redis: Redis | None) -> Proc:
+    extra = ["--rate-limit", "100000"] + (["--redis", redis.url] if redis else [])
+    return await Proc.start("server", SERVER, *extra)
+
+
+async def split_room(
+    urls: list[str], room: int, spectators: int
+) -> tuple[list[RaceBot], list[ClientConnection]]:
+    """A room created on the first node; its players alternate between the nodes."""
+
+    async def hello(url: str, name: str) -> ClientConnection:
+        ws = await connect(url, subprotocols=["klondike-race.v1.msgpack"], **CONNECT)  # type: ignore[list-item]
+        await _send(ws, {"type": "hello", "id": 0, "version": 1, "name": name})
+        await _recv(ws)
+        return ws
+
+    host = RaceBot(await hello(urls[0], f"h{room}"), True, room * 100)
+    code = (await host.request("create_room", settings={"deals_per_round": 20}))["room"]["code"]
+    bots = [host]
+    for i in range(1, PER_ROOM):
+        bot = RaceBot(await hello(urls[i % len(urls)], f"b{room}.{i}"), False, room * 100 + i)
+        reply = await bot.request("join_room", code=code, role="player")
+        assert reply["type"] == "joined", reply
+        bots.append(bot)
+    watchers = []
+    for i in range(spectators):
+        ws = await hello(urls[(i + 1) % len(urls)], f"s{room}.{i}")
+        await _send(ws, {"type": "join_room", "id": 1, "code": code, "role": "spectator"})
+        await _recv(ws)
+        watchers.append(ws)
+    return bots, watchers
+
+
+async def drive_nodes(
+    procs: list[Proc], rooms: int, spectators: int, warmup: float, seconds: float
+) -> dict[str, Any]:
+    urls = [f"ws://127.0.0.1:{p.port}/ws" for p in procs]
+    made = [await split_room(urls, r, spectators) for r in range(rooms)]
+    load = Load()
+    start = time.perf_counter()
+    load.window = (start + warmup, start + warmup + seconds)
+    tasks: list[asyncio.Task[Any]] = []
+    for bots, watchers in made:
+        await bots[0].request("start")
+        tasks += [asyncio.create_task(b.play(load, Pacer(0, random.Random(id(b))))) for b in bots]
+        tasks += [asyncio.create_task(watch(w)) for w in watchers]
+    await asyncio.sleep(warmup)
+    cpu0, wall0 = sum(p.cpu_s() for p in procs), time.perf_counter()
+    await asyncio.sleep(seconds)
+    cpu = (sum(p.cpu_s() for p in procs) - cpu0) / (time.perf_counter() - wall0)
+    for t in tasks:
+        t.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    for bots, watchers in made:
+        for ws in [b.ws for b in bots] + watchers:
+            await ws.close()
+    out = load.summary()
+    out.update(
+        connections=rooms * (PER_ROOM + spectators),
+        server_cpu=round(cpu, 2),
+        moves_per_cpu_s=round(out["moves_per_s"] / cpu, 1) if cpu else 0.0,
+        mem_per_conn_kb=0.0,
+        load_cpu=0.0,
+    )
+    return out
+
+
+async def one(redis: Redis | None, args: argparse.Namespace, rate: float = 0.0) -> dict[str, Any]:
+    proc = await start_server(redis)
+    try:
+        return await drive(
+            "race", proc, args.rooms, args.spectators, rate, args.warmup, args.seconds
+        )
+    finally:
+        await proc.stop()
+
+
+async def main(args: argparse.Namespace) -> dict[str, Any]:
+    result: dict[str, Any] = {"rooms": args.rooms, "players": args.rooms * PER_ROOM}
+    memory = await one(None, args)
+    show("in-memory store", memory)
+    redis = Redis()
+    try:
+        durable = await one(redis, args)
+        show("redis store", durable)
+        half = durable["moves_per_s"] / 2
+        paced = await one(redis, args, half)
+        show(f"redis store @ {half:.0f}/s", paced)
+        procs = [await start_server(redis), await start_server(redis)]
+        try:
+            two = await drive_nodes(procs, args.rooms, args.spectators, args.warmup, args.seconds)
+        finally:
+            for p in procs:
+                await p.stop()
+        show("two nodes, redis", two)
+    finally:
+        redis.stop()
+    ratio = durable["moves_per_s"] / memory["moves_per_s"] if memory["moves_per_s"] else 0.0
+    result.update(
+        memory=memory,
+        redis=durable,
+        redis_half_load=dict(paced, target_rate=half),
+        two_nodes=two,
+        redis_vs_memory=round(ratio, 3),
+        targets_met=ratio >= 0.6 and paced["p99_ms"] < 25,
+    )
+    print(
+        f"redis / memory: {ratio:.1%} of the moves a second (target >= 60%);"
+        f" p99 at half load {paced['p99_ms']:.1f} ms (target < 25 ms)"
+    )
+    return result
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--rooms", type=int, default=8, help="rooms of 8 players (default 8)")
+    parser.add_argument("--spectators", type=int, default=1, help="spectators per room")
+    parser.add_argument("--seconds", type=float, default=5.0, help="measured seconds per run")
+    parser.add_argument("--warmup", type=float, default=1.0, help="seconds before measuring")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(parse()))))

@@ -1,0 +1,273 @@
+"""Private ``redis-server`` processes for the tests, and a tiny client to inspect them.
+
+Tests never touch a Redis they did not start: each :class:`RedisServer` runs on a free
+port in its own directory, with ``appendonly yes``/``appendfsync always`` so a
+``kill -9`` followed by :meth:`RedisServer.start` on the same port and directory
+keeps every acknowledged write. Every process is killed when its test ends.
+
+:func:`command` is a blocking RESP client (a socket, no library), so what a test
+checks about Redis does not go through the code under test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def command(port: int, *args: str | bytes | int, timeout: float = 5.0) -> Any:
+    """Send one command to 127.0.0.1:port and return the decoded reply (bytes,
+    int, list or None); an error reply raises RuntimeError."""
+    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+    payload = b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(payload)
+        reader = sock.makefile("rb")
+        return _read_reply(reader)
+
+
+def _read_reply(reader: Any) -> Any:
+    line: bytes = reader.readline()
+    if not line:
+        raise ConnectionError("connection closed")
+    kind, rest = line[:1], line[1:-2]
+    if kind == b"+":
+        return rest
+    if kind == b"-":
+        raise RuntimeError(rest.decode())
+    if kind == b":":
+        return int(rest)
+    if kind == b"$":
+        n = int(rest)
+        if n < 0:
+            return None
+        data: bytes = reader.read(n + 2)[:-2]
+        return data
+    if kind == b"*":
+        n = int(rest)
+        return None if n < 0 else [_read_reply(reader) for _ in range(n)]
+    raise ValueError(f"bad reply {line!r}")
+
+
+class RedisServer:
+    """One redis-server process that a test may kill, freeze and restart."""
+
+    def __init__(self, directory: Path, port: int | None = None) -> None:
+        self.dir = directory
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.port = port or free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        """Start (or restart, on the same port and data) and wait until it answers."""
+        assert self.proc is None or self.proc.poll() is not None, "already running"
+        self.proc = subprocess.Popen(
+            [
+                REDIS_SERVER,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--dir",
+                str(self.dir),
+                "--daemonize",
+                "no",
+                "--logfile",
+                str(self.dir / "redis.log"),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if command(self.port, "PING", timeout=0.5) == b"PONG":
+                    return
+            except (OSError, RuntimeError):  # not listening yet, or -LOADING
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server did not start: {self.dir / 'redis.log'}")
+            time.sleep(0.02)
+
+    def kill(self) -> None:
+        """kill -9: no shutdown, no final save; only what was fsynced survives."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def freeze(self) -> None:
+        """SIGSTOP: connections stay open but nothing is answered."""
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+    def __call__(self, *args: str | bytes | int) -> Any:
+        return command(self.port, *args)
+
+    def keys_without_ttl(self) -> list[bytes]:
+        """Every key that would live forever (PTTL -1)."""
+        return [k for k in self("KEYS", "*") if self("PTTL", k) == -1]
+
+
+@contextmanager
+def running_redis(directory: Path) -> Iterator[RedisServer]:
+    server = RedisServer(directory)
+    server.start()
+    try:
+        yield server
+    finally:
+        if server.proc is not None and server.proc.poll() is None:
+            server.thaw()
+        server.kill()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A private redis-server for one test (import this fixture into a test module)."""
+    with running_redis(tmp_path / "redis") as server:
+        yield server
+
+
+class ServerProcess:
+    """``klondike-race serve --redis URL`` as a real process that a test may kill -9
+    and start again on the same port."""
+
+    def __init__(self, redis_url: str, log_path: Path, port: int | None = None) -> None:
+        self.redis_url = redis_url
+        self.port = port or free_port()
+        self.log_path = log_path
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def start(self, timeout: float = 20.0) -> None:
+        exe = Path(sys.executable).parent / "klondike-race"
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env.pop("KLONDIKE_REDIS_URL", None)
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                [str(exe), "serve", "--port", str(self.port), "--redis", self.redis_url],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{self.port}/healthz", timeout=0.5
+                ) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:
+                pass
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start:\n{self.log_path.read_text()[-3000:]}")
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        """kill -9: no goodbye to anyone."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def freeze(self) -> None:
+        """SIGSTOP: its sockets stay open, it answers nothing, renews no lease."""
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+    def stop(self) -> None:
+        """SIGTERM: the graceful stop (clients get 1001)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@contextmanager
+def running_servers(
+    redis: RedisServer, directory: Path, count: int
+) -> Iterator[list[ServerProcess]]:
+    """``count`` nodes on one Redis; every one is stopped at the end."""
+    nodes = [ServerProcess(redis.url, directory / f"node{i + 1}.log") for i in range(count)]
+    try:
+        for node in nodes:
+            node.start()
+        yield nodes
+    finally:
+        for node in nodes:
+            if node.proc is not None and node.proc.poll() is None:
+                node.thaw()
+            node.kill()
+    for node in nodes:  # a bug on a node shows in its log even when clients cope
+        text = node.log_path.read_text()
+        assert "Traceback" not in text and " ERROR " not in text, text[-4000:]
+
+
+class Player:
+    """A raw client (tests/server_support.py) playing legal moves with the client's
+    bot, remembering every move the server acknowledged and the board it returned."""
+
+    def __init__(self, client: Any) -> None:
+        from client.bot import Bot
+
+        self.client = client
+        self.bot = Bot(search_budget=0)
+        self.view: dict[str, Any] | None = None
+        self.acked: list[dict[str, Any]] = []  # the moved replies, in order
+
+    async def play(self, deal: int, count: int) -> None:
+        from protocol.moves import MoveKind
+
+        for _ in range(count):
+            assert self.view is not None
+            move = self.bot.decide(self.view)
+            if move.kind is MoveKind.RESIGN:
+                return
+            reply = await self.client.request("move", deal=deal, move=move.to_wire())
+            assert reply["type"] == "moved", reply
+            self.acked.append(reply)
+            self.view = reply["board"]

@@ -1,0 +1,280 @@
+"""Several ``serve --redis`` processes on one private redis-server: every node serves
+every room, a dead owner's rooms move to another node, Redis itself may restart
+mid-race, and no key is left behind without a TTL."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.redis_fixtures import Player, RedisServer, running_redis, running_servers
+from tests.server_support import Client
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisServer]:
+    with running_redis(tmp_path / "redis") as server:
+        yield server
+
+
+async def joined(url: str, name: str) -> Client:
+    client = await Client.open(url)
+    await client.hello(name)
+    return client
+
+
+async def resume(url: str, token: str | None) -> tuple[Client, dict[str, Any]]:
+    client = await Client.open(url)
+    welcome = await client.ok("hello", version=1, token=token)
+    return client, welcome
+
+
+def lease_holder(redis: RedisServer, code: str) -> str:
+    held = redis("GET", f"klondike:room:{code}:lease")
+    assert held is not None
+    return str(held.decode().rpartition("#")[0])
+
+
+async def test_spectator_on_another_node(redis: RedisServer, tmp_path: Path) -> None:
+    """Players on node A, one spectator on A and one on B: B's spectator gets the
+    very same frames, seq for seq, and so do players relayed through B."""
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann, bob = await joined(a.url, "Ann"), await joined(a.url, "Bob")
+        near, far = await joined(a.url, "Near"), await joined(b.url, "Far")
+        code = (await ann.ok("create_room", settings={"deals_per_round": 1}))["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        await near.ok("join_room", code=code, role="spectator")
+        reply = await far.ok("join_room", code=code, role="spectator")
+        assert reply["room"]["code"] == code
+        await ann.ok("start")
+        players = [Player(ann), Player(bob)]
+        for p in players:
+            p.view = (await p.client.event("deal_started"))["deal"]["board"]
+        await asyncio.gather(*(p.play(1, 20) for p in players))
+        await ann.ok("close_room")
+        await far.event("room_closed")
+        await near.event("room_closed")
+        seqs = [e["seq"] for e in far.events]
+        # From Far's join on, both get every event, tailored alike, in seq order.
+        assert far.events == [e for e in near.events if e["seq"] >= seqs[0]]
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+        boards = far.last("progress")
+        assert boards is not None and "board" in boards  # spectators see boards
+
+
+async def test_players_on_two_nodes_and_owner_failover(redis: RedisServer, tmp_path: Path) -> None:
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann, bob = await joined(a.url, "Ann"), await joined(b.url, "Bob")
+        sam = await joined(b.url, "Sam")
+        settings = {"scoring": "standard", "time_limit_minutes": 30}
+        code = (await ann.ok("create_room", settings=settings))["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        await sam.ok("join_room", code=code, role="spectator")
+        idle = await joined(a.url, "Ida")  # a second room on A, whose client will go away
+        other = (await idle.ok("create_room"))["room"]["code"]
+        await idle.close()
+        await ann.ok("start")
+        players = [Player(ann), Player(bob)]  # Bob's moves go through B to A
+        for p in players:
+            p.view = (await p.client.event("deal_started"))["deal"]["board"]
+        await asyncio.gather(*(p.play(1, 15) for p in players))
+        before = (await sam.ok("snapshot"))["room"]
+        a_node = lease_holder(redis, code)
+        assert lease_holder(redis, other) == a_node
+
+        a.kill()
+        started = time.monotonic()
+        for c in (bob, sam):  # relayed through B: B closes them so they resume
+            assert await c.closed() == 1001
+        seen = time.monotonic() - started
+        assert seen < 5, f"B noticed A's death after {seen:.1f} s"
+        resumed = {}
+        for c in (ann, bob, sam):
+            back, welcome = await resume(b.url, c.token)
+            resumed[c.player] = (back, welcome["room"])
+        assert time.monotonic() - started < 8
+        assert lease_holder(redis, code) != a_node
+        for p in players:
+            room = resumed[p.client.player][1]
+            assert room["deal"]["board"] == p.acked[-1]["board"]
+            assert room["round_ends_at"] == before["round_ends_at"]
+        assert resumed[sam.player][1]["sheet"] == before["sheet"]
+        # Play on, on the new owner.
+        players[0].client = resumed[ann.player][0]
+        players[1].client = resumed[bob.player][0]
+        await asyncio.gather(*(p.play(1, 5) for p in players))
+        watcher = resumed[sam.player][0]
+        progress = await watcher.event("progress", player=bob.player)
+        assert progress["progress"]["moves"] > len(players[1].acked) - 5
+        # The room nobody was connected to moved too (the scan), within a few seconds.
+        deadline = time.monotonic() + 8
+        while lease_holder_or_none(redis, other) in (None, a_node):
+            assert time.monotonic() < deadline, "the idle room was not taken over"
+            await asyncio.sleep(0.2)
+
+
+def lease_holder_or_none(redis: RedisServer, code: str) -> str | None:
+    held = redis("GET", f"klondike:room:{code}:lease")
+    return None if held is None else str(held.decode().rpartition("#")[0])
+
+
+async def test_graceful_stop_hands_rooms_over_at_once(redis: RedisServer, tmp_path: Path) -> None:
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann = await joined(a.url, "Ann")
+        code = (await ann.ok("create_room"))["room"]["code"]
+        await ann.ok("start")
+        player = Player(ann)
+        player.view = (await ann.event("deal_started"))["deal"]["board"]
+        await player.play(1, 5)
+        a.stop()  # SIGTERM: clients get 1001, leases are released
+        assert await ann.closed() == 1001
+        assert redis("EXISTS", f"klondike:room:{code}:lease") == 0
+        started = time.monotonic()
+        _, welcome = await resume(b.url, ann.token)
+        assert time.monotonic() - started < 1.0  # no lease period to wait out
+        assert welcome["room"]["deal"]["board"] == player.acked[-1]["board"]
+
+
+async def test_redis_restart_mid_race(redis: RedisServer, tmp_path: Path) -> None:
+    """Moves while Redis is down get storage_unavailable and are not applied; once
+    it is back, service resumes by itself (relayed clients may be asked to resume)."""
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann, bob = await joined(a.url, "Ann"), await joined(b.url, "Bob")
+        code = (await ann.ok("create_room"))["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        await ann.ok("start")
+        players = [Player(ann), Player(bob)]
+        for p in players:
+            p.view = (await p.client.event("deal_started"))["deal"]["board"]
+        await asyncio.gather(*(p.play(1, 5) for p in players))
+
+        redis.kill()
+        for p in players:
+            assert p.view is not None
+            move = p.bot.decide(p.view).to_wire()
+            reply = await p.client.request("move", deal=1, move=move)
+            assert reply["type"] == "error" and reply["code"] == "storage_unavailable"
+        await asyncio.sleep(0.5)
+        redis.start()
+
+        deadline = time.monotonic() + 10
+        for p in players:
+            while True:
+                assert time.monotonic() < deadline, "service did not resume"
+                client = p.client
+                if client.close_code is not None:  # the relay asked it to resume
+                    url = a.url if client is ann else b.url
+                    p.client, _ = await resume(url, client.token)
+                    continue
+                assert p.view is not None
+                move = p.bot.decide(p.view).to_wire()
+                try:
+                    reply = await p.client.request("move", deal=1, move=move)
+                except ConnectionError:
+                    continue
+                if reply["type"] == "moved":
+                    p.acked.append(reply)
+                    p.view = reply["board"]
+                    break
+                assert reply["code"] == "storage_unavailable", reply
+                await asyncio.sleep(0.2)
+        _, welcome = await resume(a.url, ann.token)
+        for p in players:
+            if p.client.player == ann.player:
+                assert welcome["room"]["deal"]["board"] == p.acked[-1]["board"]
+        assert welcome["room"]["deal"]["progress"][bob.player]["moves"] == len(players[1].acked)
+
+
+async def test_key_hygiene(redis: RedisServer, tmp_path: Path) -> None:
+    """Leases, logs, the room index and sessions all carry TTLs; nodes store nothing
+    (their channels are not keys); a closed room's lease goes at once."""
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann, bob = await joined(a.url, "Ann"), await joined(b.url, "Bob")
+        code = (await ann.ok("create_room"))["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        await ann.ok("start")
+        await bob.event("deal_started")
+        keep = await joined(b.url, "Kim")
+        await keep.ok("create_room")
+        assert redis.keys_without_ttl() == []
+        await ann.ok("close_room")
+        await bob.event("room_closed")
+        await asyncio.sleep(0.2)
+        keys = {k.decode() for k in redis("KEYS", "*")}
+        assert f"klondike:room:{code}:lease" not in keys
+        assert not any(":node:" in k for k in keys)
+        assert redis.keys_without_ttl() == []
+        for key in keys:
+            if key.endswith(":lease"):
+                assert 0 < redis("PTTL", key) <= 3000
+
+
+async def test_a_relayed_client_goes_from_room_to_room(redis: RedisServer, tmp_path: Path) -> None:
+    """Bob sits on B. His first room runs on A (relayed); he leaves and joins a room
+    that runs on B itself, then one on A again: each join lands where the room runs."""
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann, kim, bob = (
+            await joined(a.url, "Ann"),
+            await joined(b.url, "Kim"),
+            await joined(b.url, "Bob"),
+        )
+        on_a = (await ann.ok("create_room"))["room"]["code"]
+        on_b = (await kim.ok("create_room"))["room"]["code"]
+        assert lease_holder(redis, on_a) != lease_holder(redis, on_b)
+        for code, host in ((on_a, ann), (on_b, kim), (on_a, ann)):
+            reply = await bob.ok("join_room", code=code, role="player")
+            assert reply["room"]["code"] == code
+            while bob.player not in [p["id"] for p in (await host.event("members"))["players"]]:
+                pass  # the host sees Bob arrive (after the members events before it)
+            await bob.ok("leave_room")
+        await bob.ok("create_room")  # wherever his requests go, he can host one too
+        assert (await bob.ok("snapshot"))["room"]["host"] == bob.player
+
+
+async def test_frozen_owner_is_fenced_off(redis: RedisServer, tmp_path: Path) -> None:
+    """A owner that stops answering (SIGSTOP: its sockets stay open) loses its rooms
+    when its leases run out; its relayed clients are sent to resume elsewhere, and
+    once it wakes up it cannot write to the room's log any more."""
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann, bob = await joined(a.url, "Ann"), await joined(b.url, "Bob")
+        code = (await ann.ok("create_room"))["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        await ann.ok("start")
+        players = [Player(ann), Player(bob)]
+        for p in players:
+            p.view = (await p.client.event("deal_started"))["deal"]["board"]
+        await asyncio.gather(*(p.play(1, 5) for p in players))
+        a_node = lease_holder(redis, code)
+
+        a.freeze()
+        assert players[0].view is not None
+        late = asyncio.create_task(
+            ann.request("move", deal=1, move=players[0].bot.decide(players[0].view).to_wire())
+        )
+        assert await bob.closed(timeout=10) == 1001  # B stopped hearing from A
+        bob2, welcome = await resume(b.url, bob.token)  # B takes the room over
+        assert lease_holder(redis, code) != a_node
+        assert welcome["room"]["deal"]["board"] == players[1].acked[-1]["board"]
+        players[1].client = bob2
+        await players[1].play(1, 3)
+
+        a.thaw()
+        try:  # sent to A while it was frozen: refused, or lost with the connection
+            reply = await late
+            assert reply["type"] == "error", reply
+            assert reply["code"] in ("storage_unavailable", "not_in_room"), reply
+        except ConnectionError:
+            pass
+        assert await ann.closed() == 1001  # A gave the room up
+        ann2, welcome = await resume(a.url, ann.token)  # relayed from A to B now
+        # A could not write the late move: the board is the last acknowledged one.
+        assert welcome["room"]["deal"]["board"] == players[0].acked[-1]["board"]
+        players[0].client = ann2
+        await players[0].play(1, 3)
+        progress = await bob2.event("progress", player=ann.player)
+        assert progress["progress"]["moves"] >= len(players[0].acked) - 2

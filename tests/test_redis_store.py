@@ -1,0 +1,317 @@
+"""The Redis store against real, private redis-server processes: the Store contract,
+durability across ``kill -9``, outages, fencing, and that no key outlives its TTL."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from server.redis_store import LeaseLost, RedisStore
+from server.store import SessionRecord, StoreUnavailable, token_key
+from tests.redis_fixtures import RedisServer, free_port, running_redis
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisServer]:
+    with running_redis(tmp_path / "redis") as server:
+        yield server
+
+
+@pytest.fixture
+async def store(redis: RedisServer) -> AsyncIterator[RedisStore]:
+    s = await RedisStore.from_url(redis.url, timeout=1.0)
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+async def eventually(check: object, timeout: float = 5.0) -> None:
+    """Await ``check()`` until it stops raising StoreUnavailable."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            await check()  # type: ignore[operator]
+            return
+        except StoreUnavailable:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.05)
+
+
+async def test_append_keeps_call_order_and_bytes(store: RedisStore) -> None:
+    assert await store.reserve_room("AAAAAA")
+    assert not await store.reserve_room("AAAAAA")
+    records = [bytes([i % 256]) * (i % 7) + b"\x00\xff" for i in range(300)]
+    big = b"\x00" * 65536
+    # Concurrent appends from many tasks: each gets the log length after its records.
+    lengths = await asyncio.gather(*(store.append("AAAAAA", [r]) for r in records))
+    assert lengths == list(range(1, 301))
+    assert await store.append("AAAAAA", [big, b""]) == 302
+    assert await store.load("AAAAAA") == [*records, big, b""]
+    assert await store.load("NOSUCH") == []
+
+
+async def test_appends_are_group_committed(store: RedisStore, redis: RedisServer) -> None:
+    redis("CONFIG", "RESETSTAT")
+    rooms = [f"ROOM{i:02d}" for i in range(20)]
+    for code in rooms:
+        await store.reserve_room(code)
+
+    async def player(code: str) -> None:
+        for k in range(50):
+            await store.append(code, [b"move %d" % k])
+
+    await asyncio.gather(*(player(c) for c in rooms for _ in range(2)))
+    stats = redis("INFO", "commandstats").decode()
+    evalsha = next(line for line in stats.splitlines() if line.startswith("cmdstat_evalsha:"))
+    calls = int(evalsha.split("calls=")[1].split(",")[0])
+    assert calls < 2000 / 4, f"2000 appends took {calls} script calls: not coalesced"
+    for code in rooms:
+        assert len(await store.load(code)) == 100
+
+
+async def test_sessions_hashed_and_refreshed(tmp_path: Path, redis: RedisServer) -> None:
+    store = await RedisStore.from_url(redis.url, session_ttl_ms=60_000)
+    try:
+        record = SessionRecord(player="pAB12", name="Åse 🂡", room="K7QX2M")
+        await store.put_session("secret-token", record)
+        assert await store.get_session("secret-token") == record
+        assert await store.get_session("other") is None
+        (key,) = redis("KEYS", "*session*")
+        assert token_key("secret-token").encode() in key
+        dump = b"".join(redis("KEYS", "*")) + redis("GET", key)
+        assert b"secret-token" not in dump
+        redis("PEXPIRE", key, 5_000)
+        await store.get_session("secret-token")
+        assert redis("PTTL", key) > 50_000  # reading the session refreshed its TTL
+    finally:
+        await store.close()
+
+
+async def test_close_room_and_reuse_of_codes(redis: RedisServer) -> None:
+    store = await RedisStore.from_url(redis.url, closed_ttl_ms=300)
+    try:
+        for code in ("ONE111", "TWO222"):
+            assert await store.reserve_room(code)
+        await store.append("ONE111", [b"a"])
+        assert await store.open_rooms() == ["ONE111", "TWO222"]
+        await store.close_room("ONE111")
+        assert await store.open_rooms() == ["TWO222"]
+        assert 0 < redis("PTTL", store.keys.log("ONE111")) <= 300
+        assert not await store.reserve_room("ONE111")  # its log is still around
+        await asyncio.sleep(0.4)
+        assert await store.reserve_room("ONE111")  # expired: the code is free again
+        assert await store.load("ONE111") == []
+    finally:
+        await store.close()
+
+
+async def test_idle_rooms_and_sessions_leave_nothing(redis: RedisServer) -> None:
+    store = await RedisStore.from_url(redis.url, idle_ttl_ms=400, session_ttl_ms=400)
+    try:
+        for i in range(5):
+            code = f"IDLE{i:02d}"
+            await store.reserve_room(code)
+            await store.append(code, [b"x"] * i)
+        await store.reserve_room("EMPTY0")
+        await store.put_session("t", SessionRecord("p", "n", "IDLE01"))
+        await store.append("IDLE01", [b"y"])  # refreshes that room's TTL
+        assert redis.keys_without_ttl() == []
+        assert set(await store.open_rooms()) == {f"IDLE{i:02d}" for i in range(5)} | {"EMPTY0"}
+        await asyncio.sleep(0.5)
+        assert redis("DBSIZE") == 0
+        assert await store.open_rooms() == []
+        assert await store.reserve_room("IDLE03")
+    finally:
+        await store.close()
+
+
+async def test_no_key_without_ttl_after_a_workload(store: RedisStore, redis: RedisServer) -> None:
+    for i in range(10):
+        code = f"WORK{i:02d}"
+        await store.reserve_room(code)
+        await asyncio.gather(*(store.append(code, [b"m"]) for _ in range(20)))
+        await store.put_session(f"tok{i}", SessionRecord(f"p{i}", "n", code))
+        if i % 2:
+            await store.close_room(code)
+    assert redis("DBSIZE") > 0
+    assert redis.keys_without_ttl() == []
+    assert len(await store.open_rooms()) == 5
+
+
+async def test_acknowledged_appends_survive_kill_9(store: RedisStore, redis: RedisServer) -> None:
+    await store.reserve_room("DURAB1")
+    acked = []
+    for k in range(200):
+        await store.append("DURAB1", [b"rec %d" % k])
+        acked.append(b"rec %d" % k)
+    redis.kill()
+    with pytest.raises(StoreUnavailable):
+        await store.append("DURAB1", [b"lost"])
+    redis.start()  # same port, same directory: replays its AOF
+    await eventually(lambda: store.load("DURAB1"))
+    # The same store object reconnected by itself; the refused record is not there.
+    assert await store.load("DURAB1") == acked
+    assert await store.open_rooms() == ["DURAB1"]
+
+
+async def test_outage_is_storage_unavailable_then_service_resumes(
+    store: RedisStore, redis: RedisServer
+) -> None:
+    await store.reserve_room("OUTAGE")
+    await store.put_session("tok", SessionRecord("p", "n", None))
+    redis.kill()
+    started = time.monotonic()
+    for op in (
+        store.append("OUTAGE", [b"x"]),
+        store.load("OUTAGE"),
+        store.open_rooms(),
+        store.get_session("tok"),
+        store.reserve_room("OTHER1"),
+        store.put_session("t2", SessionRecord("p", "n", None)),
+    ):
+        with pytest.raises(StoreUnavailable):
+            await op
+    assert time.monotonic() - started < 1.0  # fails fast, does not hang
+    await asyncio.sleep(1.0)  # stay down across several reconnection attempts
+    redis.start()
+    await eventually(lambda: store.append("OUTAGE", [b"back"]), timeout=3.0)
+    assert await store.load("OUTAGE") == [b"back"]
+    assert await store.get_session("tok") == SessionRecord("p", "n", None)
+
+
+async def test_frozen_redis_times_out_then_resumes(store: RedisStore, redis: RedisServer) -> None:
+    await store.reserve_room("FROZEN")
+    redis.freeze()
+    try:
+        started = time.monotonic()
+        with pytest.raises(StoreUnavailable):
+            await store.append("FROZEN", [b"x"])
+        assert time.monotonic() - started < 2.0  # the 1 s operation timeout
+    finally:
+        redis.thaw()
+    # The timed-out write may have landed after all; it was never acknowledged, so
+    # the next append trims it.
+    assert await store.append("FROZEN", [b"y"]) == 1
+    assert await store.load("FROZEN") == [b"y"]
+
+
+async def test_unacknowledged_tail_is_trimmed(store: RedisStore, redis: RedisServer) -> None:
+    await store.reserve_room("PHANTM")
+    await store.append("PHANTM", [b"a", b"b"])
+    # As if an append reached Redis but its reply was lost: the server refused it.
+    redis("RPUSH", store.keys.log("PHANTM"), "phantom")
+    assert await store.append("PHANTM", [b"c"]) == 3
+    assert await store.load("PHANTM") == [b"a", b"b", b"c"]
+    # Redis lost acknowledged records (e.g. run without AOF): refuse, do not paper over.
+    redis("LTRIM", store.keys.log("PHANTM"), 0, 0)
+    with pytest.raises(StoreUnavailable):
+        await store.append("PHANTM", [b"d"])
+
+
+async def test_fenced_appends_need_the_lease(store: RedisStore, redis: RedisServer) -> None:
+    await store.reserve_room("FENCE1")
+    store.fence("FENCE1", b"node-a:1")
+    with pytest.raises(LeaseLost):
+        await store.append("FENCE1", [b"no lease"])
+    redis("SET", store.keys.lease("FENCE1"), "node-a:1", "PX", 5000)
+    assert await store.append("FENCE1", [b"ok"]) == 1
+    redis("SET", store.keys.lease("FENCE1"), "node-b:7", "PX", 5000)
+    with pytest.raises(LeaseLost):
+        await store.append("FENCE1", [b"stale owner"])
+    assert await store.load("FENCE1") == [b"ok"]
+
+
+async def test_scripts_reloaded_after_flush(store: RedisStore, redis: RedisServer) -> None:
+    await store.reserve_room("SCRIPT")
+    redis("SCRIPT", "FLUSH")
+    assert await store.append("SCRIPT", [b"x"]) == 1
+    assert not await store.reserve_room("SCRIPT")
+
+
+async def test_database_from_url(redis: RedisServer) -> None:
+    store = await RedisStore.from_url(f"redis://127.0.0.1:{redis.port}/3")
+    try:
+        await store.reserve_room("DBTHRE")
+        await store.append("DBTHRE", [b"x"])
+    finally:
+        await store.close()
+    assert redis("DBSIZE") == 0
+    assert int(redis("INFO", "keyspace").split(b"db3:keys=")[1].split(b",")[0]) == 2
+
+
+async def test_unreachable_redis_fails_fast() -> None:
+    started = time.monotonic()
+    with pytest.raises(StoreUnavailable):
+        await RedisStore.from_url(f"redis://127.0.0.1:{free_port()}/0", connect_timeout=0.5)
+    assert time.monotonic() - started < 2.0
+    await asyncio.sleep(0)
+    others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+    assert others == []  # no reconnection loop left behind
+
+
+async def test_restart_under_load_keeps_exactly_the_acknowledged(
+    store: RedisStore, redis: RedisServer
+) -> None:
+    rooms = [f"LOAD{i:02d}" for i in range(8)]
+    for code in rooms:
+        await store.reserve_room(code)
+    acked: dict[str, list[bytes]] = {c: [] for c in rooms}
+    stop = asyncio.Event()
+
+    async def player(code: str) -> None:
+        k = 0
+        while not stop.is_set():
+            rec = b"%s-%d" % (code.encode(), k)
+            k += 1
+            try:
+                await store.append(code, [rec])
+                acked[code].append(rec)
+            except StoreUnavailable:
+                await asyncio.sleep(0.02)
+
+    tasks = [asyncio.create_task(player(c)) for c in rooms]
+    await asyncio.sleep(0.3)
+    redis.kill()
+    await asyncio.sleep(0.3)
+    redis.start()
+    await asyncio.sleep(1.5)  # reconnect and carry on
+    stop.set()
+    await asyncio.gather(*tasks)
+    for code in rooms:
+        assert len(acked[code]) > 10
+        assert await store.load(code) == acked[code]
+
+
+async def test_options_in_the_url(redis: RedisServer) -> None:
+    """``serve --redis URL`` passes only a URL: TTLs and prefix ride in its query."""
+    url = f"{redis.url}?idle_ttl=60&session_ttl=120&prefix=kr2:"
+    store = await RedisStore.from_url(url)
+    try:
+        await store.reserve_room("OPTION")
+        await store.append("OPTION", [b"x"])
+        await store.put_session("t", SessionRecord("p", "n", None))
+        keys = sorted(k.decode() for k in redis("KEYS", "*"))
+        assert all(k.startswith("kr2:") for k in keys), keys
+        assert 55_000 < redis("PTTL", "kr2:room:OPTION:log") <= 60_000
+        assert 115_000 < redis("PTTL", store.keys.session("t")) <= 120_000
+    finally:
+        await store.close()
+    with pytest.raises(ValueError):
+        await RedisStore.from_url(f"{redis.url}?idle_tll=60")
+
+
+async def test_durability_is_checked(redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    store = await RedisStore.from_url(redis.url)
+    await store.close()
+    assert store.durable is True
+    redis("CONFIG", "SET", "appendfsync", "everysec")
+    store = await RedisStore.from_url(redis.url)
+    await store.close()
+    assert store.durable is False
+    assert "acknowledged moves can be lost" in caplog.text
