@@ -1,18 +1,76 @@
-"""Session mechanics against a scripted server: gaps, drops, refusals, 4001."""
+"""Session mechanics against the real server (python -m server): refusals, 4001,
+unknown tokens, drops, sequence gaps and the rate limit.
+
+The rare paths are made to happen on the client's side of a real socket: a drop
+is the client's transport aborted (no close frame), and a lost event is one frame
+dropped once in the client's receive path, as an overloaded relay would lose it.
+The server and the wire stay real throughout.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 
-from client import ConnectionLost, RoomEvent, ServerError, connect
+from client import ConnectionLost, RoomEvent, ServerError, Session, connect
+from client.codec import decode
 from client.connection import normalize_url
-from tests.client_fakeserver import FakeServer
+from client.room import RoomState
+from tests.client_fixtures import live_url, until
+
+__all__ = ["live_url"]
 
 
-async def _next(events: object, timeout: float = 5.0) -> RoomEvent:
-    return await asyncio.wait_for(events.__anext__(), timeout)  # type: ignore[attr-defined]
+async def _next(events: AsyncIterator[RoomEvent], timeout: float = 5.0) -> RoomEvent:
+    return await asyncio.wait_for(anext(events), timeout)
+
+
+async def _eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            pytest.fail("timed out waiting")
+        await asyncio.sleep(0.01)
+
+
+class ReceiveTap:
+    """Fault injection in a session's receive path: every frame the real server
+    sends passes through here (and is recorded) on its way to the session, except
+    the next one of type ``lose`` once armed, which is dropped as if lost."""
+
+    def __init__(self, session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.session = session
+        self.frames: list[dict[str, Any]] = []
+        self.lose: str | None = None
+        self.lost: dict[str, Any] | None = None
+        monkeypatch.setattr(session, "_receive", self._tap(session._receive))
+
+    def _tap(self, receive: Callable[[bytes | str], None]) -> Callable[[bytes | str], None]:
+        def tapped(data: bytes | str) -> None:
+            frame = decode(data, self.session._subprotocol)
+            self.frames.append(frame)
+            if self.lose is not None and frame.get("type") == self.lose:
+                self.lose, self.lost = None, frame
+                return
+            receive(data)
+
+        return tapped
+
+    def replies(self, kind: str) -> list[dict[str, Any]]:
+        return [f for f in self.frames if f.get("type") == kind and "id" in f]
+
+
+async def _playing(session: Session, **settings: Any) -> RoomState:
+    """A one-player room of ``session``'s with its first deal dealt."""
+    await session.create_room({"deals_per_round": 1, **settings})
+    await session.start()
+    return await until(session, lambda r: r.my_board is not None)
 
 
 def test_urls_are_normalized() -> None:
@@ -21,69 +79,164 @@ def test_urls_are_normalized() -> None:
     assert normalize_url("https://h/ws") == "wss://h/ws"
 
 
-async def test_a_sequence_gap_fetches_a_snapshot_and_skips_what_it_covers() -> None:
-    async with FakeServer() as server, connect(server.url, name="Ann", rate=0) as s:
-        events = s.events()
-        room = await s.create_room()
-        assert (await _next(events)).get("reason") == "joined"
-        assert room.seq == 1
-        await server.event({"type": "members", "players": [], "spectators": [], "host": "p1"})
-        assert (await _next(events)).seq == 2
-        server.settings = {"draw": 3}  # changed by the events we are about to lose
-        await server.event({"type": "settings", "settings": {"draw": 3}}, lose=2)
-        resync = await _next(events)
-        assert (resync.type, resync.seq, resync["reason"]) == ("snapshot", 5, "gap")
-        assert s.room is not None and s.room.settings == {"draw": 3}
-        await server.event({"type": "room_closed", "reason": "host"})
-        assert (await _next(events)).type == "room_closed"
-        assert s.room.state == "closed" and s.stats.resyncs == 1
-        assert [r["type"] for r in server.requests].count("snapshot") == 1
-
-
-async def test_a_drop_resumes_with_the_token_and_fails_what_was_in_flight() -> None:
-    async with FakeServer() as server, connect(server.url, name="Ann", rate=0) as s:
-        events = s.events()
+async def test_refusals_carry_code_message_and_field(live_url: str) -> None:
+    async with connect(live_url, name="Ann") as s:
         await s.create_room()
-        await _next(events)
-        server.hold.add("start")
-        in_flight = asyncio.create_task(s.start())
-        await asyncio.sleep(0.1)
-        server.hold.clear()
-        assert server.conn is not None
-        await server.conn.close(1001, "restarting")
-        with pytest.raises(ConnectionLost):
-            await in_flight
-        resumed = await _next(events)
-        assert (resumed.type, resumed["reason"]) == ("snapshot", "resume")
-        assert server.requests[-1] == {"type": "hello", "id": server.requests[-1]["id"],
-                                       "version": 1, "token": "tok"}
-        await s.start()  # the session works again
-        assert (s.stats.drops, s.stats.reconnects) == (1, 1)
-
-
-async def test_refusals_carry_code_message_and_field() -> None:
-    async with FakeServer() as server, connect(server.url, name="Ann") as s:
         with pytest.raises(ServerError) as info:
             await s.update_settings(draw=2)
-        assert (info.value.code, info.value.field) == ("bad_setting", "draw")
-        assert "1 or 3" in info.value.message
+        err = info.value
+        assert (err.code, err.field) == ("bad_setting", "draw")
+        assert err.message and isinstance(err.frame["id"], int)  # the reply to our request
+        assert s.room is not None and s.room.settings["draw"] == 1  # nothing changed
 
-
-async def test_resumed_elsewhere_ends_the_session_without_reconnecting() -> None:
-    async with FakeServer() as server:
-        s = await connect(server.url, name="Ann")
-        events = s.events()
-        assert server.conn is not None
-        await server.conn.close(4001, "resumed elsewhere")
-        with pytest.raises(ConnectionLost) as info:
-            await _next(events)
-        assert info.value.close_code == 4001
-        assert s.closed and s.stats.reconnects == 0
-        await s.close()
-
-
-async def test_an_unknown_token_is_refused() -> None:
-    async with FakeServer() as server:
+        await s.start()
+        room = await until(s, lambda r: r.my_board is not None)
+        board = copy.deepcopy(room.my_board)
+        assert board is not None and board["waste"] == 0
+        with pytest.raises(ServerError) as info:  # the engine's own reason
+            await s.move("waste_foundation")
+        err = info.value
+        assert (err.code, err.field) == ("waste_empty", None) and err.message
         with pytest.raises(ServerError) as info:
-            await connect(server.url, token="forged")
-        assert info.value.code == "unknown_token"
+            await s.move({"kind": "tableau_tableau", "from": 9, "to": 0, "count": 1})
+        assert info.value.code == "no_such_pile"
+        fresh = await s.snapshot()  # the refused moves left the board as it was
+        assert fresh.my_board == board and fresh.my_board["moves"] == 0
+
+
+async def test_resumed_elsewhere_ends_the_session_without_reconnecting(live_url: str) -> None:
+    first = await connect(live_url, name="Ann")
+    try:
+        events = first.events()
+        room = await first.create_room()
+        assert first.token is not None
+        async with connect(live_url, token=first.token) as second:
+            with pytest.raises(ConnectionLost) as info:
+                async with asyncio.timeout(5):
+                    async for _ in events:
+                        pass
+            assert info.value.close_code == 4001 and first.close_code == 4001
+            assert first.closed and (first.stats.drops, first.stats.reconnects) == (1, 0)
+            with pytest.raises(ConnectionLost):  # its requests fail: the session is over
+                await first.ping()
+
+            assert second.player == first.player
+            assert second.room is not None and second.room.code == room.code
+            await asyncio.sleep(0.5)  # room for a (wrong) reconnect that would take it back
+            fresh = await second.snapshot()
+            assert not second.closed and second.close_code is None
+            assert fresh.players == [{"id": second.player, "name": "Ann", "connected": True}]
+    finally:
+        await first.close()
+
+
+async def test_an_unknown_token_is_refused(live_url: str) -> None:
+    with pytest.raises(ServerError) as info:
+        await connect(live_url, token=secrets.token_urlsafe(24))  # well-formed, never issued
+    assert info.value.code == "unknown_token" and info.value.message
+
+
+async def test_a_drop_resumes_with_the_token_and_fails_what_was_in_flight(
+    live_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with connect(live_url, name="Ann", rate=0) as s:
+        events = s.events()
+        room = await s.create_room({"deals_per_round": 1})
+        assert (await _next(events))["reason"] == "joined"
+        token, ws = s.token, s._ws
+        assert ws is not None
+        send = ws.send
+
+        async def send_then_cut(data: Any, *args: Any, **kwargs: Any) -> None:
+            await send(data, *args, **kwargs)
+            if decode(data, s._subprotocol)["type"] == "start":
+                ws.transport.abort()  # the network goes away: no close frame, no reply
+
+        monkeypatch.setattr(ws, "send", send_then_cut)
+        with pytest.raises(ConnectionLost):  # it may have been applied: no blind retry
+            await s.start()
+
+        resumed = await _next(events)
+        assert (resumed.type, resumed["reason"]) == ("snapshot", "resume")
+        assert s._ws is not ws and s.token == token
+        assert (s.stats.drops, s.stats.reconnects) == (1, 1)
+        # The frame had left before the cut, so the server started the round; the
+        # resumed room says so, and a retry would have been refused.
+        assert s.room is not None and s.room.code == room.code
+        assert s.room.state == "playing" and s.room.my_board is not None
+        with pytest.raises(ServerError) as info:
+            await s.start()
+        assert info.value.code == "wrong_state"
+        moved = await s.draw()  # the session works again, in the same deal
+        assert moved.deal == 1 and moved.board["moves"] == 1
+
+
+async def test_a_sequence_gap_fetches_a_snapshot_and_skips_what_it_covers(
+    live_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with connect(live_url, name="Ann", rate=0) as s:
+        tap = ReceiveTap(s, monkeypatch)
+        await _playing(s)
+        events = s.events()
+        assert s.room is not None
+        before = s.room.seq
+
+        tap.lose = "progress"
+        await s.draw()  # its progress event (seq before+1) never reaches the session
+        await _eventually(lambda: tap.lost is not None)
+        assert tap.lost is not None and tap.lost["seq"] == before + 1
+        assert s.room.seq == before and s.stats.resyncs == 0  # nothing to notice yet
+        assert tap.replies("snapshot") == []
+
+        await s.draw()  # progress before+2 reveals the gap
+        resync = await _next(events)
+        assert (resync.type, resync.seq, resync["reason"]) == ("snapshot", before + 2, "gap")
+        assert s.stats.resyncs == 1 and len(tap.replies("snapshot")) == 1  # asked once
+        assert s.room.seq == before + 2
+        assert s.room.deal is not None and s.room.deal["progress"][s.player]["moves"] == 2
+
+        held = copy.deepcopy(s.room)
+        fresh = await s.request("snapshot")  # the room we hold is the server's room
+        assert RoomState.from_snapshot(fresh["room"]) == held
+
+        await s.draw()
+        # Progress before+2 arrived too, but the gap's snapshot covered it: it was
+        # not played again. The stream goes on in order from there.
+        following = [await _next(events), await _next(events)]
+        assert [(e.type, e.seq) for e in following] == [
+            ("snapshot", before + 2),  # the one we just asked for
+            ("progress", before + 3),
+        ]
+        assert s.room.seq == before + 3 and s.stats.resyncs == 1
+
+
+async def test_a_settings_event_carries_the_new_round_end(live_url: str) -> None:
+    async with connect(live_url, name="Ann") as s:
+        await _playing(s)
+        room = await s.snapshot()
+        assert room.round_ends_at is None and room.round_started_at is not None
+        events = s.events()
+        await s.update_settings(time_limit_minutes=5)
+        event = await _next(events)
+        assert event.type == "settings"
+        ends = room.round_started_at + 5 * 60_000  # the limit counts from the round's start
+        assert event["round_ends_at"] == ends
+        assert s.room is not None and s.room.round_ends_at == ends
+        assert s.room.settings["time_limit_minutes"] == 5
+        assert (await s.snapshot()).round_ends_at == ends
+
+
+async def test_rate_limited_requests_are_retried_by_their_echoed_id(
+    live_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with connect(live_url, name="Ann", rate=0) as s:  # no pacing: we flood
+        tap = ReceiveTap(s, monkeypatch)
+        replies = await asyncio.gather(*(s.request("ping") for _ in range(130)))
+        assert [r["type"] for r in replies] == ["pong"] * 130
+        limited = [f for f in tap.frames if f.get("code") == "rate_limited"]
+        assert len(limited) >= 30  # the burst is 100
+        # Each refusal named its own request, which was sent again and answered.
+        answered = {f["id"] for f in tap.replies("pong")}
+        assert all(isinstance(f["id"], int) and f["id"] not in answered for f in limited)
+        assert len({r["id"] for r in replies}) == 130
+        assert s.stats.unsolicited_errors == [] and not s.closed
