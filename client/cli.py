@@ -15,7 +15,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from client.commands import add_commands
     from server.cli import add_serve
 
-    parser = argparse.ArgumentParser(prog="klondike-race", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="klondike-race", description="Klondike race: the server and its clients."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     add_serve(sub)
     add_commands(sub)
