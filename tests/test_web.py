@@ -4,8 +4,12 @@ Two players race in two pages while a third page spectates. Moves are made the w
 people make them (drag and drop, clicks, keys), and each page is checked against
 the others: the spectator wall shows the mover's board card for card, the rival
 sees the mover's progress, a refused move shows the server's reason, a reload
-restores the board, and the sheet follows the host's change of scoring. Every page
-must stay free of console errors. Screenshots go to artifacts/.
+restores the board, and the sheet follows the host's change of scoring. Once a
+deal is over, "Past deals" shows every board and move log of it, replayed from
+the revealed seed. In a Thoughtful race a Python-client player (client/) wins
+first, so the race bonus shows because it was earned; undo and auto-complete are
+used for real. The only frames a test tampers with are the one the seq-gap test
+drops. Every page must stay free of console errors. Screenshots go to artifacts/.
 
 Chromium comes from the system (/usr/bin/chromium); without it these tests fail
 rather than skip, because CI installs it (scripts/setup.sh --dev).
@@ -13,6 +17,7 @@ rather than skip, because CI installs it (scripts/setup.sh --dev).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import queue
@@ -22,13 +27,22 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 from playwright.sync_api import Browser, Locator, Page, WebSocketRoute, expect, sync_playwright
+
+from client import Session, connect
+from client.bot import Bot
+from client.bot import board_from_view as bot_board
+from protocol.cards import card_str
+from protocol.deal import deal_layout
+from protocol.moves import Move, MoveKind, Status
+from protocol.settings import Variant
+from protocol.views import player_view
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts"
@@ -48,6 +62,7 @@ RANKS = "A23456789TJQK"
 WAIT_MS = 5_000
 
 pytestmark = pytest.mark.timeout(120)
+T = TypeVar("T")
 
 
 # -- fixtures -------------------------------------------------------------------
@@ -359,6 +374,174 @@ def no_errors(*clients: Client) -> None:
     assert not errors, "\n".join(errors)
 
 
+# -- the "Past deals" panel ----------------------------------------------------------
+
+
+def past_player(page: Page, player: str) -> Locator:
+    return page.locator(f'#past-panel article.past-player[data-player="{player}"]')
+
+
+def log_lines(page: Page, player: str) -> list[str]:
+    """A player's move log as the panel writes it, without emoji-suppressing marks."""
+    texts = past_player(page, player).locator(".log li .mv").all_inner_texts()
+    return [t.replace("\ufe0e", "") for t in texts]
+
+
+def check_past_deal(page: Page, number: int, seed: str, moves: dict[str, int]) -> None:
+    """The panel shows deal ``number``: its seed checked, and per player a revealed
+    board and a log of ``moves[player]`` entries, each timed m:ss and replayed."""
+    panel = page.locator("#past-panel")
+    expect(panel).to_be_visible()
+    expect(panel.locator(f'#past-picker button[data-deal="{number}"]')).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    expect(panel.locator(".past-seed .seed")).to_have_text(seed)
+    expect(panel.locator(".past-seed .ok")).to_be_visible()
+    expect(panel.locator("article.past-player")).to_have_count(len(moves))
+    for player, n in moves.items():
+        tile = past_player(page, player)
+        expect(tile.locator(".past-board .board .tableau .pile")).not_to_have_count(0)
+        expect(tile.locator(".log li")).to_have_count(n)
+        expect(tile.locator(".past-log summary .ok")).to_have_text("✓ replays to this board")
+        for t in tile.locator(".log li .t").all_inner_texts():
+            assert re.fullmatch(r"\d+:\d\d", t), t
+
+
+# -- a Python-client player on its own event loop --------------------------------------
+
+
+class BotSeat:
+    """A player that is not a browser: the Python client library (client/), run on
+    an asyncio loop in a thread so the sync Playwright calls can go on meanwhile."""
+
+    def __init__(self, base: str, name: str):
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        url = base.replace("http://", "ws://") + "/ws"
+
+        async def open_session() -> Session:
+            return await connect(url, name=name)
+
+        self.session: Session = self.run(open_session())
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float = 20) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def dealt(self, number: int) -> dict[str, Any]:
+        """This player's board view of deal ``number``, once it is dealt."""
+
+        async def wait() -> dict[str, Any]:
+            while True:
+                room = self.session.room
+                if room is not None and room.deal_number == number and room.my_board:
+                    return room.my_board
+                await self.session.wait_update(timeout=1)
+
+        return self.run(wait())
+
+    def play(self, line: list[Move], number: int) -> None:
+        async def moves() -> None:
+            for move in line:
+                await self.session.move(move, deal=number)
+
+        self.run(moves(), timeout=60)
+
+    def close(self) -> None:
+        try:
+            self.run(self.session.close(), timeout=5)
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=5)
+            self.loop.close()
+
+
+def winning_line(view: dict[str, Any]) -> list[Move] | None:
+    """The moves the client's bot (client/bot.py: a search, every card being on show
+    in Thoughtful) wins this deal with, ending in auto-complete; None if it cannot."""
+    board = bot_board(view)
+    bot = Bot()
+    line: list[Move] = []
+    while board.status is Status.PLAYING and len(line) < 1000:
+        move = bot.decide(player_view(board))
+        board.apply(move)
+        line.append(move)
+    if board.status is not Status.WON or line[-1].kind is not MoveKind.AUTO_COMPLETE:
+        return None
+    return line
+
+
+def dblclick_card(page: Page, card: Locator) -> None:
+    """A double click on a card's visible top strip: sends it home."""
+    card.scroll_into_view_if_needed()
+    box = card.bounding_box()
+    assert box
+    page.mouse.dblclick(box["x"] + box["width"] / 2, box["y"] + min(8, box["height"] / 6))
+
+
+def play_by_ui(client: Client, line: list[Move]) -> None:
+    """Each move the way a person makes it: keys for draws and pile-to-pile moves,
+    clicks for the waste onto a pile, double clicks to send a card home."""
+    page = client.page
+    start = int(page.locator("#my-moves").inner_text())
+    for i, move in enumerate(line, start=1):
+        b = client.board()
+        assert b is not None
+        kind = move.kind
+        if kind in (MoveKind.DRAW, MoveKind.RECYCLE):
+            page.keyboard.press("d")
+        elif kind is MoveKind.TABLEAU_TO_TABLEAU:
+            page.keyboard.press(str(move.src + 1))
+            page.keyboard.press(str(move.dst + 1))
+        elif kind is MoveKind.WASTE_TO_TABLEAU:
+            click_card(source_locator(page, ("waste",)))
+            click_card(target_locator(page, b, ("tableau", move.dst)))
+        elif kind is MoveKind.WASTE_TO_FOUNDATION:
+            dblclick_card(page, source_locator(page, ("waste",)))
+        elif kind is MoveKind.TABLEAU_TO_FOUNDATION:
+            top = len(b["piles"][move.src]["up"]) - 1
+            dblclick_card(page, source_locator(page, ("tableau", move.src, top)))
+        elif kind is MoveKind.FOUNDATION_TO_TABLEAU:
+            click_card(page.locator(f'#board-host .slot.foundation[data-index="{move.src}"] .card'))
+            click_card(target_locator(page, b, ("tableau", move.dst)))
+        else:
+            raise AssertionError(f"no UI path for {move}")
+        expect(page.locator("#my-moves")).to_have_text(str(start + i))
+
+
+def in_words(move: Move, cards: tuple[int, ...], pass_started: int) -> str:
+    """A move as the panel's log tells it (client/web/replay.js), from the engine's
+    account of what it moved."""
+    names = [
+        ("10" if c[0] == "T" else c[0]) + "♣♦♥♠"["CDHS".index(c[1])] for c in map(card_str, cards)
+    ]
+    shown = " ".join(names) if len(names) <= 3 else f"{names[0]} … {names[-1]} ({len(names)} cards)"
+    kind = move.kind
+    if kind is MoveKind.DRAW:
+        return f"draw {shown}"
+    if kind is MoveKind.RECYCLE:
+        return f"recycle the waste (pass {pass_started})"
+    if kind is MoveKind.AUTO_COMPLETE:
+        return f"auto-complete: {len(cards)} card{'' if len(cards) == 1 else 's'} home"
+    where = {
+        MoveKind.WASTE_TO_TABLEAU: ("waste", f"pile {move.dst + 1}"),
+        MoveKind.WASTE_TO_FOUNDATION: ("waste", "foundation"),
+        MoveKind.TABLEAU_TO_FOUNDATION: (f"pile {move.src + 1}", "foundation"),
+        MoveKind.TABLEAU_TO_TABLEAU: (f"pile {move.src + 1}", f"pile {move.dst + 1}"),
+        MoveKind.FOUNDATION_TO_TABLEAU: (f"foundation {move.src + 1}", f"pile {move.dst + 1}"),
+    }[kind]
+    return f"{shown} {where[0]} → {where[1]}"
+
+
+def line_in_words(view: dict[str, Any], line: list[Move]) -> list[str]:
+    board = bot_board(view)
+    out = []
+    for move in line:
+        outcome = board.apply(move)
+        out.append(in_words(move, outcome.cards, outcome.pass_started))
+    return out
+
+
 # -- the tests ----------------------------------------------------------------------
 
 
@@ -494,6 +677,8 @@ def _race(ann: Client, bob: Client, sam: Client) -> None:
 
     # The host moves on: deal 1 goes on the sheet with Standard scores, its seed shows.
     ann_score = int(ann.page.locator("#my-score").inner_text())
+    ann_moves_n = int(ann.page.locator("#my-moves").inner_text())
+    bob_moves_n = int(bob.page.locator("#my-moves").inner_text())
     ann_home_n = int(ann.page.locator("#my-home").inner_text().split("/")[0])
     bob_home_n = int(bob.page.locator("#my-home").inner_text().split("/")[0])
     ann.page.click("#btn-next")
@@ -509,6 +694,16 @@ def _race(ann: Client, bob: Client, sam: Client) -> None:
     expect(bob.page.locator(cell)).to_have_text(
         f"+{ann_score}" if ann_score > 0 else str(ann_score)
     )
+
+    # Deal 1 is over for everyone: its boards (face-down cards too) and move logs
+    # are in every page's "Past deals" panel, replayed from the seed.
+    for c in (ann, bob, sam):
+        check_past_deal(c.page, 1, seed, {ann_id: ann_moves_n, bob_id: bob_moves_n})
+        expect(past_player(c.page, ann_id).locator(".card.was-down")).not_to_have_count(0)
+    ann_log = log_lines(ann.page, ann_id)
+    assert any(re.search(r"→ (pile \d|foundation)", line) for line in ann_log), ann_log
+    assert all(line.startswith("draw ") for line in log_lines(bob.page, bob_id)[:1])
+    ann.shot("past-deals", ann.page.locator("#past-panel"))
 
     # The host switches to Vegas: every page's sheet is rescored at once.
     ann.page.select_option("#host-scoring", "vegas")
@@ -530,11 +725,24 @@ def _race(ann: Client, bob: Client, sam: Client) -> None:
     ann.page.click("#btn-next")
     for c in (ann, bob, sam):
         expect(c.page.locator("#round-over")).to_be_visible()
-        expect(c.page.locator(".wall-tile")).to_have_count(2)
+        # The felt makes way for "Past deals", which shows the last deal at first.
+        expect(c.page.locator("#table")).to_be_hidden()
+        expect(c.page.locator("#past-panel article.past-player")).to_have_count(2)
         expect(c.page.locator("#revealed-seed")).to_have_attribute("data-deal", "2")
         expect(c.page.locator(".seed-line .ok")).to_be_visible()
         expect(c.page.locator("#sheet-table tbody tr[data-deal]")).to_have_count(2)
+        expect(c.page.locator("#past-picker button")).to_have_count(2)
     ann.shot("round-over")
+    # The picker switches between the round's deals.
+    expect(sam.page.locator('#past-picker button[data-deal="2"]')).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    expect(past_player(sam.page, ann_id).locator(".log li")).to_have_count(0)
+    sam.page.click('#past-picker button[data-deal="1"]')
+    expect(sam.page.locator('#past-picker button[data-deal="1"]')).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    expect(past_player(sam.page, ann_id).locator(".log li")).to_have_count(ann_moves_n)
 
     # Host removes Bob: Bob is back in the lobby with a message.
     ann.page.click(f'li.member[data-player="{bob_id}"] button')
@@ -730,59 +938,164 @@ def test_move_mapping_in_browser(server: str, browser: Browser) -> None:
         client.close()
 
 
-def test_auto_complete_undo_and_first_finisher(server: str, browser: Browser) -> None:
-    """UI paths a short test cannot reach by playing, reached by editing frames.
+REPLAY = """async (seeds) => {
+  const m = await import('/replay.js');
+  const deals = [];
+  for (const seed of seeds) {
+    for (const variant of ['classic', 'double']) {
+      deals.push({seed, variant, commitment: m.commitmentOf(seed), ...m.dealLayout(seed, variant)});
+    }
+  }
+  // A seed that does not match its commitment: the log is told without cards.
+  const board = {variant: 'classic', draw: 1, tableau: [], foundations: []};
+  const move = {kind: 'tableau_tableau', from: 1, to: 4, count: 2};
+  const forged = m.explainDeal({number: 1, seed: '0', commitment: 'ab',
+    boards: {p: board}, logs: {p: [{t: 61500, move}]}});
+  return {deals, forged};
+}"""
 
-    The routed socket marks every board the server sends as auto-completable and
-    undoable, so the buttons show; the server (which knows better) refuses them and
-    the page shows why. Then a ``first_finisher`` event is slipped in at the next seq.
-    """
-    eve = Client(browser, server, "eve-routed")
-    last_seq = [0]
-    routes: list[WebSocketRoute] = []
 
-    def route(ws: WebSocketRoute) -> None:
-        routes.append(ws)
-        upstream = ws.connect_to_server()
-
-        def to_page(message: str | bytes) -> None:
-            frame = json.loads(message) if isinstance(message, str) else {}
-            if isinstance(frame.get("seq"), int):
-                last_seq[0] = max(last_seq[0], frame["seq"])
-            room = frame.get("room") if isinstance(frame.get("room"), dict) else None
-            if room and isinstance(room.get("seq"), int):
-                last_seq[0] = max(last_seq[0], room["seq"])
-            if frame.get("type") == "moved":
-                frame["board"].update(can_auto_complete=True, can_undo=True)
-                message = json.dumps(frame)
-            ws.send(message)
-
-        upstream.on_message(to_page)
-
-    eve.page.route_web_socket(re.compile(r"/ws$"), route)
+def test_seed_check_and_layout_in_browser(server: str, browser: Browser) -> None:
+    """replay.js: the commitment and the layout a seed deals, as the engine has them."""
+    client = Client(browser, server, "replay")
+    seeds = ["0", "", "héllo wörld ♠", "x" * 119, "0f82256c574cf1c2e381c90f1b29bc1f"]
     try:
-        eve.create("Eve", undo=True)
-        page = eve.page
-        page.click("#btn-start")
-        expect(page.locator("#board-host .board")).to_be_visible()
-        expect(page.locator("#btn-auto")).to_be_hidden()
-        expect(page.locator("#btn-undo")).to_be_disabled()
-
-        page.click("#btn-draw")
-        expect(page.locator("#btn-auto")).to_be_visible()
-        expect(page.locator("#btn-undo")).to_be_enabled()
-        page.click("#btn-auto")
-        expect(page.locator("#move-status")).to_contain_text("auto_complete_unavailable")
-        page.click("#btn-undo")
-        expect(page.locator("#move-status")).to_contain_text("undo_not_allowed")
-
-        # The next seq carries a first finisher: the notice, the star and the bonus show.
-        me = eve.my_id()
-        wait_until(page, lambda: last_seq[0] > 0, "a room event")
-        first = {"type": "first_finisher", "seq": last_seq[0] + 1, "player": me, "deal": 1}
-        routes[-1].send(json.dumps({**first, "bonus": 100}))
-        expect(page.locator("#first-finisher")).to_contain_text("You finished first")
-        expect(page.locator("#first-finisher")).to_contain_text("100")
-        no_errors(eve)
+        got = client.open().evaluate(REPLAY, seeds)
+        for deal in got["deals"]:
+            seed = deal["seed"]
+            digest = hashlib.sha256(f"klondike-race/seed/v1:{seed}".encode()).hexdigest()
+            assert deal["commitment"] == digest, seed
+            piles, stock = deal_layout(seed, Variant(deal["variant"]))
+            assert deal["piles"] == [[card_str(c) for c in pile] for pile in piles], seed
+            assert deal["stock"] == [card_str(c) for c in stock], seed
+        assert got["forged"]["seedOk"] is False
+        steps = got["forged"]["players"]["p"]
+        assert steps["replayed"] is False
+        assert [s["text"] for s in steps["steps"]] == ["pile 2 → pile 5 (2 cards)"]
+        no_errors(client)
     finally:
-        eve.close()
+        client.close()
+
+
+def test_thoughtful_race_first_finisher_undo_auto_complete(server: str, browser: Browser) -> None:
+    """Everything for real, in a Thoughtful deal (every card face up, so it can be won
+    on purpose): a Python-client player wins first and the pages show its race bonus;
+    Bob, on a phone, makes a move and takes it back with Undo; Ann plays a winning
+    line by keys and clicks until auto-complete and presses it. Then the deal is in
+    every page's "Past deals" with all three logs, replayed move by move."""
+    ann = Client(browser, server, "ann-t")
+    bob = Client(browser, server, "bob-t", width=390, height=844)
+    clients = [ann, bob]
+    cy: BotSeat | None = None
+    try:
+        code = ann.create("Ann", variant="thoughtful", deals_per_round=10, undo=True)
+        bob.join("Bob", code)
+        cy = BotSeat(server, "Cy")
+        cy.run(cy.session.join_room(code, "player"))
+        expect(ann.page.locator("#members li.member")).to_have_count(3)
+        ann_id, bob_id = ann.my_id(), bob.my_id()
+        cy_id = cy.session.room.me if cy.session.room else ""
+        ann.page.click("#btn-start")
+
+        # Not every Thoughtful deal is won by the bot's search: the host moves on
+        # until one is (7 in 10 are).
+        number, line, view = 0, None, {}
+        for number in range(1, 9):
+            view = cy.dealt(number)
+            for c in (ann, bob):
+                expect(c.page.locator("#deal-of")).to_have_text(f"{number} of 10")
+            line = winning_line(view)
+            if line:
+                break
+            ann.page.click("#btn-next")
+        assert line, "the bot found no winning line in 8 deals"
+        # The pages were dealt the bot's layout.
+        b = ann.board()
+        assert b is not None
+        assert [p["up"] for p in b["piles"]] == [p["up"] for p in view["tableau"]]
+
+        # Cy wins first: both pages name Cy and the bonus.
+        cy.play(line, number)
+        for c in (ann, bob):
+            notice = c.page.locator("#first-finisher")
+            expect(notice).to_contain_text("Cy finished first")
+            expect(notice).to_contain_text("100")
+            expect(c.page.locator(f'.rival[data-player="{cy_id}"] .first-badge')).to_be_visible()
+            live = f'#sheet-table tr[data-deal="{number}"] td[data-player="{cy_id}"]'
+            expect(c.page.locator(f"{live} .bonus")).to_contain_text("★100")
+
+        # Bob: a draw cannot be taken back, and auto-complete is not there yet: the
+        # server says why. Then a real move, taken back with the Undo button.
+        bp = bob.page
+        expect(bp.locator("#btn-undo")).to_be_disabled()
+        bp.locator("body").press("d")
+        expect(bp.locator("#my-moves")).to_have_text("1")
+        bp.locator("body").press("u")
+        expect(bp.locator("#move-status")).to_contain_text("undo_not_allowed")
+        bp.locator("body").press("a")
+        expect(bp.locator("#move-status")).to_contain_text("auto_complete_unavailable")
+        before, src, dst = find_move(bob)
+        moves_before = bp.locator("#my-moves").inner_text()
+        click_card(source_locator(bp, src))
+        click_card(target_locator(bp, before, dst))
+        wait_until(bp, lambda: bob.board() != before, "Bob's move to land")
+        expect(bp.locator("#btn-undo")).to_be_enabled()
+        bp.click("#btn-undo")
+        wait_until(bp, lambda: bob.board() == before, "the undo to put the board back")
+        expect(bp.locator("#my-moves")).to_have_text(moves_before)
+        expect(bp.locator("#btn-undo")).to_be_disabled()
+        bob_log_n = int(moves_before) + 3  # the draws, the move, its undo and the resign
+        bp.click("#btn-resign")
+        bp.click("#btn-resign")
+        expect(bp.locator("#notices")).to_contain_text("You resigned this deal")
+
+        # Ann: the winning line by keys and clicks, up to auto-complete, then the button.
+        expect(ann.page.locator("#btn-auto")).to_be_hidden()
+        play_by_ui(ann, line[:-1])
+        expect(ann.page.locator("#btn-auto")).to_be_visible()
+        ann.page.click("#btn-auto")
+
+        # The deal is over for everyone; the next one starts. The sheet keeps Cy's bonus.
+        row = f'#sheet-table tr[data-deal="{number}"]'
+        for c in (ann, bob):
+            expect(c.page.locator("#deal-of")).to_have_text(f"{number + 1} of 10")
+            expect(c.page.locator(f'{row} td.first[data-player="{cy_id}"] .bonus')).to_have_text(
+                " ★100"
+            )
+            expect(c.page.locator(f'{row} td[data-player="{ann_id}"]')).to_have_class(
+                re.compile(r"\bstatus-won\b")
+            )
+            expect(c.page.locator(f'{row} td[data-player="{ann_id}"] .bonus')).to_have_count(0)
+            expect(c.page.locator(f'{row} td[data-player="{bob_id}"]')).to_have_class(
+                re.compile(r"\bstatus-resigned\b")
+            )
+
+        # Past deals: every log of the deal, in words the engine agrees with.
+        revealed = ann.page.locator("#revealed-seed")
+        expect(revealed).to_have_attribute("data-deal", str(number))
+        seed = revealed.inner_text()
+        words = line_in_words(view, line)
+        for c in (ann, bob):
+            check_past_deal(
+                c.page, number, seed, {ann_id: len(line), bob_id: bob_log_n, cy_id: len(line)}
+            )
+            assert log_lines(c.page, ann_id) == words
+            assert log_lines(c.page, cy_id) == words
+            expect(past_player(c.page, cy_id).locator(".first-badge")).to_be_visible()
+            bob_log = log_lines(c.page, bob_id)
+            assert bob_log[-1] == "resigned", bob_log
+            assert bob_log[-2].startswith("undo: "), bob_log
+        # The panel fits a phone.
+        width = bp.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, width
+        bob.shot("past-deals-phone", bp.locator("#past-panel"))
+        no_errors(*clients)
+    except BaseException:
+        for c in clients:
+            c.dump()
+        raise
+    finally:
+        if cy is not None:
+            cy.close()
+        for c in clients:
+            c.close()

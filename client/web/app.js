@@ -5,6 +5,7 @@ import { BoardController, renderBoard } from "./board.js";
 import { describeMove, stockMove } from "./cards.js";
 import { clock, h, replaceChildren, signed } from "./dom.js";
 import { Connection, ServerError, VERSION, wsUrl } from "./net.js";
+import { cardText, explainDeal, seedMatches } from "./replay.js";
 import { SettingsForm, summary } from "./settings.js";
 
 const TOKEN_KEY = "klondike-race.token";
@@ -17,7 +18,8 @@ const state = {
   room: null, // the room snapshot, kept current by events
   names: {}, // every player id -> name seen, so a removed player keeps a name on the sheet
   firsts: {}, // deal number -> {player, bonus}
-  seeds: {}, // deal number -> {seed, commitment, ok: true|false|null}
+  seeds: {}, // deal number -> {seed, commitment, ok: true|false}
+  past: { pick: null, key: null, explained: new Map() }, // the "Past deals" panel
   dealEnded: {}, // deal number -> server ms when it ended (for the clock)
   reconnectDelay: 500,
   reconnectTimer: null,
@@ -169,6 +171,7 @@ function setRoom(room) {
     state.firsts = {};
     state.seeds = {};
     state.dealEnded = {};
+    resetPast();
   }
   state.room = room;
   room.history = room.history || [];
@@ -202,22 +205,14 @@ function leaveToLobby(message) {
   document.title = "Klondike Race";
 }
 
+/** A revealed seed, checked against the commitment the deal started with. */
 function noteDealOver(deal) {
   if (!deal || deal.seed === undefined || state.seeds[deal.number]?.seed === deal.seed) return;
-  const entry = { seed: deal.seed, commitment: deal.commitment, ok: null };
-  state.seeds[deal.number] = entry;
-  verifySeed(deal.seed, deal.commitment).then((ok) => {
-    entry.ok = ok;
-    renderHud();
-  });
+  state.seeds[deal.number] = { seed: deal.seed, commitment: deal.commitment, ok: seedMatches(deal.seed, deal.commitment) };
 }
 
-async function verifySeed(seed, commitment) {
-  if (!globalThis.crypto?.subtle || !commitment) return null; // needs a secure context
-  const data = new TextEncoder().encode(`klondike-race/seed/v1:${seed}`);
-  const digest = await crypto.subtle.digest("SHA-256", data);
-  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  return hex === String(commitment).toLowerCase();
+function resetPast() {
+  state.past = { pick: null, key: null, explained: new Map() };
 }
 
 /**
@@ -257,6 +252,7 @@ function applyEvent(ev) {
         state.firsts = {};
         state.seeds = {};
         state.dealEnded = {};
+        resetPast();
         // A rematch starts a new sheet (with cumulative Vegas banks carried) and no
         // `sheet` event says so: take the room from a snapshot.
         if (rematch) queueMicrotask(() => state.conn?.resync());
@@ -445,6 +441,7 @@ function renderAll() {
   renderMembers();
   renderHost();
   renderSheet();
+  renderPast();
 }
 
 function inviteLink(code) {
@@ -497,6 +494,7 @@ function rivalChips(deal) {
   const others = ids.filter((id) => !(isPlayer() && id === me()));
   if (!others.length) return null;
   const total = (deal.rules?.variant === "double" ? 104 : 52);
+  const ended = dealIsOver(room, deal.number) || room.state === "round_over";
   return h(
     "ul",
     { class: "rivals", "aria-label": isPlayer() ? "Rivals" : "Players" },
@@ -510,18 +508,20 @@ function rivalChips(deal) {
         h("span", { class: "rival-score", title: "score" }, p ? String(p.score) : "–"),
         h("span", { class: "rival-home", title: "cards home" }, p ? `${p.home}/${total}` : ""),
         h("span", { class: "rival-moves", title: "moves" }, p ? `${p.moves} mv` : ""),
-        h("span", { class: "rival-status" }, statusText(status, p?.finished)),
+        h("span", { class: "rival-status" }, statusText(status, p?.finished, ended)),
       );
     }),
   );
 }
 
-function statusText(status, finished) {
+/** A player's state in a deal; `ended`: the deal is over for everyone (or the round). */
+function statusText(status, finished, ended = false) {
   if (status === "won") return "✓ won";
   if (status === "resigned") return "resigned";
   if (status === "dead") return "stuck";
   if (finished) return "done";
-  return status === "playing" ? "playing" : "";
+  if (status === "playing") return ended ? "unfinished" : "playing";
+  return "";
 }
 
 function short(hex) {
@@ -619,7 +619,11 @@ function renderTable() {
   const msg = $("table-message");
   const deal = room.deal;
   const over = deal && dealIsOver(room, deal.number);
-  const showWall = room.state === "round_over" || (room.role === "spectator" && deal);
+  // Once the round is over, its deals are in "Past deals": the felt makes way.
+  const roundOver = room.state === "round_over";
+  const pastShown = roundOver && (room.history || []).length > 0;
+  const showWall = !pastShown && (roundOver || (room.role === "spectator" && deal));
+  $("table").hidden = pastShown;
   if (isPlayer() && deal && deal.board && room.state === "playing") {
     const board = deal.board;
     const live = !over && board.status === "playing";
@@ -664,12 +668,123 @@ function renderWall(wall, deal, over) {
         h("span", { class: "tile-name" }, nameOf(id), id === me() ? " (you)" : "", first?.player === id ? h("span", { class: "first-badge", title: "first finisher" }, " ★") : null),
         h("span", { class: "tile-score", title: "score" }, score !== undefined && score !== null ? String(score) : "–"),
         h("span", { class: "tile-home", title: "cards home" }, p ? `${p.home}/${total} home` : ""),
-        h("span", { class: "tile-status" }, p ? statusText(p.status, p.finished) : "")),
+        h("span", { class: "tile-status" }, p ? statusText(p.status, p.finished, over) : "")),
       h("div", { class: "board-host mini-host" }, view ? renderBoard(view, { mini: true }) : h("p", { class: "note" }, "no board yet")),
     );
   });
   const title = over ? `Deal ${deal.number}: every board, revealed` : `Deal ${deal.number}: live`;
   replaceChildren(wall, h("h3", { class: "wall-title" }, title), h("div", { class: "wall-grid" }, tiles));
+}
+
+// ---------------------------------------------------------------------------
+// Past deals: every board and move log of the round's finished deals (RULES.md §6)
+
+/** Card names in a text ("7♥︎ waste → pile 3") as spans coloured by suit. */
+function cardsInText(text) {
+  const parts = [];
+  const re = /(10|[A2-9JQK])([♣♦♥♠])\uFE0E?/gu;
+  let at = 0;
+  for (const m of text.matchAll(re)) {
+    if (m.index > at) parts.push(text.slice(at, m.index));
+    parts.push(h("span", { class: `ctext ${m[2] === "♦" || m[2] === "♥" ? "red" : "black"}` }, m[0]));
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) parts.push(text.slice(at));
+  return parts;
+}
+
+function cardList(codes) {
+  if (!codes.length) return "empty";
+  return cardsInText(codes.map(cardText).join(" "));
+}
+
+function explained(past) {
+  let e = state.past.explained.get(past.number);
+  if (!e || e.past !== past) {
+    e = { past, result: explainDeal(past) };
+    state.past.explained.set(past.number, e);
+  }
+  return e.result;
+}
+
+function renderPast() {
+  const room = state.room;
+  const panel = $("past-panel");
+  const history = [...(room.history || [])].sort((a, b) => a.number - b.number);
+  if (!history.length) {
+    panel.hidden = true;
+    state.past.key = null;
+    return;
+  }
+  panel.hidden = false;
+  const numbers = history.map((d) => d.number);
+  const pick = numbers.includes(state.past.pick) ? state.past.pick : numbers[numbers.length - 1];
+  const past = history.find((d) => d.number === pick);
+  const row = room.sheet?.rows?.[pick - 1] || null;
+  // Logs can be long: rebuild only when something shown here changed.
+  const ids = Object.keys(past.boards || {});
+  const key = JSON.stringify([room.code, room.round, numbers, pick, row, state.firsts[pick] || null, ids.map(nameOf), me()]);
+  if (key === state.past.key) return;
+  state.past.key = key;
+
+  replaceChildren($("past-picker"), numbers.map((n) =>
+    h("button", {
+      type: "button", class: `btn small${n === pick ? " current" : ""}`, "aria-pressed": n === pick ? "true" : "false",
+      dataset: { deal: String(n), focusKey: `past-${n}` },
+      onclick: () => {
+        state.past.pick = n;
+        renderPast();
+      },
+    }, `Deal ${n}`)));
+
+  const { seedOk, players } = explained(past);
+  const commit = String(past.commitment || "");
+  const seedLine = h("p", { class: "past-seed" },
+    "Seed ", h("code", { class: "seed" }, String(past.seed)), " ",
+    seedOk
+      ? h("span", { class: "ok", title: "sha256 of the seed equals the commitment made when the deal started" }, "✓ matches its commitment")
+      : h("span", { class: "bad" }, "✗ does not match its commitment"),
+    " ", h("code", { class: "commit", title: commit }, short(commit)));
+  const anyDown = ids.some((id) => past.boards[id].tableau.some((p) => p.down > 0));
+  const legend = anyDown
+    ? h("p", { class: "note past-legend" }, h("span", { class: "swatch", "aria-hidden": "true" }), " Striped cards were still face down when the deal ended.")
+    : null;
+
+  const order = room.players.map((p) => p.id).filter((id) => ids.includes(id));
+  for (const id of ids) if (!order.includes(id)) order.push(id);
+  const first = row?.first ?? state.firsts[pick]?.player ?? null;
+  const cards = order.map((id) => {
+    const board = past.boards[id];
+    const cell = row?.cells?.[id] || null;
+    const info = players[id] || { steps: [], replayed: false, error: "no log" };
+    const total = board.foundations.length * 13;
+    const stock = board.stock_cards || [];
+    const waste = board.waste_cards || [];
+    return h("article", { class: `past-player${id === me() ? " mine" : ""}`, dataset: { player: id }, "aria-label": `${nameOf(id)} in deal ${pick}` },
+      h("header", { class: "past-player-head" },
+        h("span", { class: "tile-name" }, nameOf(id), id === me() ? " (you)" : "",
+          first === id ? h("span", { class: "first-badge", title: "first finisher" }, " ★") : null),
+        cell ? h("span", { class: "tile-score", title: "score for this deal" }, signed(cell.score)) : null,
+        cell?.bonus ? h("span", { class: "bonus", title: "race bonus" }, `★${cell.bonus}`) : null,
+        h("span", { class: "tile-home" }, `${board.home}/${total} home · ${board.moves} move${board.moves === 1 ? "" : "s"}`),
+        h("span", { class: "tile-status" }, statusText(board.status, false, true))),
+      h("div", { class: "board-host mini-host past-board" }, renderBoard(board, { mini: true })),
+      h("p", { class: "past-rest" },
+        h("span", {}, h("b", {}, `Stock (${stock.length}): `), cardList(stock)), " ",
+        h("span", {}, h("b", {}, `Waste (${waste.length}): `), cardList(waste))),
+      h("details", { class: "past-log", open: true },
+        h("summary", {}, `Move log (${info.steps.length})`, " ",
+          info.replayed
+            ? h("span", { class: "ok", title: "replayed from the seed's layout, it ends on this board" }, "✓ replays to this board")
+            : h("span", { class: "bad", title: info.error || "" }, `✗ not replayed${info.error ? `: ${info.error}` : ""}`)),
+        info.steps.length
+          ? h("ol", { class: "log", tabindex: 0, "aria-label": `${nameOf(id)}'s moves in deal ${pick}` }, info.steps.map((step, i) =>
+              h("li", { dataset: { kind: step.move.kind, index: String(i) } },
+                h("span", { class: "t" }, clock(step.t)),
+                h("span", { class: "mv" }, cardsInText(step.text)))))
+          : h("p", { class: "note" }, "No moves.")));
+  });
+  replaceChildren($("past-body"), seedLine, legend, h("div", { class: "past-players" }, cards));
 }
 
 function renderControls() {

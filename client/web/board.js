@@ -76,8 +76,10 @@ export function renderBoard(view, opts = {}) {
   const cols = Math.max(piles, nf + 2.6); // the top row: stock, a fanned waste, foundations
   const tab = interactive ? 0 : null;
 
-  // Stock: a back with its count (Thoughtful shows the next card face up).
-  const stockCards = view.stock_cards || null;
+  // Stock: a back with its count (Thoughtful shows the next card face up). A
+  // revealed board lists the whole stock too, but it was face down: keep the back.
+  const revealed = view.tableau.some((p) => p.cards);
+  const stockCards = revealed && view.variant !== "thoughtful" ? null : view.stock_cards || null;
   const stockTop = stockCards && stockCards.length ? stockCards[0] : null;
   const stockLabel =
     view.stock > 0 ? `Stock, ${view.stock} cards: draw` : view.waste > 0 ? "Stock empty: recycle the waste" : "Stock empty";
@@ -136,7 +138,14 @@ export function renderBoard(view, opts = {}) {
     const pile = pileOf(raw);
     const upCount = pile.up.length;
     let upStep = UP_STEP * (mini ? 0.85 : 1);
-    const downStep = DOWN_STEP * (mini ? 0.8 : 1);
+    let downStep = DOWN_STEP * (mini ? 0.8 : 1);
+    if (pile.hidden) {
+      // Revealed: the cards that stayed face down are shown too, fanned like the
+      // rest so their corners read, the whole pile squeezed to fit.
+      const n = pile.down + upCount;
+      upStep = n > 1 ? Math.max(0.18, Math.min(upStep, MAX_FAN / (n - 1))) : upStep;
+      downStep = upStep;
+    }
     const natural = pile.down * downStep + Math.max(0, upCount - 1) * upStep;
     if (natural > MAX_FAN && upCount > 1) {
       upStep = Math.max(0.18, (MAX_FAN - pile.down * downStep) / (upCount - 1));
@@ -147,7 +156,7 @@ export function renderBoard(view, opts = {}) {
       const hidden = pile.hidden ? pile.hidden[i] : null;
       cards.push(
         hidden
-          ? cardEl(hidden, { class: "was-down", style: { top: at(y) }, title: "face down during play" })
+          ? cardEl(hidden, { class: "was-down", style: { top: at(y) }, title: "still face down when the deal ended" })
           : cardEl(null, { style: { top: at(y) }, dataset: interactive ? { zone: "tableau", pile: String(p), index: "-1" } : {} }),
       );
       y += downStep;
