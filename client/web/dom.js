@@ -61,6 +61,11 @@ export function clock(ms) {
   return h ? `${h}:${String(m).padStart(2, "0")}:${ss}` : `${m}:${ss}`;
 }
 
+/** A long hex string (a seed commitment) cut to its first 16 digits. */
+export function short(hex) {
+  return hex.length > 16 ? `${hex.slice(0, 16)}…` : hex;
+}
+
 export function signed(n) {
   return n > 0 ? `+${n}` : String(n);
 }

@@ -1,0 +1,164 @@
+// The race HUD above the felt: your score, the deal and its clock, the round's
+// time left, home cards and moves; a chip for each rival; the deal's seed
+// commitment and the last revealed seed, checked; and the notices (first
+// finisher, waiting for the others, round over). It is what a racer glances at,
+// so it is redrawn on every event and its clocks tick on their own.
+
+import { clock, h, replaceChildren, short } from "./dom.js";
+import { $, dealIsOver, isHost, isPlayer, me, myBoard, nameOf, state } from "./state.js";
+
+export function renderHud() {
+  const room = state.room;
+  if (!room) return;
+  const hud = $("hud");
+  const deal = room.deal;
+  const items = [];
+  const stat = (label, value, id = null, cls = "") =>
+    h("div", { class: `stat ${cls}`.trim() },
+      h("span", { class: "stat-label" }, label), h("span", { class: `stat-value ${cls ? "mono" : ""}`.trim(), id }, value));
+
+  if (!deal) {
+    items.push(stat("Round", room.state === "lobby" ? "not started" : String(room.round ?? "–"), "round-no"));
+  } else {
+    const mine = isPlayer() ? deal.progress?.[me()] : null;
+    if (mine) items.push(stat("Your score", String(mine.score), "my-score", "score"));
+    items.push(stat("Deal", `${deal.number} of ${deal.deals}`, "deal-of"));
+    items.push(stat("Deal clock", dealClockText(), "deal-clock", "clock"));
+    items.push(stat("Round time left", roundLeftText(), "round-left", "clock"));
+    if (mine) {
+      const total = deal.board ? deal.board.foundations.length * 13 : 52;
+      items.push(stat("Home", `${mine.home}/${total}`, "my-home"));
+      items.push(stat("Moves", String(mine.moves), "my-moves"));
+    }
+  }
+  const rivals = deal ? rivalChips(deal) : null;
+  const seed = deal ? seedLine(deal) : null;
+  replaceChildren(hud, h("div", { class: "stats" }, items), rivals, seed);
+}
+
+function rivalChips(deal) {
+  const room = state.room;
+  const ids = room.players.map((p) => p.id);
+  for (const id of Object.keys(deal.progress || {})) if (!ids.includes(id)) ids.push(id);
+  const first = state.firsts[deal.number];
+  const others = ids.filter((id) => !(isPlayer() && id === me()));
+  if (!others.length) return null;
+  const total = (deal.rules?.variant === "double" ? 104 : 52);
+  const ended = dealIsOver(room, deal.number) || room.state === "round_over";
+  return h(
+    "ul",
+    { class: "rivals", "aria-label": isPlayer() ? "Rivals" : "Players" },
+    others.map((id) => {
+      const p = deal.progress?.[id];
+      const status = p ? p.status : "waiting";
+      return h(
+        "li",
+        { class: `rival status-${status}`, dataset: { player: id } },
+        h("span", { class: "rival-name" }, nameOf(id), first?.player === id ? h("span", { class: "first-badge", title: "first finisher" }, " ★") : null),
+        h("span", { class: "rival-score", title: "score" }, p ? String(p.score) : "–"),
+        h("span", { class: "rival-home", title: "cards home" }, p ? `${p.home}/${total}` : ""),
+        h("span", { class: "rival-moves", title: "moves" }, p ? `${p.moves} mv` : ""),
+        h("span", { class: "rival-status" }, statusText(status, p?.finished, ended)),
+      );
+    }),
+  );
+}
+
+/** A player's state in a deal; `ended`: the deal is over for everyone (or the round). */
+export function statusText(status, finished, ended = false) {
+  if (status === "won") return "✓ won";
+  if (status === "resigned") return "resigned";
+  if (status === "dead") return "stuck";
+  if (finished) return "done";
+  if (status === "playing") return ended ? "unfinished" : "playing";
+  return "";
+}
+
+/** This deal's seed commitment, and the seed of the last deal that is over (checked). */
+function seedLine(deal) {
+  const commit = deal.commitment || "";
+  const parts = [
+    h("span", { class: "commit", title: commit }, `Deal ${deal.number} seed commitment `, h("code", {}, short(commit))),
+  ];
+  const numbers = Object.keys(state.seeds).map(Number).filter((n) => n <= deal.number);
+  const last = numbers.length ? Math.max(...numbers) : null;
+  if (last !== null) {
+    const revealed = state.seeds[last];
+    const check =
+      revealed.ok === true
+        ? h("span", { class: "ok", title: "sha256 of the seed equals the commitment" }, " ✓ matches its commitment")
+        : revealed.ok === false
+          ? h("span", { class: "bad" }, " ✗ does not match its commitment")
+          : null;
+    parts.push(
+      h("span", { class: "seed" }, h("br"), `Deal ${last} seed (revealed) `,
+        h("code", { id: "revealed-seed", dataset: { deal: String(last) } }, String(revealed.seed)), check),
+    );
+  }
+  return h("p", { class: "seed-line" }, parts);
+}
+
+function dealClockText() {
+  const room = state.room;
+  const deal = room?.deal;
+  if (!deal || !deal.started_at) return "–";
+  const end = state.dealEnded[deal.number] || (room.state === "playing" && !dealIsOver(room, deal.number) ? state.conn.serverNow() : null);
+  if (!end) return "over";
+  return clock(end - deal.started_at);
+}
+
+function roundLeftText() {
+  const room = state.room;
+  if (!room?.round_ends_at) return "no limit";
+  if (room.state !== "playing") return "–";
+  return clock(room.round_ends_at - state.conn.serverNow());
+}
+
+function tick() {
+  if (!state.room) return;
+  const c = $("deal-clock");
+  if (c) c.textContent = dealClockText();
+  const r = $("round-left");
+  if (r) r.textContent = roundLeftText();
+}
+
+export function renderNotices() {
+  const room = state.room;
+  const el = $("notices");
+  const keep = $("replaced-banner");
+  const notes = [];
+  const deal = room.deal;
+  if (room.state === "lobby") {
+    notes.push(h("div", { class: "notice" }, isHost() ? "Invite the others, then start the round." : "Waiting for the host to start the round."));
+  }
+  if (deal) {
+    const first = state.firsts[deal.number];
+    if (first) {
+      const who = first.player === me() ? "You finished" : `${nameOf(first.player)} finished`;
+      notes.push(h("div", { class: "notice first", id: "first-finisher" }, `★ ${who} first and took the race bonus of ${first.bonus}.`));
+    }
+    const board = myBoard();
+    if (board && board.status !== "playing" && room.state === "playing" && !dealIsOver(room, deal.number)) {
+      const t = { won: "You won this deal!", resigned: "You resigned this deal.", dead: "No legal move left: this deal is dead." }[board.status];
+      notes.push(h("div", { class: "notice" }, `${t} Waiting for the others…`));
+    }
+    if (dealIsOver(room, deal.number) && room.state === "playing") {
+      notes.push(h("div", { class: "notice" }, `Deal ${deal.number} is over for everyone.`));
+    }
+  }
+  if (room.state === "round_over") {
+    const winners = room.winners || room.sheet?.winners || [];
+    const names = winners.map(nameOf).join(" and ");
+    const total = winners.length ? room.sheet?.totals?.[winners[0]] : null;
+    notes.push(h("div", { class: "notice win", id: "round-over" },
+      `Round over. ${names ? `${names} win${winners.length === 1 ? "s" : ""}${total !== null && total !== undefined ? ` with ${total}` : ""}.` : ""}`,
+      isHost() ? " Press Rematch for another round." : ""));
+  }
+  if (room.state === "closed") notes.push(h("div", { class: "notice warn" }, "This room is closed."));
+  replaceChildren(el, keep, notes);
+}
+
+/** Start the clocks (the deal's and the round's) ticking twice a second. */
+export function initHud() {
+  setInterval(tick, 500);
+}

@@ -1,0 +1,133 @@
+// Getting into a room and out of it: the display name, the create form (with
+// every house rule), the join form (player or spectator), invite links
+// (/#join=CODE fills the code in), Copy invite and Leave. A form opens a session
+// only when it is submitted, so the lobby works before any socket exists.
+
+import { showLobbyMessage, toast } from "./feedback.js";
+import { ServerError } from "./net.js";
+import { leaveToLobby, setRoom } from "./room.js";
+import { ensureSession } from "./session.js";
+import { SettingsForm } from "./settings.js";
+import { $, NAME_KEY, state, storage } from "./state.js";
+
+let createForm = null;
+
+export function inviteLink(code) {
+  return `${location.origin}/#join=${code}`;
+}
+
+function readName() {
+  const name = $("name").value.trim();
+  $("name-error").textContent = "";
+  if (!name) {
+    $("name-error").textContent = "Choose a display name first.";
+    $("name").focus();
+    return null;
+  }
+  if (name.length > 24 || /\p{Cc}/u.test(name)) {
+    $("name-error").textContent = "1–24 characters, no control characters.";
+    return null;
+  }
+  return name;
+}
+
+function sessionError(err, where) {
+  if (err instanceof ServerError && err.code === "bad_name") {
+    $("name-error").textContent = err.message;
+    return;
+  }
+  where.textContent = err instanceof ServerError ? `${err.message} (${err.code})` : `${err.message || err}`;
+}
+
+function readInvite() {
+  const m = /(?:^#|&)join=([0-9A-Za-z]{6})/.exec(location.hash);
+  if (!m) return;
+  const code = m[1].toUpperCase();
+  $("join-code").value = code;
+  const note = $("invite-note");
+  note.textContent = `You are invited to room ${code}. Pick a name and join.`;
+  note.hidden = false;
+  ($("name").value ? $("join-btn") : $("name")).focus();
+}
+
+/** Build the create form, wire the forms and buttons, and fill in what is known. */
+export function initLobby() {
+  createForm = new SettingsForm("create");
+  $("create-settings").appendChild(createForm.el);
+
+  $("create-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    createForm.clearErrors();
+    $("create-error").textContent = "";
+    const name = readName();
+    if (!name) return;
+    const btn = $("create-btn");
+    btn.disabled = true;
+    try {
+      await ensureSession(name);
+      const reply = await state.conn.request("create_room", { settings: createForm.values() });
+      showLobbyMessage("");
+      setRoom(reply.room);
+    } catch (err) {
+      if (err.code === "bad_setting" && createForm.setError(err.field, err.message)) {
+        $(`create-${err.field}`)?.focus();
+      } else sessionError(err, $("create-error"));
+    } finally {
+      btn.disabled = false;
+    }
+  });
+
+  $("join-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    $("join-error").textContent = "";
+    const name = readName();
+    if (!name) return;
+    const code = $("join-code").value.trim().toUpperCase();
+    if (!/^[0-9A-Z]{6}$/.test(code)) {
+      $("join-error").textContent = "A room code has 6 letters and digits.";
+      $("join-code").focus();
+      return;
+    }
+    const role = new FormData(e.target).get("role") || "player";
+    const btn = $("join-btn");
+    btn.disabled = true;
+    try {
+      await ensureSession(name);
+      const reply = await state.conn.request("join_room", { code, role });
+      showLobbyMessage("");
+      setRoom(reply.room);
+    } catch (err) {
+      sessionError(err, $("join-error"));
+    } finally {
+      btn.disabled = false;
+    }
+  });
+
+  $("leave").addEventListener("click", async () => {
+    try {
+      await state.conn.request("leave_room");
+    } catch (err) {
+      if (err.code !== "not_in_room") {
+        toast(`${err.message} (${err.code})`);
+        return;
+      }
+    }
+    leaveToLobby("");
+  });
+
+  $("copy-invite").addEventListener("click", async () => {
+    const input = $("invite-link");
+    try {
+      await navigator.clipboard.writeText(input.value);
+    } catch {
+      input.select();
+      document.execCommand?.("copy");
+    }
+    toast("Invite link copied.");
+  });
+
+  window.addEventListener("hashchange", readInvite);
+
+  $("name").value = storage(NAME_KEY) || "";
+  readInvite();
+}

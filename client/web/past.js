@@ -1,0 +1,118 @@
+// Past deals (RULES.md §6): once a deal is over, every player's final board and
+// move log, with the revealed seed checked against its commitment and each log
+// replayed in the browser from the layout that seed deals (replay.js). Anyone can
+// see here that nobody was dealt a different game, without trusting the server.
+
+import { renderBoard } from "./board.js";
+import { clock, h, replaceChildren, short, signed } from "./dom.js";
+import { statusText } from "./hud.js";
+import { cardText, explainDeal } from "./replay.js";
+import { $, me, nameOf, state } from "./state.js";
+
+/** Card names in a text ("7♥︎ waste → pile 3") as spans coloured by suit. */
+function cardsInText(text) {
+  const parts = [];
+  const re = /(10|[A2-9JQK])([♣♦♥♠])\uFE0E?/gu;
+  let at = 0;
+  for (const m of text.matchAll(re)) {
+    if (m.index > at) parts.push(text.slice(at, m.index));
+    parts.push(h("span", { class: `ctext ${m[2] === "♦" || m[2] === "♥" ? "red" : "black"}` }, m[0]));
+    at = m.index + m[0].length;
+  }
+  if (at < text.length) parts.push(text.slice(at));
+  return parts;
+}
+
+function cardList(codes) {
+  if (!codes.length) return "empty";
+  return cardsInText(codes.map(cardText).join(" "));
+}
+
+function explained(past) {
+  let e = state.past.explained.get(past.number);
+  if (!e || e.past !== past) {
+    e = { past, result: explainDeal(past) };
+    state.past.explained.set(past.number, e);
+  }
+  return e.result;
+}
+
+export function renderPast() {
+  const room = state.room;
+  const panel = $("past-panel");
+  const history = [...(room.history || [])].sort((a, b) => a.number - b.number);
+  if (!history.length) {
+    panel.hidden = true;
+    state.past.key = null;
+    return;
+  }
+  panel.hidden = false;
+  const numbers = history.map((d) => d.number);
+  const pick = numbers.includes(state.past.pick) ? state.past.pick : numbers[numbers.length - 1];
+  const past = history.find((d) => d.number === pick);
+  const row = room.sheet?.rows?.[pick - 1] || null;
+  // Logs can be long: rebuild only when something shown here changed.
+  const ids = Object.keys(past.boards || {});
+  const key = JSON.stringify([room.code, room.round, numbers, pick, row, state.firsts[pick] || null, ids.map(nameOf), me()]);
+  if (key === state.past.key) return;
+  state.past.key = key;
+
+  replaceChildren($("past-picker"), numbers.map((n) =>
+    h("button", {
+      type: "button", class: `btn small${n === pick ? " current" : ""}`, "aria-pressed": n === pick ? "true" : "false",
+      dataset: { deal: String(n), focusKey: `past-${n}` },
+      onclick: () => {
+        state.past.pick = n;
+        renderPast();
+      },
+    }, `Deal ${n}`)));
+
+  const { seedOk, players } = explained(past);
+  const commit = String(past.commitment || "");
+  const seedLine = h("p", { class: "past-seed" },
+    "Seed ", h("code", { class: "seed" }, String(past.seed)), " ",
+    seedOk
+      ? h("span", { class: "ok", title: "sha256 of the seed equals the commitment made when the deal started" }, "✓ matches its commitment")
+      : h("span", { class: "bad" }, "✗ does not match its commitment"),
+    " ", h("code", { class: "commit", title: commit }, short(commit)));
+  const anyDown = ids.some((id) => past.boards[id].tableau.some((p) => p.down > 0));
+  const legend = anyDown
+    ? h("p", { class: "note past-legend" }, h("span", { class: "swatch", "aria-hidden": "true" }), " Striped cards were still face down when the deal ended.")
+    : null;
+
+  const order = room.players.map((p) => p.id).filter((id) => ids.includes(id));
+  for (const id of ids) if (!order.includes(id)) order.push(id);
+  const first = row?.first ?? state.firsts[pick]?.player ?? null;
+  const cards = order.map((id) => {
+    const board = past.boards[id];
+    const cell = row?.cells?.[id] || null;
+    const info = players[id] || { steps: [], replayed: false, error: "no log" };
+    const total = board.foundations.length * 13;
+    const stock = board.stock_cards || [];
+    const waste = board.waste_cards || [];
+    return h("article", { class: `past-player${id === me() ? " mine" : ""}`, dataset: { player: id }, "aria-label": `${nameOf(id)} in deal ${pick}` },
+      h("header", { class: "past-player-head" },
+        h("span", { class: "tile-name" }, nameOf(id), id === me() ? " (you)" : "",
+          first === id ? h("span", { class: "first-badge", title: "first finisher" }, " ★") : null),
+        cell ? h("span", { class: "tile-score", title: "score for this deal" }, signed(cell.score)) : null,
+        cell?.bonus ? h("span", { class: "bonus", title: "race bonus" }, `★${cell.bonus}`) : null,
+        h("span", { class: "tile-home" }, `${board.home}/${total} home · ${board.moves} move${board.moves === 1 ? "" : "s"}`),
+        h("span", { class: "tile-status" }, statusText(board.status, false, true))),
+      h("div", { class: "board-host mini-host past-board" }, renderBoard(board, { mini: true })),
+      h("p", { class: "past-rest" },
+        h("span", {}, h("b", {}, `Stock (${stock.length}): `), cardList(stock)), " ",
+        h("span", {}, h("b", {}, `Waste (${waste.length}): `), cardList(waste))),
+      h("details", { class: "past-log", open: true },
+        h("summary", {}, `Move log (${info.steps.length})`, " ",
+          info.replayed
+            ? h("span", { class: "ok", title: "replayed from the seed's layout, it ends on this board" }, "✓ replays to this board")
+            : h("span", { class: "bad", title: info.error || "" }, `✗ not replayed${info.error ? `: ${info.error}` : ""}`)),
+        info.steps.length
+          ? h("ol", { class: "log", tabindex: 0, "aria-label": `${nameOf(id)}'s moves in deal ${pick}` }, info.steps.map((step, i) =>
+              h("li", { dataset: { kind: step.move.kind, index: String(i) } },
+                h("span", { class: "t" }, clock(step.t)),
+                h("span", { class: "mv" }, cardsInText(step.text)))))
+          : h("p", { class: "note" }, "No moves.")));
+  });
+  replaceChildren($("past-body"), seedLine, legend, h("div", { class: "past-players" }, cards));
+}

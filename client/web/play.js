@@ -1,0 +1,141 @@
+// Playing your own board: the board controller (gestures.js) on the felt, the
+// Draw / Undo / Auto-complete / Resign buttons, the keyboard shortcuts outside the
+// board, and sending each move, with the server's reason shown when it refuses.
+// The server is the referee: a move is drawn only from the board its reply carries.
+
+import { describeMove, stockMove } from "./cards.js";
+import { h, replaceChildren } from "./dom.js";
+import { hint } from "./feedback.js";
+import { BoardController } from "./gestures.js";
+import { $, dealIsOver, me, myBoard, render, state } from "./state.js";
+
+let boardCtl = null;
+
+/** Show `board` on the felt, taking gestures when `live`. */
+export function showOwnBoard(board, live) {
+  if (boardCtl.view !== board || Boolean(boardCtl.enabled) !== live) boardCtl.setView(board, live);
+}
+
+/** Take your board off the felt (it is not shown now). */
+export function hideOwnBoard() {
+  if (boardCtl.view) boardCtl.setView(null);
+}
+
+/** Forget the board altogether (leaving the room). */
+export function dropOwnBoard() {
+  boardCtl.setView(null);
+}
+
+export async function sendMove(move) {
+  const room = state.room;
+  const deal = room?.deal;
+  if (!deal || !state.conn) throw new Error("no deal");
+  let reply;
+  try {
+    reply = await state.conn.request("move", { deal: deal.number, move });
+  } catch (err) {
+    showMoveError(err, move);
+    throw err;
+  }
+  // A snapshot may have replaced the room object meanwhile: update the current one.
+  const now = state.room;
+  if (now && now.code === room.code && now.deal && reply.deal === now.deal.number && now.role === "player") {
+    now.deal.board = reply.board;
+    const progress = (now.deal.progress = now.deal.progress || {});
+    const mine = progress[me()] || {};
+    progress[me()] = {
+      ...mine,
+      score: reply.score,
+      home: reply.board.home,
+      moves: reply.board.moves,
+      status: reply.board.status,
+      finished: reply.board.status !== "playing",
+    };
+    setMoveStatus("");
+    hint(`Moved: ${describeMove(move)}${reply.result?.turned ? `, turned up ${reply.result.turned}` : ""}`);
+    render();
+  }
+  return reply;
+}
+
+function showMoveError(err, move) {
+  const code = err.code || "error";
+  const text = err.message || code;
+  state.lastMoveError = { code, text };
+  const el = $("move-status");
+  replaceChildren(el, h("span", { class: "reason" }, text), " ", h("code", { class: "reason-code" }, code));
+  el.dataset.kind = "error";
+  el.classList.remove("shake");
+  void el.offsetWidth; // restart the animation
+  el.classList.add("shake");
+  clearTimeout(showMoveError.timer);
+  showMoveError.timer = setTimeout(() => setMoveStatus(""), 8000);
+  if (move) hint(`Refused: ${text}`);
+}
+
+export function setMoveStatus(text) {
+  const el = $("move-status");
+  el.textContent = text;
+  el.dataset.kind = text ? "info" : "";
+}
+
+export function renderControls() {
+  const room = state.room;
+  const board = myBoard();
+  const live = board && room.state === "playing" && board.status === "playing" && !dealIsOver(room, room.deal.number);
+  $("board-controls").hidden = !live;
+  if (!live) return;
+  $("btn-draw").textContent = "";
+  $("btn-draw").append(board.stock > 0 ? "Draw " : "Recycle ", h("kbd", {}, "D"));
+  const undoRule = room.deal.rules ? room.deal.rules.undo : true;
+  $("btn-undo").hidden = !undoRule;
+  $("btn-undo").disabled = !board.can_undo;
+  $("btn-auto").hidden = !board.can_auto_complete;
+  if (!state.resignArmed) $("btn-resign").textContent = "Resign deal";
+}
+
+/** Create the board controller and wire the buttons and the keys. */
+export function initPlay() {
+  boardCtl = new BoardController($("board-host"), {
+    onMove: (move) => sendMove(move),
+    onHint: hint,
+  });
+
+  $("btn-draw").addEventListener("click", () => {
+    const board = myBoard();
+    if (board) sendMove(stockMove(board)).catch(() => {});
+  });
+  $("btn-undo").addEventListener("click", () => sendMove({ kind: "undo" }).catch(() => {}));
+  $("btn-auto").addEventListener("click", () => sendMove({ kind: "auto_complete" }).catch(() => {}));
+  $("btn-resign").addEventListener("click", () => {
+    const btn = $("btn-resign");
+    if (!state.resignArmed) {
+      btn.textContent = "Really resign? Click again";
+      state.resignArmed = setTimeout(() => {
+        state.resignArmed = null;
+        btn.textContent = "Resign deal";
+      }, 4000);
+      return;
+    }
+    clearTimeout(state.resignArmed);
+    state.resignArmed = null;
+    btn.textContent = "Resign deal";
+    sendMove({ kind: "resign" }).catch(() => {});
+  });
+
+  document.addEventListener("keydown", (e) => {
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const t = e.target;
+    if (t instanceof HTMLElement && (t.closest("input, select, textarea, [contenteditable]") || t.tagName === "BUTTON" && (e.key === "Enter" || e.key === " "))) return;
+    if ((e.key === "Enter" || e.key === " ") && t instanceof HTMLElement && t.dataset.zone) return;
+    const board = myBoard();
+    if (!board || !boardCtl.enabled) return;
+    const key = e.key.toLowerCase();
+    let used = true;
+    if (key === "d") sendMove(stockMove(board)).catch(() => {});
+    else if (key === "u") sendMove({ kind: "undo" }).catch(() => {});
+    else if (key === "a") sendMove({ kind: "auto_complete" }).catch(() => {});
+    else used = boardCtl.shortcut(e);
+    if (used) e.preventDefault();
+  });
+}

@@ -1,0 +1,152 @@
+// The room as this client knows it: a snapshot (from a join, a resume or a seq
+// gap) replaces it, and each room event is folded into it in seq order. Keeping
+// this apart from the panels means every panel draws from the same, current room
+// and none of them has to know which event changed what.
+
+import { showLobbyMessage } from "./feedback.js";
+import { dropOwnBoard, setMoveStatus } from "./play.js";
+import { seedMatches } from "./replay.js";
+import { $, me, rememberNames, render, state } from "./state.js";
+
+export function setRoom(room) {
+  const before = state.room;
+  if (!before || before.code !== room.code || before.round !== room.round) {
+    state.firsts = {};
+    state.seeds = {};
+    state.dealEnded = {};
+    resetPast();
+  }
+  state.room = room;
+  room.history = room.history || [];
+  rememberNames(room);
+  state.conn?.adoptRoom(room);
+  for (const past of room.history) noteDealOver(past);
+  // The sheet names the first finisher of each deal; keep it for the notices.
+  (room.sheet?.rows || []).forEach((row, i) => {
+    if (row.first) {
+      const cell = row.cells?.[row.first];
+      state.firsts[i + 1] = { player: row.first, bonus: cell ? cell.bonus : 0 };
+    }
+  });
+  $("lobby-screen").hidden = true;
+  $("room-screen").hidden = false;
+  $("room-info").hidden = false;
+  $("leave").hidden = false;
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  render();
+}
+
+export function leaveToLobby(message) {
+  state.room = null;
+  state.conn?.adoptRoom(null);
+  dropOwnBoard();
+  $("room-screen").hidden = true;
+  $("room-info").hidden = true;
+  $("leave").hidden = true;
+  $("lobby-screen").hidden = false;
+  if (message) showLobbyMessage(message);
+  document.title = "Klondike Race";
+}
+
+/** A revealed seed, checked against the commitment the deal started with. */
+function noteDealOver(deal) {
+  if (!deal || deal.seed === undefined || state.seeds[deal.number]?.seed === deal.seed) return;
+  state.seeds[deal.number] = { seed: deal.seed, commitment: deal.commitment, ok: seedMatches(deal.seed, deal.commitment) };
+}
+
+function resetPast() {
+  state.past = { pick: null, key: null, explained: new Map() };
+}
+
+/**
+ * A rescoring `sheet` (the host changed scoring or race bonus) is newer than the
+ * `progress` scores of the running deal: carry its scores over, so the HUD, the
+ * rivals and the live row of the sheet agree until the next move.
+ */
+function syncProgressFromSheet(room) {
+  const deal = room.deal;
+  const row = deal && room.sheet?.rows?.[deal.number - 1];
+  if (!row || !deal.progress) return;
+  for (const [id, cell] of Object.entries(row.cells || {})) {
+    if (deal.progress[id]) deal.progress[id] = { ...deal.progress[id], score: cell.score };
+  }
+}
+
+export function applyEvent(ev) {
+  const room = state.room;
+  if (!room) return;
+  switch (ev.type) {
+    case "members":
+      room.players = ev.players;
+      room.spectators = ev.spectators;
+      room.host = ev.host;
+      rememberNames(room);
+      break;
+    case "settings":
+      room.settings = ev.settings;
+      // The server adds round_ends_at here: a new time limit moves the round's end.
+      if (ev.round_ends_at !== undefined) room.round_ends_at = ev.round_ends_at;
+      break;
+    case "deal_started":
+      if (ev.round !== undefined && ev.round !== room.round) {
+        const rematch = Boolean(room.round);
+        room.history = [];
+        room.sheet = { players: [], carry: {}, rows: [], totals: {}, winners: [] };
+        state.firsts = {};
+        state.seeds = {};
+        state.dealEnded = {};
+        resetPast();
+        // A rematch starts a new sheet (with cumulative Vegas banks carried) and no
+        // `sheet` event says so: take the room from a snapshot.
+        if (rematch) queueMicrotask(() => state.conn?.resync());
+      }
+      room.deal = ev.deal;
+      if (ev.round !== undefined) room.round = ev.round;
+      if (ev.round_ends_at !== undefined) room.round_ends_at = ev.round_ends_at;
+      room.state = "playing";
+      setMoveStatus("");
+      break;
+    case "progress":
+      if (room.deal && ev.deal === room.deal.number) {
+        room.deal.progress = room.deal.progress || {};
+        room.deal.progress[ev.player] = ev.progress;
+        if (ev.board) {
+          room.deal.boards = room.deal.boards || {};
+          room.deal.boards[ev.player] = ev.board;
+        }
+      }
+      break;
+    case "first_finisher":
+      state.firsts[ev.deal] = { player: ev.player, bonus: ev.bonus };
+      break;
+    case "deal_over":
+      room.history = room.history.filter((d) => d.number !== ev.deal.number).concat([ev.deal]);
+      state.dealEnded[ev.deal.number] = state.conn.serverNow();
+      noteDealOver(ev.deal);
+      break;
+    case "sheet":
+      room.sheet = ev.sheet;
+      syncProgressFromSheet(room);
+      break;
+    case "round_over":
+      room.sheet = ev.sheet;
+      room.state = "round_over";
+      room.winners = ev.winners;
+      if (room.deal && !state.dealEnded[room.deal.number]) state.dealEnded[room.deal.number] = state.conn.serverNow();
+      break;
+    case "removed":
+      if (ev.player === me()) {
+        leaveToLobby("The host removed you from the room.");
+        return;
+      }
+      room.players = room.players.filter((p) => p.id !== ev.player);
+      room.spectators = (room.spectators || []).filter((p) => p.id !== ev.player);
+      break;
+    case "room_closed":
+      leaveToLobby(`The room was closed${ev.reason ? ` (${ev.reason})` : ""}.`);
+      return;
+    default:
+      return; // an event this client does not know: nothing to show
+  }
+  render();
+}

@@ -1,0 +1,71 @@
+// The client's one copy of the session and the room, and the questions every panel
+// asks of it (who am I, am I the host, is this deal over, where is my board).
+//
+// It sits apart so the panels can share it without importing one another: each
+// panel reads `state` and draws itself, and any module that changed `state` calls
+// `render()`, which app.js points at its redraw of every panel.
+
+export const TOKEN_KEY = "klondike-race.token";
+export const NAME_KEY = "klondike-race.name";
+export const $ = (id) => document.getElementById(id);
+
+export const state = {
+  conn: null,
+  session: null, // {token, player, name}
+  room: null, // the room snapshot, kept current by events
+  names: {}, // every player id -> name seen, so a removed player keeps a name on the sheet
+  firsts: {}, // deal number -> {player, bonus}
+  seeds: {}, // deal number -> {seed, commitment, ok: true|false}
+  past: { pick: null, key: null, explained: new Map() }, // the "Past deals" panel
+  dealEnded: {}, // deal number -> server ms when it ended (for the clock)
+  reconnectDelay: 500,
+  reconnectTimer: null,
+  closing: false, // we closed the socket on purpose
+  replaced: false, // the session was resumed elsewhere (4001)
+  resignArmed: null,
+  lastMoveError: null,
+};
+
+export function storage(key, value) {
+  try {
+    if (value === undefined) return localStorage.getItem(key);
+    if (value === null) localStorage.removeItem(key);
+    else localStorage.setItem(key, value);
+  } catch {
+    /* storage may be unavailable (private mode); the session then lasts a page */
+  }
+  return null;
+}
+
+export const me = () => state.session?.player;
+export const isHost = () => state.room && state.room.host === me();
+export const isPlayer = () => state.room && state.room.role === "player";
+
+export function rememberNames(room) {
+  for (const m of [...(room.players || []), ...(room.spectators || [])]) state.names[m.id] = m.name;
+}
+
+export function nameOf(id) {
+  return state.names[id] || id;
+}
+
+export function dealIsOver(room, number) {
+  return (room.history || []).some((d) => d.number === number);
+}
+
+export function myBoard() {
+  const room = state.room;
+  return isPlayer() && room.deal ? room.deal.board || null : null;
+}
+
+let renderer = null;
+
+/** app.js registers the redraw of every panel here. */
+export function onRender(fn) {
+  renderer = fn;
+}
+
+/** Redraw the room from `state` (after an event, a snapshot or a reply). */
+export function render() {
+  renderer?.();
+}

@@ -1,0 +1,73 @@
+// The felt in the middle of the room shows one of three things: your own board
+// while you race, the spectator wall (every player's board, small and live, for
+// spectators; revealed once the round is over), or a line saying why there is
+// neither. Deciding which is this module's job; drawing boards is board.js's.
+
+import { renderBoard } from "./board.js";
+import { h, replaceChildren } from "./dom.js";
+import { statusText } from "./hud.js";
+import { hideOwnBoard, showOwnBoard } from "./play.js";
+import { $, dealIsOver, isPlayer, me, nameOf, state } from "./state.js";
+
+export function renderTable() {
+  const room = state.room;
+  const wall = $("wall");
+  const msg = $("table-message");
+  const deal = room.deal;
+  const over = deal && dealIsOver(room, deal.number);
+  // Once the round is over, its deals are in "Past deals": the felt makes way.
+  const roundOver = room.state === "round_over";
+  const pastShown = roundOver && (room.history || []).length > 0;
+  const showWall = !pastShown && (roundOver || (room.role === "spectator" && deal));
+  $("table").hidden = pastShown;
+  if (isPlayer() && deal && deal.board && room.state === "playing") {
+    const board = deal.board;
+    const live = !over && board.status === "playing";
+    showOwnBoard(board, live);
+    $("board-host").hidden = false;
+  } else {
+    hideOwnBoard();
+    $("board-host").hidden = true;
+  }
+  if (showWall) {
+    wall.hidden = false;
+    renderWall(wall, deal, over);
+  } else {
+    wall.hidden = true;
+  }
+  let text = "";
+  if (room.state === "lobby") text = "The table is set. The race starts when the host presses Start.";
+  else if (!deal) text = "Waiting for the next deal.";
+  else if (isPlayer() && !deal.board && room.state === "playing") text = "You joined mid-round: you play from the next round.";
+  msg.textContent = text;
+  msg.hidden = !text;
+  $("table").dataset.mode = showWall ? "wall" : "board";
+}
+
+function renderWall(wall, deal, over) {
+  const room = state.room;
+  const past = over ? room.history.find((d) => d.number === deal.number) : null;
+  const boards = past?.boards || deal.boards || {};
+  const ids = room.players.map((p) => p.id);
+  for (const id of Object.keys(boards)) if (!ids.includes(id)) ids.push(id);
+  const first = state.firsts[deal.number];
+  const row = room.sheet?.rows?.[deal.number - 1];
+  const tiles = ids.map((id) => {
+    const view = boards[id];
+    const p = deal.progress?.[id] || (row?.cells?.[id] ?? null);
+    const total = view ? view.foundations.length * 13 : 52;
+    const score = row && over ? row.cells?.[id]?.score : p?.score;
+    return h(
+      "article",
+      { class: `wall-tile${id === me() ? " mine" : ""}`, dataset: { player: id }, "aria-label": `${nameOf(id)}'s board` },
+      h("header", { class: "tile-head" },
+        h("span", { class: "tile-name" }, nameOf(id), id === me() ? " (you)" : "", first?.player === id ? h("span", { class: "first-badge", title: "first finisher" }, " ★") : null),
+        h("span", { class: "tile-score", title: "score" }, score !== undefined && score !== null ? String(score) : "–"),
+        h("span", { class: "tile-home", title: "cards home" }, p ? `${p.home}/${total} home` : ""),
+        h("span", { class: "tile-status" }, p ? statusText(p.status, p.finished, over) : "")),
+      h("div", { class: "board-host mini-host" }, view ? renderBoard(view, { mini: true }) : h("p", { class: "note" }, "no board yet")),
+    );
+  });
+  const title = over ? `Deal ${deal.number}: every board, revealed` : `Deal ${deal.number}: live`;
+  replaceChildren(wall, h("h3", { class: "wall-title" }, title), h("div", { class: "wall-grid" }, tiles));
+}
