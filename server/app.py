@@ -26,7 +26,7 @@ from .clock import Clock, SystemClock
 from .connection import Connection, Limits
 from .http import DEFAULT_STATIC, HttpRoutes
 from .metrics import Metrics
-from .service import Service, default_seed
+from .service import IDLE_ROOM_MS, Service, default_seed
 from .store import MemoryStore, Store, StoreUnavailable
 
 __all__ = ["MAX_FRAME", "RaceServer", "run"]
@@ -61,6 +61,7 @@ class RaceServer:
         ping_interval: float | None = 20.0,
         store_factory: Callable[[], Awaitable[Store]] | None = None,
         clustered: bool = False,
+        idle_room_ms: int = IDLE_ROOM_MS,
     ) -> None:
         self.store: Store = store if store is not None else MemoryStore()
         self._store_factory = store_factory
@@ -70,7 +71,9 @@ class RaceServer:
         self.port = port
         self.limits = limits or Limits()
         self.metrics = Metrics()
-        self.service = Service(self.store, clock or SystemClock(), self.metrics, draw_seed)
+        self.service = Service(
+            self.store, clock or SystemClock(), self.metrics, draw_seed, idle_room_ms
+        )
         self.http = HttpRoutes(self._health, self.metrics.render, static_dir)
         self.ping_interval = ping_interval
         self._server: Server | None = None

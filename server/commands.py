@@ -42,6 +42,7 @@ __all__ = [
     "Ctx",
     "decide_close",
     "decide_create",
+    "decide_idle_close",
     "decide_join",
     "decide_leave",
     "decide_move",
@@ -68,7 +69,9 @@ class Ctx:
 
 
 def _member_or_fail(room: Room, actor: str) -> None:
-    if actor not in room.members:
+    # A closed room takes nothing more: with commands pipelined, a request may
+    # reach it after its close was decided and before members heard of it.
+    if actor not in room.members or room.state == CLOSED:
         raise RoomError("not_in_room", "you are not in this room")
 
 
@@ -215,6 +218,15 @@ def decide_presence(room: Room, actor: str, connected: bool) -> Decision:
 def decide_close(room: Room, actor: str) -> Decision:
     _host_only(room, actor)
     return Decision([{"k": R.CLOSED, "reason": "host"}])
+
+
+def decide_idle_close(room: Room, ctx: Ctx) -> Decision:
+    """The shell's timer found nobody connected for the idle limit (it keeps the
+    time: the room does not record when members drop). Close the room the normal
+    way, unless someone came back meanwhile."""
+    if room.state == CLOSED or any(m.connected for m in room.members.values()):
+        return Decision(reply="none")
+    return Decision([{"k": R.CLOSED, "reason": "idle"}], reply="none")
 
 
 # ---------------------------------------------------------------------- settings, rounds

@@ -251,9 +251,10 @@ class RedisStore:
             owner.acquired(code, token)
         return True
 
-    async def append(self, code: str, records: Sequence[bytes]) -> int:
+    def append(self, code: str, records: Sequence[bytes]) -> asyncio.Future[int]:
         """Queue the records for the next group commit (this loop tick's, or, when
-        the room has an append in flight, the one after it) and wait for it.
+        the room has an append in flight, the one after it); the future settles
+        with it. A future, not a coroutine: see :meth:`server.store.Store.append`.
 
         Sending each append at once instead saves a turn of the event loop but
         costs a script call per room; measured under load, batching wins."""
@@ -264,7 +265,11 @@ class RedisStore:
         if not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
-        return await fut
+        return fut
+
+    def joinable(self, code: str) -> bool:
+        """An append now would join the room's unsent batch: one script call, one fate."""
+        return code in self._pending and code not in self._inflight
 
     def _flush(self) -> None:
         """Send every pending room that has no append in flight, as one script call."""

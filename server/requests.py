@@ -1,6 +1,10 @@
 """The room requests: resolve the requester's room, run the command through
 its RoomHost, and say how to reply once the records are stored.
 
+A reply is built right after the command's commit, from the room as the command
+left it, and sent only once the command is durable (server/roomhost.py): by then
+later commands may have changed the room.
+
 Each handler is ``async (service, connection, request)``; refusals are raised as
 :class:`~server.room.RoomError` and become error frames in the connection.
 Session requests (``hello``, ``ping``) live in server/service.py.
@@ -9,7 +13,6 @@ Session requests (``hello``, ``ping``) live in server/service.py.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from protocol.cards import card_str
@@ -31,7 +34,7 @@ from protocol.wire import (
 
 from . import commands as C
 from .room import Decision, Room, RoomError
-from .roomhost import RoomHost
+from .roomhost import Release, Reply, RoomHost
 from .roomviews import board_view, snapshot
 from .store import StoreUnavailable
 
@@ -57,21 +60,22 @@ def _store_down() -> RoomError:
     return RoomError("storage_unavailable", "the store is unreachable; try again")
 
 
-def _joined(
-    service: Service, conn: Connection, req: Request, host: RoomHost
-) -> Callable[[Decision], None]:
+def _joined(service: Service, conn: Connection, req: Request, host: RoomHost) -> Reply:
     session = service.session_of(conn)
 
-    def reply(_d: Decision) -> None:
-        session.room = host.code
-        conn.send(
-            {
-                "type": "joined",
-                "id": req.id,
-                "room": snapshot(host.room, session.player, service.clock.now()),
-            }
-        )
-        service.save_session(session)
+    def reply(_d: Decision) -> Release:
+        msg = {
+            "type": "joined",
+            "id": req.id,
+            "room": snapshot(host.room, session.player, service.clock.now()),
+        }
+
+        def send() -> None:
+            session.room = host.code
+            conn.send(msg)
+            service.save_session(session)
+
+        return send
 
     return reply
 
@@ -118,8 +122,8 @@ async def _join(service: Service, conn: Connection, req: JoinRoom) -> None:
     )
 
 
-def _ok(conn: Connection, req: Request) -> Callable[[Decision], None]:
-    return lambda _d: conn.send({"type": "ok", "id": req.id})
+def _ok(conn: Connection, req: Request) -> Reply:
+    return lambda _d: lambda: conn.send({"type": "ok", "id": req.id})
 
 
 async def _leave(service: Service, conn: Connection, req: LeaveRoom) -> None:
@@ -161,45 +165,51 @@ async def _close(service: Service, conn: Connection, req: CloseRoom) -> None:
 
 async def _snapshot(service: Service, conn: Connection, req: Snapshot) -> None:
     session, host = service.room_of(conn)
-    conn.send(
-        {
+
+    def make() -> Release:
+        msg = {
             "type": "snapshot",
             "id": req.id,
             "room": snapshot(host.room, session.player, service.clock.now()),
         }
-    )
+        return lambda: conn.send(msg)
+
+    await host.read(make)  # never shows a command before it is durable
 
 
 async def _move(service: Service, conn: Connection, req: MoveRequest) -> None:
     session, host = service.room_of(conn)
     player = session.player
 
-    def reply(d: Decision) -> None:
+    def reply(d: Decision) -> Release:
         room = host.room
         deal = room.deals[d.deal - 1]
         outcome = d.outcome
         assert outcome is not None
         t = deal.logs[player][-1][0]
         now = deal.started_at + t
-        conn.send(
-            {
-                "type": "moved",
-                "id": req.id,
-                "deal": d.deal,
-                "t": t,
-                "result": {
-                    "cards": [card_str(c) for c in outcome.cards],
-                    "turned": card_str(outcome.turned) if outcome.turned is not None else None,
-                    "events": [_EVENT_NAMES[e] for e in outcome.events],
-                    "pass_started": outcome.pass_started,
-                    "status": outcome.status.value,
-                    "undone": outcome.undone,
-                },
-                "board": board_view(deal, player),
-                "score": room.score(deal, player, now),
-            }
-        )
-        service.metrics.moves_accepted.inc()
+        msg = {
+            "type": "moved",
+            "id": req.id,
+            "deal": d.deal,
+            "t": t,
+            "result": {
+                "cards": [card_str(c) for c in outcome.cards],
+                "turned": card_str(outcome.turned) if outcome.turned is not None else None,
+                "events": [_EVENT_NAMES[e] for e in outcome.events],
+                "pass_started": outcome.pass_started,
+                "status": outcome.status.value,
+                "undone": outcome.undone,
+            },
+            "board": board_view(deal, player),
+            "score": room.score(deal, player, now),
+        }
+
+        def send() -> None:
+            conn.send(msg)
+            service.metrics.moves_accepted.inc()
+
+        return send
 
     try:
         await host.run(lambda r, c: C.decide_move(r, player, req.deal, req.move, c), reply)

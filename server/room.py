@@ -2,10 +2,12 @@
 
 Nothing here awaits, reads a clock or draws a random number. The shell
 (server/roomhost.py) asks server/commands.py to *decide* what a request means —
-a list of records, computed without touching the room — appends those records to
-the store, and only once the store holds them calls :meth:`Room.commit`, which folds
-them in and returns the room events to send. So a move the store could not take is
-never applied, and an acknowledged one is never lost.
+a list of records, computed without touching the room — then calls
+:meth:`Room.commit`, which folds them in and returns the room events to send. The
+shell commits ahead of the store (a room's commands are pipelined), but it holds
+every reply and event back until the store holds the records, and when an append
+fails it rolls the room back to its durable state (server/durable.py). So a move
+the store could not take is never seen, and an acknowledged one is never lost.
 
 :meth:`Room.rebuild` folds a whole log the same way (without building events):
 after a restart, or on another node, the room comes back exactly, seq included.
@@ -94,11 +96,16 @@ class Room:
             room.apply(record, emit=False)
         return room
 
-    def commit(self, decision: Decision) -> list[Fanout]:
-        """Fold in a decision's records once the store holds them."""
+    def commit(
+        self, decision: Decision, on_round: Callable[[Room], None] | None = None
+    ) -> list[Fanout]:
+        """Fold in a decision's records; ``on_round`` sees the room right after a
+        ``round`` record, the moment the shell keeps a copy of (server/durable.py)."""
         out: list[Fanout] = []
         for i, record in enumerate(decision.records):
             out.extend(self.apply(record, decision.prepared.get(i)))
+            if on_round is not None and record["k"] == R.ROUND:
+                on_round(self)
         return out
 
     def apply(
@@ -183,14 +190,16 @@ class Room:
     def _sheet_at(self, rec: Record) -> dict[str, Any]:
         return self.sheet(rec["at"]).to_wire()
 
-    def _f_round(self, rec: Record, _p: Any, _emit: bool) -> list[Fanout]:
+    def _f_round(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         self.round += 1
         self.round_started_at = rec["at"]
         self.round_players = [m.id for m in self.members.values() if m.role == PLAYER]
         self.deals = []
         self.carry = dict(rec["carry"])
         self.state = PLAYING
-        return []
+        # The new round's empty sheet (its players, banks carried), so that no
+        # client keeps showing the last round's.
+        return self._emit(emit, lambda: {"type": "sheet", "sheet": self._sheet_at(rec)})
 
     def _f_deal(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         rules = DealRules.from_wire(rec["rules"])

@@ -1,54 +1,126 @@
-"""One live room in the shell: its lock, durable commits, fan-out and timer.
+"""One live room in the shell: its commit pipeline, fan-out and timers.
 
-Every request for a room runs through :meth:`RoomHost.run` under the room's lock,
-so a room's commands are strictly serialized (its seq order is its commit order)
-while rooms run concurrently. ``run`` is where "acknowledged means durable" is
-kept:
+"Acknowledged means durable": nobody learns anything of a command — its reply,
+its events, not even a refusal — before the store holds its records and those of
+every command before it. Holding the room from decide until the append returns
+would keep that, but caps a room at one command per store round trip (an fsync,
+with Redis). So a room **pipelines** its commands; :meth:`RoomHost.run`:
 
-1. decide (pure, read-only: server/commands.py) — a refusal ends here;
-2. ``await store.append(records)`` — if the store is unreachable, the room is
-   unchanged and the client gets ``storage_unavailable``;
-3. commit (fold the records in: server/room.py) and get the room events;
-4. reply to the requester, then fan the events out, both synchronously (no await
-   between the commit and the last frame queued), so each connection sees the
-   reply before the events it caused, and every event in seq order.
+1. decides (pure, read-only: server/commands.py) against the live room, which
+   already holds every command decided before, durable or not;
+2. commits at once (folds the records in: server/room.py), builds the reply and
+   the events, and queues them with the records — nothing is sent yet;
+3. appends: one append per room is on its way at a time, and the records of
+   every command decided meanwhile wait and go together, in order, in the next
+   one (group commit within the room; the Redis store also groups across rooms).
+   Until the store actually sends an append, more records may join it
+   (:meth:`Store.joinable`): one script call, one fate;
+4. releases, once an append returns, the commands it made durable and the
+   record-free ones queued between them, in decision order: for each, the reply
+   to the requester, then the events to every member, all synchronously (no await
+   in between), so each connection sees a reply before the events it caused, and
+   every event in seq order.
+
+Invariants:
+
+- Decide and commit run without an await between them, so a room's commands are
+  strictly serialized: seq order is decision order is log order.
+- Appends of one room never overlap (joined ones are one write), so the log
+  holds records in decision order, and none is written after one that failed.
+- Nothing is visible before it is durable. A refusal, or an answer read from the
+  room (snapshot, welcome, timed tick: :meth:`RoomHost.read`), is queued behind
+  the commands before it, since it may depend on them. (With nothing queued, a
+  refusal is raised at once, as ever.)
+- A failed append (StoreUnavailable, LeaseLost) refuses every command after the
+  last durable one with ``storage_unavailable`` and puts the room back in exactly
+  its durable state (server/durable.py), the state a restart would rebuild; reads
+  queued behind are answered from that state. The store trims whatever the failed
+  append may have written after all (server/redis_store.py).
+- With a store whose appends are done on return (the in-memory store), a command
+  is decided, stored, committed and released before the next one is looked at.
 
 Fan-out only queues bytes on each connection (server/connection.py), which writes
 them at the next pass of the event loop; a slow reader is cut off there and never
-holds the lock.
+holds the room up.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from protocol.wire import encode
 
+from . import records as R
 from .commands import Ctx, decide_tick
+from .durable import DurableLog
 from .records import encode_record
 from .room import Decision, Fanout, Member, Room, RoomError
+from .roomtimer import RoomTimer
 from .store import StoreUnavailable
 
 if TYPE_CHECKING:
     from .service import Service
 
-__all__ = ["RoomHost"]
+__all__ = ["Read", "Release", "Reply", "RoomHost"]
 
 log = logging.getLogger("klondike_race.room")
 
-Reply = Callable[[Decision], None]
+Release = Callable[[], None]
+"""Sends what was prepared: called once the command is durable."""
+Reply = Callable[[Decision], Release]
+"""Builds a command's reply right after its commit (the room as the command left
+it) and returns how to send it: later commands may have changed the room by the
+time it is durable."""
+Read = Callable[[], Release]
+"""Builds an answer from the room as it stands; see :meth:`RoomHost.read`."""
+
+
+def _unavailable() -> RoomError:
+    return RoomError("storage_unavailable", "the store is unreachable; nothing was done: try again")
+
+
+@dataclass(slots=True, eq=False)
+class _Entry:
+    """One command (or read) waiting for its records, and those before, to be durable."""
+
+    end: int  # the room's record count once this entry's records are in
+    decision: Decision | None = None
+    release: Release | None = None  # the reply
+    events: list[Fanout] = field(default_factory=list)
+    recipients: dict[str, Member] = field(default_factory=dict)
+    error: BaseException | None = None
+    read: Read | None = None  # for a read: how to answer again after a rollback
+    released: bool = False
+    # For whoever waits for the entry, made only when it is not released at once
+    # (with the in-memory store every entry is released before anyone waits).
+    future: asyncio.Future[None] | None = None
+
+    async def wait(self) -> None:
+        """Until released; raises the entry's refusal."""
+        if not self.released:
+            self.future = asyncio.get_running_loop().create_future()
+            await self.future
+        elif self.error is not None:
+            raise self.error
 
 
 class RoomHost:
-    def __init__(self, service: Service, room: Room) -> None:
+    def __init__(self, service: Service, room: Room, durable: DurableLog | None = None) -> None:
         self.service = service
-        self.room = room
-        self.lock = asyncio.Lock()
-        self._timer: asyncio.Task[None] | None = None
-        self._timer_deadline: int | None = None
+        self.room = room  # live: every command decided so far, durable or not
+        self.durable = durable if durable is not None else DurableLog.empty(room.code)
+        self.appends = 0  # batches sent to the store (the batching test counts them)
+        self._queue: deque[_Entry] = deque()
+        self._unsent: list[bytes] = []  # records committed, waiting for the next append
+        self._sending: list[list[bytes]] = []  # appends in flight: one, or joined
+        self._epoch = 0  # bumped by a rollback: appends sent before it are moot
+        self._paused = False  # see _release
+        self.timer = RoomTimer(self)
 
     @property
     def code(self) -> str:
@@ -57,56 +129,206 @@ class RoomHost:
     def ctx(self) -> Ctx:
         return Ctx(self.service.clock.now(), self.service.draw_seed)
 
+    @property
+    def pending(self) -> int:
+        """Commands (and reads) decided but not released yet: waiting for the store."""
+        return len(self._queue)
+
+    # ------------------------------------------------------------------ commands
+
     async def run(
         self, decide: Callable[[Room, Ctx], Decision], reply: Reply | None = None
     ) -> Decision:
-        """Decide, persist, commit, reply, fan out: see the module docstring."""
-        async with self.lock:
-            ctx = self.ctx()
-            if self.room.time_up(ctx.now):
-                await self._commit(decide_tick(self.room, ctx), None)
-            return await self._commit(decide(self.room, ctx), reply)
+        """Decide, commit, append, release: see the module docstring. Returns once
+        the command is released; raises its refusal (RoomError) likewise."""
+        ctx = self.ctx()
+        if self.room.time_up(ctx.now):  # the timer may be late: time runs out first
+            self._submit(decide_tick, None, ctx)
+        entry = self._submit(decide, reply, ctx)
+        await entry.wait()
+        assert entry.decision is not None
+        return entry.decision
 
-    async def _commit(self, decision: Decision, reply: Reply | None) -> Decision:
+    async def read(self, make: Read) -> None:
+        """Answer from the room as of every command decided so far, once those are
+        durable: ``make`` builds the answer now, its result sends it then. Never
+        refused: after a failed append ``make`` runs again on the durable room."""
+        if not self._queue:
+            make()()
+            return
+        entry = _Entry(self.room.n_records, read=make)
+        entry.release = make()
+        self._queue.append(entry)
+        await entry.wait()
+
+    def _submit(
+        self, decide: Callable[[Room, Ctx], Decision], reply: Reply | None, ctx: Ctx
+    ) -> _Entry:
         room = self.room
+        try:
+            decision = decide(room, ctx)
+        except RoomError as exc:
+            if not self._queue:
+                raise
+            entry = _Entry(room.n_records, error=exc)  # decided on undurable state
+            self._queue.append(entry)
+            return entry
+        entry = _Entry(room.n_records, decision)
         if decision.records:
             data = [encode_record(r) for r in decision.records]
-            try:
-                await self.service.store.append(room.code, data)
-            except StoreUnavailable:
-                raise RoomError(
-                    "storage_unavailable", "the store is unreachable; nothing was done: try again"
-                ) from None
-            before = dict(room.members)
-            try:
-                events = room.commit(decision)
-            except Exception:
-                # A bug in the fold: the store holds the truth, so rebuild from it.
-                log.exception("room %s: commit failed; rebuilding from the log", room.code)
-                await self.reload()
-                raise
-        else:
-            before, events = {}, []
+            entry.recipients = dict(room.members)  # removed members learn of it too
+            entry.events = self._commit(decision)
+            entry.recipients.update(self.room.members)
+            entry.end = self.room.n_records
+            self._unsent.extend(data)
         if reply is not None:
-            reply(decision)
-        if events:
-            self.fanout(events, before)
-        self.service.after_commit(self, decision)
-        self.arm_timer()
-        return decision
+            try:
+                entry.release = reply(decision)
+            except Exception as exc:  # a bug: the records stand, the requester hears of it
+                log.exception("room %s: building a reply failed", self.code)
+                entry.error = exc
+        self._queue.append(entry)
+        self._pump()
+        if any(r["k"] != R.MOVE for r in decision.records):
+            self.timer.arm()  # a move alone changes no deadline; what comes with it may
+        return entry
 
-    async def reload(self) -> None:
-        from .records import decode_record
+    def _commit(self, decision: Decision) -> list[Fanout]:
+        try:
+            return self.room.commit(decision, self.durable.round_started)
+        except Exception:
+            # A bug in the fold left the room half-changed: rebuild it from the
+            # durable state and the records still on their way to the store.
+            log.exception("room %s: commit failed; rebuilding the room", self.code)
+            pending = [r for data in self._sending for r in data]
+            self.room = self.durable.restore([*pending, *self._unsent])
+            raise
 
-        records = await self.service.store.load(self.room.code)
-        self.room = Room.rebuild(self.room.code, (decode_record(r) for r in records))
+    # ------------------------------------------------------------------ appends
 
-    def fanout(self, events: Iterable[Fanout], before: dict[str, Member]) -> None:
-        """Queue each event on each member's connection, every distinct map
-        encoded once per frame kind. Members gone in this commit (removed) still
-        get its events: that is how they learn they were removed."""
-        recipients = dict(before)
-        recipients.update(self.room.members)
+    def _pump(self) -> None:
+        """Send the waiting records, unless an append is on its way to the store
+        (they go in the next one); release what needs nothing more.
+
+        An append the store has not sent yet still takes more records: they join
+        it in the same group commit (:meth:`Store.joinable`), so they share its
+        fate and the log stays in order whatever happens."""
+        store = self.service.store
+        if self._sending and not store.joinable(self.code):
+            return
+        if not self._unsent:
+            if not self._sending:
+                self._release()
+            return
+        data, self._unsent = self._unsent, []
+        if not self._sending:
+            self.appends += 1  # a new batch, not one more part of the waiting one
+        self._sending.append(data)
+        future: asyncio.Future[int]
+        try:
+            future = asyncio.ensure_future(store.append(self.code, data))
+        except Exception as exc:  # a store that fails before it returns
+            future = asyncio.get_running_loop().create_future()
+            future.set_exception(exc)
+        epoch = self._epoch
+        if future.done():
+            self._appended(epoch, future)
+        else:
+            future.add_done_callback(lambda f: self._appended(epoch, f))
+
+    def _appended(self, epoch: int, future: asyncio.Future[int]) -> None:
+        if epoch != self._epoch:
+            return  # sent before a rollback, which refused its commands already
+        data = self._sending.pop(0)
+        exc = StoreUnavailable("append cancelled") if future.cancelled() else future.exception()
+        if exc is not None:
+            if not isinstance(exc, StoreUnavailable):
+                log.error("room %s: append failed", self.code, exc_info=exc)
+            self._fail(exc)
+            return
+        self.durable.extend(data)
+        self._release()
+        self._pump()
+
+    def _release(self, *, pause: bool = True) -> None:
+        """Release, in order, the queued entries that are durable now.
+
+        After a refusal the rest waits one pass of the event loop: its requester
+        sends the error frame when it wakes, and that wake-up was scheduled first,
+        so the error still goes out before anything decided after it. (``pause``
+        false: everything at once, for a rollback.)"""
+        if self._paused and pause:
+            return
+        self._paused = False
+        durable = self.durable.length
+        queue = self._queue
+        while queue and queue[0].end <= durable:
+            refused = self._deliver(queue.popleft())
+            if pause and refused and queue:
+                self._paused = True
+                asyncio.get_running_loop().call_soon(self._resume)
+                return
+
+    def _resume(self) -> None:
+        self._paused = False
+        self._release()
+
+    def _deliver(self, entry: _Entry) -> bool:
+        """Send one entry's reply and events; True when it woke a refused requester."""
+        try:
+            if entry.release is not None:
+                entry.release()
+            if entry.events:
+                self.fanout(entry.events, entry.recipients)
+            if entry.decision is not None and entry.decision.records:
+                self.service.after_commit(self, entry.decision)
+        except Exception as exc:
+            log.exception("room %s: releasing a command failed", self.code)
+            entry.error = entry.error or exc
+        entry.released = True
+        future = entry.future
+        if future is None or future.done():
+            return False
+        if entry.error is not None:
+            future.set_exception(entry.error)
+            return True
+        future.set_result(None)
+        return False
+
+    def _fail(self, exc: BaseException) -> None:
+        """An append failed: refuse everything not durable, back to the durable room."""
+        self._release(pause=False)  # what was durable before still goes out
+        queued, self._queue = self._queue, deque()
+        self._unsent, self._sending = [], []
+        self._epoch += 1
+        self.room = self.durable.restore()
+        log.warning(
+            "room %s: append failed (%s); %d queued refused, back to record %d",
+            self.code,
+            exc,
+            len(queued),
+            self.durable.length,
+        )
+        for entry in queued:
+            if entry.read is not None:
+                try:
+                    entry.release = entry.read()
+                except Exception as err:
+                    log.exception("room %s: a read failed", self.code)
+                    entry.release, entry.error = None, err
+            else:
+                entry.release, entry.events, entry.decision = None, [], None
+                entry.error = _unavailable()
+            self._deliver(entry)
+        self.timer.arm()
+
+    # ------------------------------------------------------------------ fan-out
+
+    def fanout(self, events: list[Fanout], recipients: dict[str, Member]) -> None:
+        """Queue each event on each recipient's connection, every distinct map
+        encoded once per frame kind. ``recipients`` are the members before and
+        after the command: members it removed still get its events, which is how
+        they learn they were removed."""
         conns = []
         for pid, member in recipients.items():
             conn = self.service.connection_of(pid)
@@ -124,49 +346,8 @@ class RoomHost:
                     data = cache[key] = encode(msg, conn.binary)
                 conn.send_data(data)
 
-    # ------------------------------------------------------------------ timer
-
-    def arm_timer(self) -> None:
-        """Keep one timer task sleeping until the round's time limit, if any."""
-        deadline = self.room.round_ends_at if self.room.state == "playing" else None
-        if deadline == self._timer_deadline:
-            return
-        current = asyncio.current_task()
-        if self._timer is not None and self._timer is not current:
-            self._timer.cancel()
-        self._timer = None
-        self._timer_deadline = deadline
-        if deadline is not None:
-            self._timer = asyncio.get_running_loop().create_task(self._sleep_then_tick(deadline))
-
-    async def _sleep_then_tick(self, deadline: int) -> None:
-        try:
-            await self.service.clock.sleep_until(deadline)
-            self._timer_deadline = None  # let the commit re-arm if needed
-            await self.run(decide_tick)
-        except asyncio.CancelledError:
-            raise
-        except RoomError as exc:
-            log.warning("room %s: time limit tick failed: %s", self.code, exc.message)
-            self._retry_later()
-        except Exception:
-            log.exception("room %s: time limit tick failed", self.code)
-            self._retry_later()
-
-    def _retry_later(self) -> None:
-        """The store was down when time ran out: try again shortly."""
-        self._timer_deadline = None
-
-        async def again() -> None:
-            await asyncio.sleep(1.0)
-            self.arm_timer()
-
-        self.service.spawn(again())
-
     def stop(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self.timer.stop()
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"<RoomHost {self.code} {self.room.state} seq={self.room.seq}>"

@@ -28,6 +28,7 @@ __all__ = [
     "progress_of",
     "revealed_deal",
     "snapshot",
+    "tick_event",
 ]
 
 SPECTATOR = "spectator"
@@ -126,4 +127,20 @@ def snapshot(room: Room, member: str, now: int) -> dict[str, Any]:
         "deal": deal_view(room, deal, who, now) if deal is not None else None,
         "sheet": room.sheet(now).to_wire(),
         "history": history,
+    }
+
+
+def tick_event(room: Room, deal: Deal, tick: int, now: int) -> dict[str, Any]:
+    """Timed scoring's clock tick: the sheet and the running deal's progress, as
+    they stand ``tick`` full 10 s into the deal. It comes from no record, so it
+    does not take a seq of its own: it carries the room's current one, and
+    ``tick`` says it is a tick (docs/protocol.md, Room events). A rebuilt room
+    therefore numbers its events exactly as the live one did."""
+    return {
+        "type": "sheet",
+        "seq": room.seq,
+        "tick": tick,
+        "deal": deal.number,
+        "sheet": room.sheet(now).to_wire(),
+        "progress": {p: progress_of(room, deal, p, now) for p in deal.replays},
     }

@@ -28,11 +28,11 @@ from protocol.wire import (
 from . import commands as C
 from . import records as R
 from .clock import Clock
+from .durable import DurableLog
 from .metrics import Metrics
-from .records import decode_record
 from .requests import ROOM_HANDLERS
 from .room import Decision, Room, RoomError
-from .roomhost import RoomHost
+from .roomhost import Release, RoomHost
 from .roomviews import snapshot
 from .store import SessionRecord, Store, StoreUnavailable
 
@@ -45,6 +45,7 @@ log = logging.getLogger("klondike_race.service")
 
 ID_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
 MAX_NAME = 24
+IDLE_ROOM_MS = 30 * 60_000  # see server/roomtimer.py
 
 
 class ClusterHooks(Protocol):
@@ -98,11 +99,13 @@ class Service:
         clock: Clock,
         metrics: Metrics,
         draw_seed: Callable[[], str] = default_seed,
+        idle_room_ms: int = IDLE_ROOM_MS,
     ) -> None:
         self.store = store
         self.clock = clock
         self.metrics = metrics
         self.draw_seed = draw_seed
+        self.idle_room_ms = idle_room_ms  # rooms with nobody connected this long close
         self.rooms: dict[str, RoomHost] = {}
         self.sessions: dict[str, Session] = {}  # by player id
         self.connections: set[Connection] = set()
@@ -160,16 +163,16 @@ class Service:
 
         Nobody is connected to it yet, so whoever the log says is connected is
         marked as dropped, through the normal path (records, events)."""
-        records = [decode_record(r) for r in await self.store.load(code)]
-        room = Room.rebuild(code, records)
+        records = await self.store.load(code)
+        room, durable = DurableLog.fold(code, records)
         if not records or room.state == "closed":
             await self.store.close_room(code)
             return False
-        host = RoomHost(self, room)
+        host = RoomHost(self, room, durable)
         self.rooms[code] = host
         for pid in [m.id for m in room.members.values() if m.connected]:
             await host.run(_presence(pid, False))
-        host.arm_timer()
+        host.timer.arm()
         log.info("room %s rebuilt (%d records, seq %d)", code, len(records), room.seq)
         return True
 
@@ -249,22 +252,31 @@ class Service:
         if old is not None and old is not conn:
             old.close(4001, "session resumed on another connection")
         host = self.rooms.get(session.room) if session.room else None
-        if host is None or session.player not in host.room.members:
+        if host is None:
             if session.room is not None:
                 self._set_room(session.player, None)
             conn.send(self._welcome(req, session, None))
             return
         room = host
 
-        def welcome(_d: Decision | None = None) -> None:
-            view = snapshot(room.room, session.player, self.clock.now())
-            conn.send(self._welcome(req, session, view))
+        def welcome(_d: Decision | None = None) -> Release:
+            # Built in turn with the room's commands (it may depend on undurable
+            # ones), sent when they are durable.
+            member = session.player in room.room.members
+            view = snapshot(room.room, session.player, self.clock.now()) if member else None
+
+            def send() -> None:
+                if not member:
+                    self._set_room(session.player, None)
+                conn.send(self._welcome(req, session, view))
+
+            return send
 
         try:
             await host.run(lambda r, _c: C.decide_presence(r, session.player, True), welcome)
         except RoomError as exc:  # the store is down: welcome anyway, seen as offline
             log.warning("presence of %s not recorded: %s", session.player, exc.message)
-            welcome()
+            await host.read(welcome)
 
     def _welcome(self, req: Hello, session: Session, room: Any) -> dict[str, Any]:
         return {

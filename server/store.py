@@ -16,8 +16,9 @@ Redis store (server/redis_store.py) implements the same interface durably.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -45,8 +46,20 @@ class Store(Protocol):
     async def reserve_room(self, code: str) -> bool:
         """Claim a new room code; False when the code is taken."""
 
-    async def append(self, code: str, records: Sequence[bytes]) -> int:
-        """Append records to a room's log, durably, in order; return the log length."""
+    def append(self, code: str, records: Sequence[bytes]) -> Awaitable[int]:
+        """Append records to a room's log, durably, in order; the awaitable gives
+        the log length, or raises :class:`StoreUnavailable`.
+
+        A future rather than a coroutine, so that the room's host
+        (server/roomhost.py) can see at once whether the records are already
+        durable (the in-memory store: done on return) and otherwise chain on it
+        with a callback, without a task of its own that could be cancelled with
+        the outcome unknown. A coroutine is accepted too (it is run as a task)."""
+
+    def joinable(self, code: str) -> bool:
+        """True while the room's last append waits, unsent, for the store's next
+        group commit: a further append then joins it, and both succeed or fail
+        together. The room's host uses it to batch more (server/roomhost.py)."""
 
     async def load(self, code: str) -> list[bytes]:
         """A room's whole log (empty for an unknown room)."""
@@ -78,10 +91,15 @@ class MemoryStore:
         self._logs[code] = []
         return True
 
-    async def append(self, code: str, records: Sequence[bytes]) -> int:
+    def append(self, code: str, records: Sequence[bytes]) -> asyncio.Future[int]:
         log = self._logs.setdefault(code, [])
         log.extend(records)
-        return len(log)
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        done.set_result(len(log))
+        return done
+
+    def joinable(self, code: str) -> bool:
+        return False  # every append is done on return
 
     async def load(self, code: str) -> list[bytes]:
         return list(self._logs.get(code, ()))

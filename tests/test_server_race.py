@@ -221,6 +221,10 @@ async def test_whole_race() -> None:
         await ann.ok("rematch")
         start = await ann.event("deal_started")
         assert start["round"] == 2 and start["deal"]["number"] == 1
+        # The new round's sheet comes first, empty, so no client shows the old one.
+        fresh = await sam.event("sheet")
+        assert fresh["sheet"]["rows"] == [] and fresh["sheet"]["players"] == players
+        assert (await sam.event("deal_started"))["seq"] == fresh["seq"] + 1
         await ann.ok("update_settings", settings={"scoring": "cumulative_vegas"})
         carried = (await sam.event("sheet"))["sheet"]
         bank = ledger.sheet(players, Scoring.CUMULATIVE_VEGAS, 100, clock.now()).totals

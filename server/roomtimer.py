@@ -1,0 +1,156 @@
+"""What the clock does to a room, in the shell: one task per room, asleep until next.
+
+Three things happen to a room without anyone asking, all on the server's clock
+(server/clock.py, so tests move a fake one):
+
+- **The round's time limit** runs out: ``decide_tick`` ends the deal and the
+  round, through the normal command path.
+- **Timed scoring ticks.** Under Timed, a running deal's scores drop by 2 at every
+  full 10 s. Scores are derived from the move log and the clock, so there is
+  nothing to persist: at every tick the room sends a record-free ``sheet`` event
+  (server/roomviews.py ``tick_event``) with the sheet and the deal's progress.
+  It goes through :meth:`RoomHost.read`, queued behind undurable commands like
+  any answer. Ticks missed (a busy loop, a clock that jumped) fold into one.
+- **Idle rooms close.** With nobody connected for ``Service.idle_room_ms`` (30
+  minutes by default), the room closes the normal way (a ``closed`` record with
+  reason ``idle``; the store then forgets it), so an abandoned room does not
+  live as long as the process.
+
+The timer always sleeps until the earliest of these. It is re-armed after every
+command that may move a deadline (a new deal, a setting, a member dropping: any
+but a lone move) and after a rollback. The room does not record when members dropped: the idle clock
+starts when this timer first sees nobody connected (after a restart, when the
+room is rebuilt), which may only make a room live longer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from protocol.scoring import TICK_MS
+from protocol.settings import Scoring
+
+from .commands import decide_idle_close, decide_tick
+from .room import CLOSED, PLAYING, Fanout, RoomError
+from .roomviews import tick_event
+
+if TYPE_CHECKING:
+    from .roomhost import Release, RoomHost
+
+__all__ = ["RETRY_S", "RoomTimer"]
+
+log = logging.getLogger("klondike_race.room")
+
+RETRY_S = 1.0  # after a failure (the store down when time ran out), try again this much later
+
+
+class RoomTimer:
+    def __init__(self, host: RoomHost) -> None:
+        self.host = host
+        self._task: asyncio.Task[None] | None = None
+        self._deadline: int | None = None
+        self._busy = False  # firing: arm() waits for it to finish
+        self._stopped = False
+        self._ticked: tuple[int, int, int] = (0, 0, 0)  # (round, deal, tick) last sent
+        self._idle_since: int | None = None
+
+    def arm(self) -> None:
+        """Keep one task sleeping until the room's next deadline, if it has one."""
+        if self._stopped or self._busy:
+            return
+        host = self.host
+        room = host.room
+        if room.state != CLOSED and not any(m.connected for m in room.members.values()):
+            if self._idle_since is None:
+                self._idle_since = host.service.clock.now()
+        else:
+            self._idle_since = None
+        deadline = self._next()
+        if deadline == self._deadline:
+            return
+        if self._task is not None and self._task is not asyncio.current_task():
+            self._task.cancel()
+        self._deadline = deadline
+        self._task = None
+        if deadline is not None:
+            self._task = asyncio.get_running_loop().create_task(self._sleep_then_fire(deadline))
+
+    def stop(self) -> None:
+        self._stopped = True
+        if self._task is not None and self._task is not asyncio.current_task():
+            self._task.cancel()
+        self._task = None
+
+    def _next(self) -> int | None:
+        room = self.host.room
+        times = []
+        ends = room.round_ends_at
+        if ends is not None and room.state == PLAYING:
+            times.append(ends)
+        tick = self._next_tick()
+        if tick is not None:
+            times.append(tick[1])
+        if self._idle_since is not None:
+            times.append(self._idle_since + self.host.service.idle_room_ms)
+        return min(times) if times else None
+
+    def _next_tick(self) -> tuple[tuple[int, int], int] | None:
+        """The running deal, and when its next Timed tick is due (None: no ticks)."""
+        room = self.host.room
+        deal = room.running
+        if deal is None or room.settings.scoring is not Scoring.TIMED:
+            return None
+        key = (room.round, deal.number)
+        last = self._ticked[2] if self._ticked[:2] == key else 0
+        return key, deal.started_at + (last + 1) * TICK_MS
+
+    async def _sleep_then_fire(self, deadline: int) -> None:
+        host = self.host
+        await host.service.clock.sleep_until(deadline)
+        self._busy = True
+        retry = False
+        try:
+            await self._fire()
+        except RoomError as exc:
+            log.warning("room %s: timer: %s", host.code, exc.message)
+            retry = True
+        except Exception:
+            log.exception("room %s: timer failed", host.code)
+            retry = True
+        finally:
+            self._busy = False
+            self._task = None
+            self._deadline = None
+        if retry:  # the store is down: not again at once
+            await asyncio.sleep(RETRY_S)
+        self.arm()
+
+    async def _fire(self) -> None:
+        host = self.host
+        clock = host.service.clock
+        if host.room.time_up(clock.now()):
+            await host.run(decide_tick)
+        due = self._next_tick()
+        now = clock.now()
+        if due is not None and now >= due[1]:
+            deal = host.room.running
+            assert deal is not None
+            tick = deal.t(now) // TICK_MS
+            self._ticked = (*due[0], tick)
+            await host.read(lambda: self._tick(tick))
+        idle = self._idle_since
+        if idle is not None and clock.now() >= idle + host.service.idle_room_ms:
+            await host.run(decide_idle_close)
+
+    def _tick(self, tick: int) -> Release:
+        """The tick event, built now (the room as of the commands before it)."""
+        host = self.host
+        room = host.room
+        deal = room.running
+        if deal is None or room.settings.scoring is not Scoring.TIMED:
+            return lambda: None  # the deal ended, or scoring changed, before the tick's turn
+        event = Fanout(room.seq, tick_event(room, deal, tick, host.service.clock.now()))
+        recipients = dict(room.members)
+        return lambda: host.fanout([event], recipients)

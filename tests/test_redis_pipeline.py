@@ -1,0 +1,140 @@
+"""The commit pipeline on a real, private redis-server (in-process server, real
+sockets): a room's moves from several players go to Redis in batches, one append
+in flight per room; and when Redis stops answering mid-pipeline, every undurable
+move is refused and the room is exactly what its log in Redis replays to."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.app import RaceServer
+from server.records import decode_record
+from server.redis_store import RedisStore
+from server.room import Room
+from server.roomviews import snapshot
+from tests.redis_fixtures import RedisServer, running_redis
+from tests.server_support import Client, player, running_server
+
+PLAYERS = 6
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisServer]:
+    with running_redis(tmp_path / "redis") as server:
+        yield server
+
+
+@pytest.fixture
+async def server(redis: RedisServer) -> AsyncIterator[RaceServer]:
+    store = await RedisStore.from_url(redis.url, timeout=0.5)
+    async with running_server(store=store) as srv:
+        yield srv
+
+
+async def table(server: RaceServer) -> tuple[list[Client], Client, str]:
+    players = [await player(server, f"P{i}") for i in range(PLAYERS)]
+    sam = await player(server, "Sam")
+    code = (await players[0].ok("create_room"))["room"]["code"]
+    for c in players[1:]:
+        await c.ok("join_room", code=code, role="player")
+    await sam.ok("join_room", code=code, role="spectator")
+    await players[0].ok("start")
+    for c in (*players, sam):
+        await c.event("deal_started")
+    return players, sam, code
+
+
+async def until_pending(server: RaceServer, code: str, n: int) -> None:
+    host = server.service.rooms[code]
+    for _ in range(1000):
+        if host.pending >= n:
+            return
+        await asyncio.sleep(0.002)
+    raise AssertionError(f"{host.pending} pending, waited for {n}")
+
+
+def draws(players: list[Client]) -> list[asyncio.Task[dict[str, Any]]]:
+    return [asyncio.create_task(c.request("move", deal=1, move={"kind": "draw"})) for c in players]
+
+
+async def test_moves_of_a_room_are_batched(server: RaceServer, redis: RedisServer) -> None:
+    players, sam, code = await table(server)
+    host = server.service.rooms[code]
+    seq = (await sam.ok("snapshot"))["room"]["seq"]
+    # While Redis sits on the first move, the others are decided and queue up.
+    appends = host.appends
+    redis.freeze()
+    try:
+        moves = draws(players)
+        await until_pending(server, code, PLAYERS)
+        await asyncio.sleep(0.05)
+        assert all(not m.done() for m in moves)  # nothing acknowledged before durable
+        assert sam.last("progress") is None
+    finally:
+        redis.thaw()
+    replies = await asyncio.gather(*moves)
+    assert [r["type"] for r in replies] == ["moved"] * PLAYERS
+    # At most two batches: the rest join the first before Redis is asked, or
+    # queue behind it and go together once it is done.
+    assert host.appends - appends <= 2
+    progress = [await sam.event("progress") for _ in players]
+    assert [e["seq"] for e in progress] == list(range(seq + 1, seq + 1 + PLAYERS))
+
+    # Flat out, with nothing frozen: fewer appends than moves, every move kept.
+    appends, rounds = host.appends, 15
+    for _ in range(rounds):
+        assert all(r["type"] == "moved" for r in await asyncio.gather(*draws(players)))
+    print(f"{rounds * PLAYERS} moves in {host.appends - appends} appends")
+    assert host.appends - appends < rounds * PLAYERS
+    log = redis("LRANGE", f"klondike:room:{code}:log", 0, -1)
+    assert len(log) == host.durable.length == host.room.n_records
+
+
+async def test_redis_failure_mid_pipeline_rolls_back(
+    server: RaceServer, redis: RedisServer
+) -> None:
+    players, sam, code = await table(server)
+    host = server.service.rooms[code]
+    acked = [await c.ok("move", deal=1, move={"kind": "draw"}) for c in players]
+    seq = (await sam.ok("snapshot"))["room"]["seq"]
+    marks = [len(c.frames) for c in (*players, sam)]
+    appends = host.appends
+    redis.freeze()  # the append in flight times out (0.5 s): Redis is gone
+    try:
+        moves = draws(players)
+        await until_pending(server, code, PLAYERS)
+        replies = await asyncio.gather(*moves)
+    finally:
+        redis.thaw()  # ... and it then runs the timed-out append after all
+    # One append failed; the moves queued behind it were refused without one.
+    assert host.appends - appends == 1
+    assert [r.get("code") for r in replies] == ["storage_unavailable"] * PLAYERS
+    for c, mark in zip((*players, sam), marks, strict=True):  # no event leaked
+        assert [f.msg["type"] for f in c.frames[mark:]] == ["error"] * (c is not sam)
+    for c, before in zip(players, acked, strict=True):
+        room = (await c.ok("snapshot"))["room"]
+        assert room["seq"] == seq and room["deal"]["board"] == before["board"]
+
+    # Service resumes once Redis answers; the next append trims the tail the
+    # timed-out one left in Redis, so the log holds exactly what was acknowledged.
+    first = players[0]
+    for _ in range(50):
+        reply = await first.request("move", deal=1, move={"kind": "draw"})
+        if reply["type"] == "moved":
+            break
+        assert reply["code"] == "storage_unavailable"
+        await asyncio.sleep(0.1)
+    assert reply["type"] == "moved" and reply["board"]["moves"] == 2
+    assert (await sam.event("progress", seq=seq + 1))["player"] == first.player
+    log = redis("LRANGE", f"klondike:room:{code}:log", 0, -1)
+    rebuilt = Room.rebuild(code, (decode_record(r) for r in log))
+    now = server.service.clock.now()
+    assert rebuilt.seq == host.room.seq == seq + 1
+    for c in (*players, sam):
+        assert c.player is not None
+        assert (await c.ok("snapshot"))["room"] == snapshot(rebuilt, c.player, now)

@@ -1,0 +1,141 @@
+"""What the server's clock does to a room, through real sockets and a fake clock:
+Timed scoring's 10-second ticks reach everybody as record-free ``sheet`` events
+(seq unchanged, so a rebuilt room numbers its events exactly as the live one did),
+and a room with nobody connected for 30 minutes closes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from protocol.settings import Scoring
+from server.app import RaceServer
+from server.records import decode_record
+from server.room import Room
+from server.store import MemoryStore
+from tests.server_support import Client, FakeClock, Ledger, Seeds, player, running_server
+from tests.solver import board_from_view, solve
+
+SEED = "race-27"  # Thoughtful: tests/solver.py finds its moves, so they score
+
+
+async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
+    for _ in range(int(timeout / 0.01)):
+        if check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("condition never became true")
+
+
+async def no_event(client: Client, kind: str) -> None:
+    with pytest.raises(TimeoutError):
+        await client.event(kind, timeout=0.2)
+
+
+async def test_timed_scoring_ticks_reach_everybody() -> None:
+    clock, store, ledger = FakeClock(), MemoryStore(), Ledger()
+    async with running_server(clock=clock, store=store, draw_seed=Seeds(SEED)) as server:
+        ann, bob, sam = [await player(server, n) for n in ("Ann", "Bob", "Sam")]
+        settings = {"scoring": "timed", "variant": "thoughtful"}
+        code = (await ann.ok("create_room", settings=settings))["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        await sam.ok("join_room", code=code, role="spectator")
+        players = [ann.player, bob.player]
+        await ann.ok("start")
+        # A round starts with its own, empty, sheet.
+        fresh = await sam.event("sheet")
+        assert fresh["sheet"]["rows"] == [] and "tick" not in fresh
+        start = await ann.event("deal_started")
+        ledger.deal_started(start["deal"], SEED, players)
+        solution = solve(board_from_view(start["deal"]["board"]))
+        assert solution is not None
+        reply: dict[str, Any] = {}
+        for move in [m.to_wire() for m in solution[:8]]:
+            clock.advance(500)
+            reply = await ann.ok("move", deal=1, move=move)
+            ledger.moved(ann.player or "", reply, move)
+        assert reply["score"] >= 20
+        last = await sam.event("progress", seq=start["seq"] + 8)
+
+        clock.advance(10_000 - 8 * 500)  # the deal's first full 10 s
+        ticks = [await c.event("sheet", tick=1) for c in (ann, bob, sam)]
+        assert ticks[0] == ticks[1] == ticks[2]
+        tick = ticks[0]
+        assert tick["seq"] == last["seq"]  # no seq of its own: it is not a record
+        assert tick["deal"] == 1
+        assert tick["sheet"] == ledger.sheet(players, Scoring.TIMED, 100, clock.now()).to_wire()
+        assert tick["progress"][ann.player]["score"] == reply["score"] - 2
+        bob_now = tick["progress"][bob.player]
+        assert (bob_now["moves"], bob_now["score"]) == (0, 0)  # clipped at 0
+
+        clock.advance(25_000)  # 35 s: ticks 2 and 3 fall due together, and fold
+        tick = await sam.event("sheet")
+        assert tick["tick"] == 3 and tick["seq"] == last["seq"]
+        assert tick["progress"][ann.player]["score"] == reply["score"] - 6
+        await no_event(sam, "sheet")
+
+        # The next event numbers on from the last real one.
+        await ann.ok("move", deal=1, move=solution[8].to_wire())
+        assert (await sam.event("progress"))["seq"] == last["seq"] + 1
+        # A rebuilt room (after a restart) numbers exactly where the live one is.
+        live = server.service.rooms[code].room
+        assert Room.rebuild(code, (decode_record(r) for r in store._logs[code])).seq == live.seq
+
+        # No ticks once the scoring is no longer Timed.
+        await ann.ok("update_settings", settings={"scoring": "standard"})
+        await sam.event("settings")
+        await sam.event("sheet")  # the rescore
+        clock.advance(20_000)
+        await no_event(sam, "sheet")
+        for c in (ann, bob, sam):
+            await c.close()
+
+
+async def wait_closed(server: RaceServer, code: str) -> None:
+    await eventually(lambda: code not in server.service.rooms)
+
+
+async def test_idle_rooms_close() -> None:
+    clock, store = FakeClock(), MemoryStore()
+    async with running_server(clock=clock, store=store) as server:
+        idle = server.service.idle_room_ms
+        assert idle == 30 * 60_000
+        ann, bob = await player(server, "Ann"), await player(server, "Bob")
+        code = (await ann.ok("create_room"))["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        room = server.service.rooms[code].room
+
+        await bob.close()
+        await eventually(lambda: not room.members[bob.player or ""].connected)
+        clock.advance(idle + 1)  # Ann is still here
+        await asyncio.sleep(0.05)
+        assert code in server.service.rooms
+
+        await ann.close()
+        host = server.service.rooms[code]
+        await eventually(lambda: not any(m.connected for m in host.room.members.values()))
+        clock.advance(idle - 1000)
+        await asyncio.sleep(0.05)
+        assert code in server.service.rooms
+        # Bob comes back for a moment: the idle clock starts again when he goes.
+        back = await Client.open(server.url)
+        assert (await back.ok("hello", version=1, token=bob.token))["room"]["code"] == code
+        await back.close()
+        await eventually(lambda: not any(m.connected for m in host.room.members.values()))
+        clock.advance(idle - 1)
+        await asyncio.sleep(0.05)
+        assert code in server.service.rooms
+
+        clock.advance(1)
+        await wait_closed(server, code)  # closed the normal way: the store forgets it
+        assert code not in await store.open_rooms()
+        again = await Client.open(server.url)
+        welcome = await again.ok("hello", version=1, token=ann.token)
+        assert welcome["room"] is None
+        assert (await again.request("join_room", code=code, role="player"))["code"] == (
+            "no_such_room"
+        )
+        await again.close()
