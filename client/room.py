@@ -158,6 +158,10 @@ class RoomState:
             self.history.append(over)
         elif kind == "sheet":
             self.sheet = _dict(event.get("sheet"))
+            progress = event.get("progress")
+            if "tick" in event and self.deal and self.deal_number == event.get("deal"):
+                for player, p in _dict(progress).items():
+                    self.deal["progress"][str(player)] = _dict(p)
         elif kind == "round_over":
             self.sheet = _dict(event.get("sheet")) or self.sheet
             self.winners = [str(w) for w in _list(event.get("winners"))]

@@ -284,6 +284,11 @@ class Session(EventHub, RoomRequests):
             self._buffer.append(frame)
             return
         seq: int = frame["seq"]
+        if "tick" in frame and seq == room.seq:
+            # A Timed tick carries the seq of the last event (nothing new to number).
+            room.apply(frame)
+            self._publish(RoomEvent(str(frame.get("type")), seq, frame))
+            return
         if seq <= room.seq:
             return  # already in the snapshot we hold
         if seq > room.seq + 1:

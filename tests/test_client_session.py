@@ -240,3 +240,29 @@ async def test_rate_limited_requests_are_retried_by_their_echoed_id(
         assert all(isinstance(f["id"], int) and f["id"] not in answered for f in limited)
         assert len({r["id"] for r in replies}) == 130
         assert s.stats.unsolicited_errors == [] and not s.closed
+
+
+async def test_timed_ticks_update_the_room_without_a_gap() -> None:
+    """A Timed tick repeats the last seq: the library applies it, asks for no snapshot."""
+    from client import connect
+    from tests.server_support import FakeClock, running_server
+
+    clock = FakeClock()
+    async with running_server(clock=clock) as server:
+        url = server.url
+        async with connect(url, name="Ann") as ann:
+            await ann.create_room({"scoring": "timed", "variant": "thoughtful"})
+            events = ann.events()
+            await ann.start()
+            async for event in events:
+                if event.type == "deal_started":
+                    break
+            seq = ann.room.seq
+            clock.advance(10_000)
+            async for event in events:
+                if event.type == "sheet" and "tick" in event.data:
+                    break
+            assert event.seq == seq == ann.room.seq
+            assert ann.stats.resyncs == 0
+            assert ann.room.sheet["rows"][0]["cells"][ann.player]["score"] == 0
+            assert ann.room.deal["progress"][ann.player]["moves"] == 0

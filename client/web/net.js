@@ -170,6 +170,11 @@ export class Connection {
   _event(frame) {
     if (this.seq === null) return; // not in a room (yet): the join reply carries the state
     if (this.resyncing) return; // the snapshot on its way covers it
+    // A Timed tick carries the seq of the last event instead of a new one.
+    if (frame.tick !== undefined && frame.seq === this.seq) {
+      this.handlers.onEvent?.(frame);
+      return;
+    }
     if (frame.seq <= this.seq) return; // already seen (or covered by a snapshot)
     if (frame.seq !== this.seq + 1) {
       this.resync();

@@ -89,16 +89,11 @@ export function applyEvent(ev) {
       break;
     case "deal_started":
       if (ev.round !== undefined && ev.round !== room.round) {
-        const rematch = Boolean(room.round);
         room.history = [];
-        room.sheet = { players: [], carry: {}, rows: [], totals: {}, winners: [] };
         state.firsts = {};
         state.seeds = {};
         state.dealEnded = {};
         resetPast();
-        // A rematch starts a new sheet (with cumulative Vegas banks carried) and no
-        // `sheet` event says so: take the room from a snapshot.
-        if (rematch) queueMicrotask(() => state.conn?.resync());
       }
       room.deal = ev.deal;
       if (ev.round !== undefined) room.round = ev.round;
@@ -126,7 +121,11 @@ export function applyEvent(ev) {
       break;
     case "sheet":
       room.sheet = ev.sheet;
-      syncProgressFromSheet(room);
+      if (ev.tick !== undefined && room.deal && ev.deal === room.deal.number && ev.progress) {
+        room.deal.progress = { ...(room.deal.progress || {}), ...ev.progress };
+      } else {
+        syncProgressFromSheet(room);
+      }
       break;
     case "round_over":
       room.sheet = ev.sheet;
