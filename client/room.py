@@ -143,6 +143,7 @@ class RoomState:
                 self.round = new_round
                 self.history = []
                 self.winners = []
+            self.round_started_at = event.get("round_started_at", self.round_started_at)
             self.round_ends_at = event.get("round_ends_at", self.round_ends_at)
             self.deal = _deal(_dict(event.get("deal")))
             self.state = "playing"

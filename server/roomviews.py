@@ -87,6 +87,7 @@ def deal_started_event(room: Room, deal: Deal, who: str | None, now: int) -> dic
         "type": "deal_started",
         "deal": deal_view(room, deal, who, now),
         "round": room.round,
+        "round_started_at": room.round_started_at,
         "round_ends_at": room.round_ends_at,
     }
 
