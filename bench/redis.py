@@ -1,7 +1,8 @@
 """What the Redis store and a second node cost, under the same load as bench/server.py.
 
 Runs, in one go and on one machine, the same race load (R rooms of 8 bot players
-plus spectators, bench/server.py's bots) against:
+plus spectators: client/load.py, as bench/server.py and ``klondike-race loadtest``)
+against:
 
 1. the server on the in-memory store, flat out;
 2. the server on the Redis store (a private ``redis-server`` with
@@ -23,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import random
 import shutil
 import socket
 import subprocess
@@ -32,21 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
-
-from bench.server import (
-    CONNECT,
-    PER_ROOM,
-    Load,
-    Pacer,
-    Proc,
-    RaceBot,
-    _recv,
-    _send,
-    drive,
-    show,
-    watch,
-)
+from bench.server import PER_ROOM, RATE_LIMIT, Proc, drive, show
 
 SERVER = r"listening on ws://[^:]+:(\d+)/ws"
 
@@ -86,77 +72,15 @@ class Redis:
 
 
 async def start_server(redis: Redis | None) -> Proc:
-    extra = ["--rate-limit", "100000"] + (["--redis", redis.url] if redis else [])
+    extra = ["--rate-limit", str(RATE_LIMIT)] + (["--redis", redis.url] if redis else [])
     return await Proc.start("server", SERVER, *extra)
-
-
-async def split_room(
-    urls: list[str], room: int, spectators: int
-) -> tuple[list[RaceBot], list[ClientConnection]]:
-    """A room created on the first node; its players alternate between the nodes."""
-
-    async def hello(url: str, name: str) -> ClientConnection:
-        ws = await connect(url, subprotocols=["klondike-race.v1.msgpack"], **CONNECT)  # type: ignore[list-item]
-        await _send(ws, {"type": "hello", "id": 0, "version": 1, "name": name})
-        await _recv(ws)
-        return ws
-
-    host = RaceBot(await hello(urls[0], f"h{room}"), True, room * 100)
-    code = (await host.request("create_room", settings={"deals_per_round": 20}))["room"]["code"]
-    bots = [host]
-    for i in range(1, PER_ROOM):
-        bot = RaceBot(await hello(urls[i % len(urls)], f"b{room}.{i}"), False, room * 100 + i)
-        reply = await bot.request("join_room", code=code, role="player")
-        assert reply["type"] == "joined", reply
-        bots.append(bot)
-    watchers = []
-    for i in range(spectators):
-        ws = await hello(urls[(i + 1) % len(urls)], f"s{room}.{i}")
-        await _send(ws, {"type": "join_room", "id": 1, "code": code, "role": "spectator"})
-        await _recv(ws)
-        watchers.append(ws)
-    return bots, watchers
-
-
-async def drive_nodes(
-    procs: list[Proc], rooms: int, spectators: int, warmup: float, seconds: float
-) -> dict[str, Any]:
-    urls = [f"ws://127.0.0.1:{p.port}/ws" for p in procs]
-    made = [await split_room(urls, r, spectators) for r in range(rooms)]
-    load = Load()
-    start = time.perf_counter()
-    load.window = (start + warmup, start + warmup + seconds)
-    tasks: list[asyncio.Task[Any]] = []
-    for bots, watchers in made:
-        await bots[0].request("start")
-        tasks += [asyncio.create_task(b.play(load, Pacer(0, random.Random(id(b))))) for b in bots]
-        tasks += [asyncio.create_task(watch(w)) for w in watchers]
-    await asyncio.sleep(warmup)
-    cpu0, wall0 = sum(p.cpu_s() for p in procs), time.perf_counter()
-    await asyncio.sleep(seconds)
-    cpu = (sum(p.cpu_s() for p in procs) - cpu0) / (time.perf_counter() - wall0)
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    for bots, watchers in made:
-        for ws in [b.ws for b in bots] + watchers:
-            await ws.close()
-    out = load.summary()
-    out.update(
-        connections=rooms * (PER_ROOM + spectators),
-        server_cpu=round(cpu, 2),
-        moves_per_cpu_s=round(out["moves_per_s"] / cpu, 1) if cpu else 0.0,
-        mem_per_conn_kb=0.0,
-        load_cpu=0.0,
-    )
-    return out
 
 
 async def one(redis: Redis | None, args: argparse.Namespace, rate: float = 0.0) -> dict[str, Any]:
     proc = await start_server(redis)
     try:
         return await drive(
-            "race", proc, args.rooms, args.spectators, rate, args.warmup, args.seconds
+            "race", [proc], args.rooms, args.spectators, rate, args.warmup, args.seconds
         )
     finally:
         await proc.stop()
@@ -175,7 +99,11 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         show(f"redis store @ {half:.0f}/s", paced)
         procs = [await start_server(redis), await start_server(redis)]
         try:
-            two = await drive_nodes(procs, args.rooms, args.spectators, args.warmup, args.seconds)
+            # Each room lives on the first node; its seats alternate between the two.
+            two = await drive(
+                "race", procs, args.rooms, args.spectators, 0.0, args.warmup, args.seconds,
+                settings={"deals_per_round": 20},
+            )
         finally:
             for p in procs:
                 await p.stop()

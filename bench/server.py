@@ -1,9 +1,10 @@
 """How much the race server costs over a bare WebSocket relay, under the same load.
 
 The server runs in a subprocess (``python -m server --port 0``); this process is
-the load: R rooms of 8 bot players (plus spectators) that play real moves chosen
-from their board views (bench/bot.py), resign after a cap so deals turn over, and
-rematch when a round ends. Measured, after a warm-up:
+the load, the one ``klondike-race loadtest`` runs (client/load.py): R rooms of 8
+players (plus spectators), each a socket with the product's bot (client/bot.py)
+choosing real moves from its board view, the host rematching when a round ends.
+Measured, after a warm-up:
 
 - accepted moves a second (``moved`` replies received);
 - move-to-acknowledgement latency, p50 and p99, as the bot sees it (send to reply);
@@ -11,9 +12,10 @@ rematch when a round ends. Measured, after a warm-up:
   divided by the connections (and again at the end, with the game state);
 - the server's CPU use, to tell a saturated server from a saturated load.
 
-Then the same load drives the baseline (bench/relay.py): each "move" frame is
-relayed to the 8 + spectators of its room, the sender's own copy being its
-acknowledgement. Both results print, with their ratio; the last line is JSON.
+Then the same load drives the baseline (bench/relay.py): the same rooms of
+sockets, paced alike, each player sending a move-sized frame that is relayed to
+the 8 + spectators of its room, the sender's own copy being its acknowledgement.
+Both results print, with their ratio; the last line is JSON.
 
 ``--rate`` paces the bots to a total target of moves a second instead of flat out.
 ``--players N`` is the capacity check: N players (N/8 rooms); without ``--rate`` it
@@ -31,51 +33,44 @@ import asyncio
 import itertools
 import json
 import os
-import random
 import re
-import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgpack  # type: ignore[import-untyped]
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.asyncio.client import connect
 
-from bench.bot import choose_move
+from client.codec import encode
+from client.connection import MAX_FRAME
+from client.load import (
+    Load,
+    LoadRoom,
+    LoadStats,
+    Pacer,
+    Seat,
+    Watcher,
+    open_rooms,
+    percentile,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 PER_ROOM = 8
-MOVE_CAP = 150  # a bot resigns after this many moves in a deal
-CONNECT = {"compression": None, "max_size": None, "max_queue": None, "open_timeout": 30}
+RATE_LIMIT = 100_000  # the server's frames a second per connection: bots play flat out
 
 
-@dataclass
-class Load:
-    """What the bots saw: acknowledgement times and latencies in the window."""
-
-    window: tuple[float, float] = (0.0, 0.0)
-    latencies: list[float] = field(default_factory=list)
-    errors: int = 0
-
-    def ack(self, sent: float, now: float) -> None:
-        if self.window[0] <= sent and now <= self.window[1]:
-            self.latencies.append(now - sent)
-
-    def summary(self) -> dict[str, Any]:
-        span = self.window[1] - self.window[0]
-        lat = sorted(self.latencies)
-        q = statistics.quantiles(lat, n=100) if len(lat) >= 2 else [0.0] * 99
-        return {
-            "moves_per_s": round(len(lat) / span, 1) if span else 0.0,
-            "acks": len(lat),
-            "p50_ms": round(q[49] * 1000, 2),
-            "p99_ms": round(q[98] * 1000, 2),
-            "errors": self.errors,
-        }
+def summary(stats: LoadStats) -> dict[str, Any]:
+    """Moves a second and latencies in the measured window."""
+    span = stats.window[1] - stats.window[0]
+    lat = [x * 1000 for x in stats.latencies]
+    return {
+        "moves_per_s": round(stats.moves / span, 1) if span else 0.0,
+        "acks": stats.moves,
+        "p50_ms": round(percentile(lat, 50), 2),
+        "p99_ms": round(percentile(lat, 99), 2),
+        "errors": sum(n for code, n in stats.errors.items() if not code.startswith("crashed:")),
+    }
 
 
 # ---------------------------------------------------------------------- processes
@@ -129,108 +124,46 @@ async def _drain(stream: asyncio.StreamReader) -> None:
         pass
 
 
-# ---------------------------------------------------------------------- bots
+# ---------------------------------------------------------------------- the baseline's load
 
 
-class Pacer:
-    """Sleeps so that one bot moves ``rate`` times a second (0: flat out)."""
+class RelayBot(Seat):
+    """A player against the relay: a move-sized frame, acknowledged by its echo.
 
-    def __init__(self, rate: float, rng: random.Random) -> None:
-        self.interval = 1.0 / rate if rate else 0.0
-        self.next = time.perf_counter() + rng.random() * self.interval
+    The relay passes frames on untouched, so the echo is found by comparing bytes:
+    like a race player (client/load.py), it does not decode frames it has no use for.
+    """
 
-    async def wait(self) -> None:
-        if not self.interval:
-            return
-        delay = self.next - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        self.next = max(self.next + self.interval, time.perf_counter() - self.interval)
-
-
-async def _send(ws: ClientConnection, msg: dict[str, Any]) -> None:
-    await ws.send(msgpack.packb(msg))
-
-
-async def _recv(ws: ClientConnection) -> dict[str, Any]:
-    msg: dict[str, Any] = msgpack.unpackb(await ws.recv())
-    return msg
-
-
-class RaceBot:
-    """A player of the real protocol; the host also starts and rematches."""
-
-    def __init__(self, ws: ClientConnection, host: bool, seed: int) -> None:
-        self.ws = ws
-        self.host = host
-        self.rng = random.Random(seed)
-        self.board: dict[str, Any] | None = None
-        self.deal = 0
-        self.moves = 0
-        self.ids = itertools.count(1)
-
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
-        rid = next(self.ids)
-        await _send(self.ws, {"type": kind, "id": rid, **fields})
-        while True:
-            msg = await _recv(self.ws)
-            if msg.get("id") == rid:
-                return msg
-            await self.event(msg)
-
-    async def event(self, msg: dict[str, Any]) -> None:
-        kind = msg.get("type")
-        if kind == "deal_started":
-            self.board, self.deal, self.moves = msg["deal"]["board"], msg["deal"]["number"], 0
-        elif kind == "round_over" and self.host:
-            await _send(self.ws, {"type": "rematch", "id": "rematch"})
-
-    async def play(self, load: Load, pacer: Pacer) -> None:
-        while True:
-            if self.board is None or self.board["status"] != "playing":
-                await self.event(await _recv(self.ws))
-                continue
-            await pacer.wait()
-            move = choose_move(self.board, self.rng) if self.moves < MOVE_CAP else None
-            sent = time.perf_counter()
-            reply = await self.request("move", deal=self.deal, move=move or {"kind": "resign"})
-            self.moves += 1
-            if reply["type"] == "moved":
-                load.ack(sent, time.perf_counter())
-                self.board = reply["board"]
-            else:
-                load.errors += 1
-                if reply.get("code") in ("wrong_deal", "wrong_state", "deal_over"):
-                    self.board = None
-
-
-class RelayBot:
-    """The same load against the relay: a move-sized frame, acked by its echo."""
-
-    def __init__(self, ws: ClientConnection, me: int) -> None:
-        self.ws = ws
+    def __init__(self, ws: Any, stats: LoadStats, me: int) -> None:
+        super().__init__(ws, stats, kind="")
         self.me = me
 
     async def play(self, load: Load, pacer: Pacer) -> None:
         move = {"kind": "tableau_tableau", "from": 6, "to": 2, "count": 1}
         for rid in itertools.count(1):
-            await pacer.wait()
+            if pacer.interval:
+                await pacer.wait()
+            if load.stopping:
+                return
+            frame = encode({"type": "move", "id": rid, "p": self.me, "deal": 1, "move": move}, "")
+            self.in_flight = True
             sent = time.perf_counter()
-            await _send(self.ws, {"type": "move", "id": rid, "p": self.me, "deal": 1, "move": move})
-            while True:
-                msg = await _recv(self.ws)
-                if msg.get("p") == self.me and msg.get("id") == rid:
-                    break
-            load.ack(sent, time.perf_counter())
+            await self.ws.send(frame)
+            while await self.ws.recv() != frame:
+                pass
+            self.in_flight = False
+            self.stats.ack(sent, time.perf_counter())
 
 
-async def watch(ws: ClientConnection) -> None:
-    """A spectator: reads and decodes everything, like a client rendering it."""
-    while True:
-        await _recv(ws)
+async def relay_room(url: str, room: int, spectators: int, stats: LoadStats) -> LoadRoom:
+    room_url = f"{url}?room={room}"
 
+    async def sock() -> Any:
+        return await connect(room_url, compression=None, max_size=MAX_FRAME, open_timeout=30)
 
-# ---------------------------------------------------------------------- runs
+    players: list[Seat] = [RelayBot(await sock(), stats, i) for i in range(PER_ROOM)]
+    watchers: list[Seat] = [Watcher(await sock(), stats) for _ in range(spectators)]
+    return LoadRoom(players, watchers)
 
 
 async def _gather_limited(
@@ -245,80 +178,51 @@ async def _gather_limited(
     return list(await asyncio.gather(*(one(f) for f in factories)))
 
 
-async def race_room(
-    url: str, room: int, spectators: int
-) -> tuple[list[RaceBot], list[ClientConnection]]:
-    async def hello(name: str) -> ClientConnection:
-        ws = await connect(url, subprotocols=["klondike-race.v1.msgpack"], **CONNECT)  # type: ignore[list-item]
-        await _send(ws, {"type": "hello", "id": 0, "version": 1, "name": name})
-        await _recv(ws)
-        return ws
-
-    host_ws = await hello(f"h{room}")
-    host = RaceBot(host_ws, True, room * 100)
-    joined = await host.request("create_room", settings={})  # house defaults: 3 deals a round
-    code = joined["room"]["code"]
-    bots = [host]
-    for i in range(1, PER_ROOM):
-        ws = await hello(f"b{room}.{i}")
-        bot = RaceBot(ws, False, room * 100 + i)
-        await bot.request("join_room", code=code, role="player")
-        bots.append(bot)
-    watchers = []
-    for i in range(spectators):
-        ws = await hello(f"s{room}.{i}")
-        await _send(ws, {"type": "join_room", "id": 1, "code": code, "role": "spectator"})
-        await _recv(ws)
-        watchers.append(ws)
-    return bots, watchers
-
-
-async def relay_room(
-    url: str, room: int, spectators: int
-) -> tuple[list[RelayBot], list[ClientConnection]]:
-    room_url = f"{url}?room={room}"
-    bots = [RelayBot(await connect(room_url, **CONNECT), i) for i in range(PER_ROOM)]  # type: ignore[arg-type]
-    watchers = [await connect(room_url, **CONNECT) for _ in range(spectators)]  # type: ignore[arg-type]
-    return bots, watchers
+# ---------------------------------------------------------------------- runs
 
 
 async def drive(
-    kind: str, proc: Proc, rooms: int, spectators: int, rate: float, warmup: float, seconds: float
+    kind: str,
+    procs: list[Proc],
+    rooms: int,
+    spectators: int,
+    rate: float,
+    warmup: float,
+    seconds: float,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Connect every bot, measure memory, run the load, measure again."""
-    url = f"ws://127.0.0.1:{proc.port}/ws"
-    rss0 = proc.rss_kb()
-    factory = race_room if kind == "race" else relay_room
-    made = await _gather_limited([lambda r=r: factory(url, r, spectators) for r in range(rooms)])  # type: ignore[misc]
+    """Connect every seat, measure memory, run the load, measure again.
+
+    With several ``procs`` (server nodes sharing a store) each room is created on
+    the first and its seats alternate between them.
+    """
+    urls = [f"ws://127.0.0.1:{p.port}/ws" for p in procs]
+    rss0 = sum(p.rss_kb() for p in procs)
+    stats = LoadStats()
+    if kind == "race":
+        made = await open_rooms(urls, rooms, PER_ROOM, spectators, settings or {}, stats)
+        if len(made) < rooms:
+            raise RuntimeError(f"only {len(made)} of {rooms} rooms opened: {dict(stats.errors)}")
+    else:
+        made = await _gather_limited(
+            [lambda r=r: relay_room(urls[0], r, spectators, stats) for r in range(rooms)]  # type: ignore[misc]
+        )
     conns = rooms * (PER_ROOM + spectators)
     await asyncio.sleep(0.2)
-    rss1 = proc.rss_kb()
-    per_bot = rate / (rooms * PER_ROOM) if rate else 0.0
-    load = Load()
+    rss1 = sum(p.rss_kb() for p in procs)
+    load = Load(made, stats, rate=rate)
     start = time.perf_counter()
-    load.window = (start + warmup, start + warmup + seconds)
-    tasks: list[asyncio.Task[Any]] = []
-    for bots, watchers in made:
-        if kind == "race":
-            await bots[0].request("start")
-        for b in bots:
-            tasks.append(asyncio.create_task(b.play(load, Pacer(per_bot, random.Random(id(b))))))
-        tasks += [asyncio.create_task(watch(w)) for w in watchers]
+    stats.window = (start + warmup, start + warmup + seconds)
+    load.start()
     await asyncio.sleep(warmup)
-    cpu0, wall0, mine0 = proc.cpu_s(), time.perf_counter(), time.process_time()
+    cpu0, wall0, mine0 = sum(p.cpu_s() for p in procs), time.perf_counter(), time.process_time()
     await asyncio.sleep(seconds)
-    cpu = (proc.cpu_s() - cpu0) / (time.perf_counter() - wall0)
-    mine = (time.process_time() - mine0) / (time.perf_counter() - wall0)
-    rss2 = proc.rss_kb()
-    for t in tasks:
-        t.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
-    failed = [t for t in tasks if t.done() and not t.cancelled() and t.exception() is not None]
-    closed = [t for t in failed if isinstance(t.exception(), ConnectionClosed)]
-    for bots, watchers in made:
-        for ws in [b.ws for b in bots] + watchers:
-            await ws.close()
-    out = load.summary()
+    wall = time.perf_counter() - wall0
+    cpu = (sum(p.cpu_s() for p in procs) - cpu0) / wall
+    mine = (time.process_time() - mine0) / wall
+    rss2 = sum(p.rss_kb() for p in procs)
+    await load.stop(grace=5.0)
+    out = summary(stats)
     out.update(
         moves_per_cpu_s=round(out["moves_per_s"] / cpu, 1) if cpu else 0.0,
         connections=conns,
@@ -326,8 +230,9 @@ async def drive(
         mem_per_conn_kb_end=round((rss2 - rss0) / conns, 1),
         server_cpu=round(cpu, 2),
         load_cpu=round(mine, 2),
-        bots_failed=len(failed) - len(closed),
-        bots_closed=len(closed),
+        bots_failed=sum(n for code, n in stats.errors.items() if code.startswith("crashed:")),
+        bots_closed=stats.disconnects,
+        unacknowledged=stats.unacknowledged,
     )
     return out
 
@@ -336,12 +241,12 @@ async def measure(kind: str, args: argparse.Namespace, rooms: int, rate: float) 
     if kind == "race":
         # Bots play flat out, far above a person's 50 frames a second.
         proc = await Proc.start(
-            "server", r"listening on ws://[^:]+:(\d+)/ws", "--rate-limit", "100000"
+            "server", r"listening on ws://[^:]+:(\d+)/ws", "--rate-limit", str(RATE_LIMIT)
         )
     else:
         proc = await Proc.start("bench.relay", r"relay listening on ws://[^:]+:(\d+)/ws")
     try:
-        return await drive(kind, proc, rooms, args.spectators, rate, args.warmup, args.seconds)
+        return await drive(kind, [proc], rooms, args.spectators, rate, args.warmup, args.seconds)
     finally:
         await proc.stop()
 

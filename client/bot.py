@@ -27,10 +27,11 @@ pass without progress (the pass limit ends the deal by itself when there is one)
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from protocol.board import Board
-from protocol.cards import card_from_str, is_red, rank_of, suit_of
+from protocol.cards import card_from_str, card_str
 from protocol.moves import Move, MoveKind, Status
 from protocol.settings import DealRules, Variant
 
@@ -50,8 +51,31 @@ _AUTO = MoveKind.AUTO_COMPLETE
 RESIGN = Move(MoveKind.RESIGN)
 
 
+# The wire's card names, parsed once: a bot reads some 30 cards a move, and a load
+# test runs hundreds of bots in one process.
+_CARD = {card_str(c): c for c in range(52)}
+
+
 def _cards(names: Any) -> list[int]:
-    return [card_from_str(str(c)) for c in names or ()]
+    if not names:
+        return []
+    try:
+        return [_CARD[c] for c in names]
+    except (KeyError, TypeError):
+        return [card_from_str(str(c)) for c in names]  # raises ValueError for a non-card
+
+
+def _rank(name: Any) -> int:
+    c = _CARD.get(name) if isinstance(name, str) else None
+    return (card_from_str(str(name)) if c is None else c) % 13 + 1
+
+
+@lru_cache(maxsize=64)
+def _view_rules(variant: str, draw: int, pass_limit: int) -> DealRules:
+    return DealRules(
+        variant=Variant(variant), draw=draw, pass_limit=pass_limit,
+        undo=False, foundation_to_tableau=False,
+    )
 
 
 def board_from_view(view: Mapping[str, Any], rules: DealRules | None = None) -> Board:
@@ -61,15 +85,8 @@ def board_from_view(view: Mapping[str, Any], rules: DealRules | None = None) -> 
     view does not say whether foundation-to-tableau or undo are allowed; pass the
     deal's ``rules`` to have those moves listed (the bot never needs them).
     """
-    variant = Variant(view["variant"])
     if rules is None:
-        rules = DealRules(
-            variant=variant,
-            draw=int(view["draw"]),
-            pass_limit=int(view["pass_limit"]),
-            undo=False,
-            foundation_to_tableau=False,
-        )
+        rules = _view_rules(str(view["variant"]), int(view["draw"]), int(view["pass_limit"]))
     piles = view["tableau"]
     tableau = [
         _cards(p["cards"]) if "cards" in p else [HIDDEN] * int(p["down"]) + _cards(p["up"])
@@ -81,7 +98,7 @@ def board_from_view(view: Mapping[str, Any], rules: DealRules | None = None) -> 
     board.down = [int(p["down"]) for p in piles]
     shown = _cards(view.get("waste_cards"))
     board.waste = [HIDDEN] * (int(view["waste"]) - len(shown)) + shown
-    board.foundations = [rank_of(card_from_str(c)) if c else 0 for c in view["foundations"]]
+    board.foundations = [_rank(c) if c else 0 for c in view["foundations"]]
     board.home = int(view["home"])
     board.passes = int(view["passes"])
     board.moves = int(view["moves"])
@@ -196,17 +213,19 @@ def _blocked(board: Board, p: int) -> int:
 
     In Classic these are the face-down cards. In Thoughtful every card is face up,
     but the cards under the run are just as stuck until the run moves, so the same
-    preferences apply to them.
+    preferences apply to them. (Cards are ints, see :mod:`protocol.cards`: red is
+    13…38, the rank is ``c % 13 + 1``; spelled out here because the bot runs this
+    several times a move, hundreds of bots to a load test.)
     """
     pile = board.tableau[p]
     i = len(pile) - 1
     d = board.down[p]
     while i > d:
         above, below = pile[i], pile[i - 1]
-        if is_red(below) == is_red(above) or rank_of(below) != rank_of(above) + 1:
+        if (13 <= below < 39) == (13 <= above < 39) or below % 13 != above % 13 + 1:
             break
         i -= 1
-    return max(i, 0)
+    return i if i > 0 else 0
 
 
 def _score_tableau(board: Board, move: Move) -> float | None:
@@ -227,19 +246,19 @@ def _score_tableau(board: Board, move: Move) -> float | None:
 
 
 def _fits_home(board: Board, c: int) -> bool:
-    base = suit_of(c) * board.packs
-    want = rank_of(c) - 1
-    return any(board.foundations[f] == want for f in range(base, base + board.packs))
+    base = c // 13 * board.packs
+    return c % 13 in board.foundations[base : base + board.packs]
 
 
 def _safe_home(board: Board, c: int) -> bool:
     """No card still in play could need ``c`` to build on: the two (four) cards of
     the other colour one rank lower are home already. Aces and twos are always safe."""
-    rank = rank_of(c)
+    rank = c % 13 + 1
     if rank <= 2:
         return True
-    other = [f for f in range(len(board.foundations)) if is_red(f // board.packs * 13) != is_red(c)]
-    return min(board.foundations[f] for f in other) >= rank - 1
+    f, k = board.foundations, board.packs  # suits in order: clubs, diamonds, hearts, spades
+    other = f[:k] + f[3 * k :] if 13 <= c < 39 else f[k : 3 * k]
+    return min(other) >= rank - 1
 
 
 def _all_visible(board: Board) -> bool:
@@ -254,10 +273,10 @@ def _all_visible(board: Board) -> bool:
 def _king_waiting(board: Board) -> bool:
     """A king that an empty column would help: heading face-up cards over face-down
     ones, or on top of the waste."""
-    if board.waste and board.waste[-1] != HIDDEN and rank_of(board.waste[-1]) == 13:
+    if board.waste and board.waste[-1] % 13 == 12 and board.waste[-1] != HIDDEN:
         return True
     for p, pile in enumerate(board.tableau):
         d = _blocked(board, p)
-        if d and len(pile) > d and rank_of(pile[d]) == 13:
+        if d and len(pile) > d and pile[d] % 13 == 12:
             return True
     return False

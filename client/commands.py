@@ -46,7 +46,11 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--players", type=int, default=4, help="players per room (1 … 8)")
     p.add_argument("--spectators", type=int, default=0, help="spectators per room")
     p.add_argument("--duration", type=float, default=30.0, help="seconds of play")
-    p.add_argument("--pace", type=float, default=0.0, help="seconds between moves (0)")
+    p.add_argument("--rate", type=float, default=0.0,
+                   help="moves a second from all bots together (default 0: as fast as answered)")
+    p.add_argument("--rate-limit", type=float, default=50.0, metavar="N",
+                   help="the server's frames/s per connection (its --rate-limit, default 50): "
+                        "each bot stays under it; 0 = none")
     p.add_argument("--draw", type=int, choices=(1, 3), default=1)
     p.add_argument("--variant", choices=[v.value for v in Variant], default="classic")
     p.add_argument("--json", action="store_true", help="print the report as JSON only")
@@ -101,19 +105,21 @@ def _loadtest(args: argparse.Namespace) -> int:
     console = Console(stderr=True)
 
     async def main() -> int:
+        # Redrawn on each of the load's ticks, not by rich's own refresh thread,
+        # which would take the GIL from the bots ten times a second.
         with Progress(TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn(),
-                      console=console, disable=args.json) as bar:
+                      console=console, disable=args.json, auto_refresh=False) as bar:
             task = bar.add_task("starting", total=args.duration)
 
             def show(p: LoadProgress) -> None:
                 rate = p.moves / p.elapsed if p.elapsed > 0 else 0.0
-                bar.update(task, completed=p.elapsed, description=(
+                bar.update(task, completed=p.elapsed, refresh=True, description=(
                     f"{p.moves} moves ({rate:.0f}/s), {p.errors} errors, "
                     f"{p.disconnects} drops"))
 
             report = await run_load(args.url, args.rooms, args.players, args.spectators,
-                                    args.duration, pace=args.pace, settings=settings,
-                                    on_progress=show)
+                                    args.duration, rate=args.rate, rate_limit=args.rate_limit,
+                                    settings=settings, on_progress=show)
         if args.json:
             print(json.dumps(report.to_dict()))
         else:

@@ -4,7 +4,6 @@ the connection and the room still work: nothing a client sends brings either dow
 from __future__ import annotations
 
 import asyncio
-import random
 import socket
 import time
 from collections.abc import AsyncIterator
@@ -15,7 +14,8 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.typing import Subprotocol
 
-from bench.bot import choose_move
+from client.bot import RESIGN, Bot
+from protocol.moves import Move, MoveKind
 from protocol.wire import JSON, MSGPACK
 from server.connection import Limits
 from tests.server_support import Client, FlakyStore, Seeds, player, running_server
@@ -312,15 +312,18 @@ async def test_stalled_spectator_dropped_room_unaffected() -> None:
         await host.ok("start")
         clients = (host, guest)
         boards = [(await c.event("deal_started"))["deal"]["board"] for c in clients]
-        rng = random.Random(1)
+        bots = [Bot(), Bot()]
         latencies: list[float] = []
         for _ in range(150):
             for i, client in enumerate(clients):
                 if boards[i]["status"] != "playing":
                     continue
-                move = choose_move(boards[i], rng) or {"kind": "resign"}
+                move = bots[i].decide(boards[i])
+                if move == RESIGN and (boards[i]["stock"] or boards[i]["waste"]):
+                    # Cycle the stock rather than resign: the deal keeps making events.
+                    move = Move(MoveKind.DRAW if boards[i]["stock"] else MoveKind.RECYCLE)
                 started = time.perf_counter()
-                reply = await client.ok("move", deal=1, move=move)
+                reply = await client.ok("move", deal=1, move=move.to_wire())
                 latencies.append(time.perf_counter() - started)
                 boards[i] = reply["board"]
         assert srv.metrics.closed_slow._value.get() == 1

@@ -20,11 +20,10 @@ moves each player has made.
 from __future__ import annotations
 
 import asyncio
-import random
 import re
 from typing import Any
 
-from bench.bot import choose_move
+from client.bot import RESIGN, Bot
 from protocol.board import Board
 from protocol.moves import Move
 from protocol.settings import DealRules
@@ -143,17 +142,18 @@ def check_stream(frames: list[Frame], me: str, role: str, replica: Replica) -> i
 
 
 async def play_deal(
-    clients: dict[str, Client], number: int, boards: dict[str, Any], rng: random.Random, cap: int
+    clients: dict[str, Client], number: int, boards: dict[str, Any], cap: int
 ) -> None:
     async def one(pid: str) -> None:
+        bot = Bot()
         for i in range(cap):
             board = boards[pid]
             if board["status"] != "playing":
                 return
-            move = choose_move(board, rng) if i < cap - 1 else None
+            move = bot.decide(board) if i < cap - 1 else RESIGN
             if i % 37 == 5:
                 await clients[pid].request("snapshot")
-            reply = await clients[pid].request("move", deal=number, move=move or {"kind": "resign"})
+            reply = await clients[pid].request("move", deal=number, move=move.to_wire())
             if reply["type"] != "moved":
                 return
             boards[pid] = reply["board"]
@@ -173,7 +173,6 @@ async def test_no_frame_leaks_hidden_information() -> None:
         await watcher.ok("join_room", code=code, role="spectator")
         every += [(host, "player"), (guests[0], "player"), (guests[1], "player")]
         every.append((watcher, "spectator"))
-        rng = random.Random(7)
 
         for rnd, settings in enumerate(({"draw": 1}, {"draw": 3, "stock_passes": 2})):
             await host.ok("update_settings", settings=settings)
@@ -188,9 +187,11 @@ async def test_no_frame_leaks_hidden_information() -> None:
                 if rnd == 0 and number == 1:
                     # Kim drops after a few moves and resumes; a latecomer watches.
                     kim = guests[1]
+                    bot = Bot()
                     for _ in range(5):
-                        move = choose_move(boards[kim.player or ""], rng) or {"kind": "draw"}
-                        reply = await kim.ok("move", deal=1, move=move)
+                        move = bot.decide(boards[kim.player or ""])
+                        wire = move.to_wire() if move != RESIGN else {"kind": "draw"}
+                        reply = await kim.ok("move", deal=1, move=wire)
                         boards[kim.player or ""] = reply["board"]
                     kim.ws.transport.abort()
                     back = await Client.open(server.url)
@@ -202,7 +203,7 @@ async def test_no_frame_leaks_hidden_information() -> None:
                     late = await player(server, "Late")
                     await late.ok("join_room", code=code, role="spectator")
                     every.append((late, "spectator"))
-                await play_deal(clients, number, boards, rng, cap=120)
+                await play_deal(clients, number, boards, cap=120)
                 await host.event("deal_over")
             await host.event("round_over")
 

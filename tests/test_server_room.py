@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import copy
 import itertools
-import random
 from typing import Any
 
 import pytest
 
-from bench.bot import choose_move
+from client.bot import Bot
 from protocol.board import Board
-from protocol.moves import Move
+from protocol.moves import Status
 from protocol.settings import DealRules
 from protocol.views import player_view
 from server import commands as C
@@ -57,12 +56,11 @@ def test_board_copy_is_a_full_copy() -> None:
     board = Board.deal("x", DealRules())
     copy_ = board.copy()
     assert copy_.fingerprint() == board.fingerprint()
-    rng = random.Random(3)
+    bot = Bot()
     for _ in range(50):
-        move = choose_move(player_view(copy_), rng)
-        if move is None or copy_.status.value != "playing":
+        if copy_.status is not Status.PLAYING:
             break
-        copy_.apply(Move.from_wire(move))
+        copy_.apply(bot.decide(player_view(copy_)))
     assert board.fingerprint() == Board.deal("x", DealRules()).fingerprint()
 
 
@@ -70,7 +68,7 @@ def test_decide_does_not_touch_the_room_and_rebuild_is_exact() -> None:
     h = Harness()
     ids = setup_room(h, spectators=1, deals_per_round=2)
     h.run(C.decide_start(h.room, ids[0], h.ctx()))
-    rng = random.Random(5)
+    bots: dict[tuple[str, int], Bot] = {}  # one per player and deal
     for step in range(400):
         h.now += 700
         pid = ids[step % 3]
@@ -80,7 +78,8 @@ def test_decide_does_not_touch_the_room_and_rebuild_is_exact() -> None:
         board = deal.replays[pid].board
         if board.status.value != "playing":
             continue
-        move = choose_move(player_view(board), rng) or {"kind": "resign"}
+        bot = bots.setdefault((pid, deal.number), Bot())
+        move = bot.decide(player_view(board)).to_wire()
         if step % 90 == 89:
             move = {"kind": "resign"}
         state = copy.deepcopy(snapshot(h.room, pid, h.now))
