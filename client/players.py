@@ -29,7 +29,7 @@ _MOVED_ON = frozenset({"wrong_deal", "deal_over", "wrong_state"})
 
 @dataclass(slots=True)
 class BotStats:
-    """What a bot (or a crowd of them) did; the load test reports from these."""
+    """What a bot (or a crowd of them) did, for `klondike-race bot` to report."""
 
     moves: int = 0  # acknowledged moves
     latencies: list[float] = field(default_factory=list)  # seconds, send to ack
