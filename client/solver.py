@@ -15,23 +15,9 @@ from collections.abc import Callable
 from protocol.board import Board
 from protocol.moves import IllegalMove, Move, Status
 
-__all__ = ["clone", "solve"]
+__all__ = ["solve"]
 
 Scorer = Callable[[Board, Move], float | None]
-
-
-def clone(board: Board) -> Board:
-    """A copy that shares no list with ``board``."""
-    copy = Board(board.rules, [p[:] for p in board.tableau], [])
-    copy.down = board.down[:]
-    copy.stock = board.stock[:]
-    copy.waste = board.waste[:]
-    copy.foundations = board.foundations[:]
-    copy.home = board.home
-    copy.passes = board.passes
-    copy.moves = board.moves
-    copy.status = board.status
-    return copy
 
 
 def _key(board: Board) -> int:
@@ -59,7 +45,7 @@ def solve(board: Board, score: Scorer, budget: int = 6000) -> list[Move] | None:
                 line.pop()
             continue
         move = moves.pop()
-        child = clone(position)
+        child = position.copy()
         try:
             outcome = child.apply(move)
         except IllegalMove:  # pragma: no cover - candidates come from legal_moves

@@ -19,25 +19,17 @@ from protocol import (
     DealRules,
     Event,
     Move,
-    MoveKind,
     Scoring,
     Settings,
     Status,
     TimedMove,
     Variant,
     build_sheet,
-    card_from_str,
     deal_score,
     replay,
 )
+from tests.engine_moves import AUTO, DRAW, F2T, RECYCLE, RESIGN, T2F, T2T, UNDO, W2F, W2T, cards
 
-K = MoveKind
-DRAW = Move(K.DRAW)
-RECYCLE = Move(K.RECYCLE)
-UNDO = Move(K.UNDO)
-RESIGN = Move(K.RESIGN)
-AUTO = Move(K.AUTO_COMPLETE)
-W2F = Move(K.WASTE_TO_FOUNDATION)
 STANDARD, VEGAS, CUMULATIVE, TIMED = (
     Scoring.STANDARD,
     Scoring.VEGAS,
@@ -46,24 +38,6 @@ STANDARD, VEGAS, CUMULATIVE, TIMED = (
 )
 
 
-def W2T(dst: int) -> Move:
-    return Move(K.WASTE_TO_TABLEAU, dst=dst)
-
-
-def T2F(src: int) -> Move:
-    return Move(K.TABLEAU_TO_FOUNDATION, src=src)
-
-
-def T2T(src: int, dst: int, count: int = 1) -> Move:
-    return Move(K.TABLEAU_TO_TABLEAU, src=src, dst=dst, count=count)
-
-
-def F2T(src: int, dst: int) -> Move:
-    return Move(K.FOUNDATION_TO_TABLEAU, src=src, dst=dst)
-
-
-def cards(text: str) -> list[int]:
-    return [card_from_str(s) for s in text.split()]
 
 
 def make(
