@@ -70,7 +70,28 @@ def _read_reply(reader: Any) -> Any:
     raise ValueError(f"bad reply {line!r}")
 
 
-class RedisServer:
+class _Child:
+    """A child process a test can kill -9, freeze and thaw."""
+
+    proc: subprocess.Popen[bytes] | None = None
+
+    def kill(self) -> None:
+        """kill -9: no shutdown, nothing said to anyone; only what was fsynced survives."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def freeze(self) -> None:
+        """SIGSTOP: its sockets stay open but it answers nothing (renews no lease)."""
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        assert self.proc is not None
+        os.kill(self.proc.pid, signal.SIGCONT)
+
+
+class RedisServer(_Child):
     """One redis-server process that a test may kill, freeze and restart."""
 
     def __init__(self, directory: Path, port: int | None = None) -> None:
@@ -120,21 +141,6 @@ class RedisServer:
                 raise RuntimeError(f"redis-server did not start: {self.dir / 'redis.log'}")
             time.sleep(0.02)
 
-    def kill(self) -> None:
-        """kill -9: no shutdown, no final save; only what was fsynced survives."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def freeze(self) -> None:
-        """SIGSTOP: connections stay open but nothing is answered."""
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGSTOP)
-
-    def thaw(self) -> None:
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGCONT)
-
     def __call__(self, *args: str | bytes | int) -> Any:
         return command(self.port, *args)
 
@@ -162,7 +168,7 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
 
 
-class ServerProcess:
+class ServerProcess(_Child):
     """``klondike-race serve --redis URL`` as a real process that a test may kill -9
     and start again on the same port."""
 
@@ -200,21 +206,6 @@ class ServerProcess:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 raise RuntimeError(f"server did not start:\n{self.log_path.read_text()[-3000:]}")
             time.sleep(0.05)
-
-    def kill(self) -> None:
-        """kill -9: no goodbye to anyone."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def freeze(self) -> None:
-        """SIGSTOP: its sockets stay open, it answers nothing, renews no lease."""
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGSTOP)
-
-    def thaw(self) -> None:
-        assert self.proc is not None
-        os.kill(self.proc.pid, signal.SIGCONT)
 
     def stop(self) -> None:
         """SIGTERM: the graceful stop (clients get 1001)."""
