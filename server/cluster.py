@@ -43,7 +43,7 @@ from protocol.wire import Hello, JoinRoom, Request
 from .redis_conn import Script, guard
 from .redis_store import RedisStore
 from .relay import RemoteConn
-from .room import RoomError
+from .roomtypes import RoomError
 from .store import StoreUnavailable
 from .tunnels import Tunnels
 

@@ -43,7 +43,7 @@ from protocol.wire import (
 )
 
 from .ratelimit import TokenBucket
-from .room import RoomError
+from .roomtypes import RoomError
 
 if TYPE_CHECKING:
     from .service import Service, Session

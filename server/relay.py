@@ -45,7 +45,7 @@ import msgpack  # type: ignore[import-untyped, unused-ignore]
 from protocol import wire
 from protocol.wire import WireError, encode
 
-from .room import RoomError
+from .roomtypes import RoomError
 
 if TYPE_CHECKING:
     from .service import Service, Session

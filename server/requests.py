@@ -33,8 +33,9 @@ from protocol.wire import (
 )
 
 from . import commands as C
-from .room import Decision, Room, RoomError
+from .room import Room
 from .roomhost import Release, Reply, RoomHost
+from .roomtypes import Decision, RoomError
 from .roomviews import board_view, snapshot
 from .store import StoreUnavailable
 

@@ -36,8 +36,6 @@ from .records import Record
 from .roomtypes import (
     CLOSED,
     LOBBY,
-    MAX_PLAYERS,
-    MAX_SPECTATORS,
     PLAYER,
     PLAYING,
     ROUND_OVER,
@@ -46,26 +44,10 @@ from .roomtypes import (
     Decision,
     Fanout,
     Member,
-    RoomError,
     log_entry,
 )
 
-__all__ = [
-    "CLOSED",
-    "LOBBY",
-    "MAX_PLAYERS",
-    "MAX_SPECTATORS",
-    "PLAYER",
-    "PLAYING",
-    "ROUND_OVER",
-    "SPECTATOR",
-    "Deal",
-    "Decision",
-    "Fanout",
-    "Member",
-    "Room",
-    "RoomError",
-]
+__all__ = ["Room"]
 
 
 class Room:

@@ -59,8 +59,9 @@ from . import records as R
 from .commands import Ctx, decide_tick
 from .durable import DurableLog
 from .records import encode_record
-from .room import Decision, Fanout, Member, Room, RoomError
+from .room import Room
 from .roomtimer import RoomTimer
+from .roomtypes import Decision, Fanout, Member, RoomError
 from .store import StoreUnavailable
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from protocol.scoring import TICK_MS
 from protocol.settings import Scoring
 
 from .commands import decide_idle_close, decide_tick
-from .room import CLOSED, PLAYING, Fanout, RoomError
+from .roomtypes import CLOSED, PLAYING, Fanout, RoomError
 from .roomviews import tick_event
 
 if TYPE_CHECKING:

@@ -31,8 +31,9 @@ from .clock import Clock
 from .durable import DurableLog
 from .metrics import Metrics
 from .requests import ROOM_HANDLERS
-from .room import Decision, Room, RoomError
+from .room import Room
 from .roomhost import Release, RoomHost
+from .roomtypes import Decision, RoomError
 from .roomviews import snapshot
 from .store import SessionRecord, Store, StoreUnavailable
 

@@ -36,7 +36,7 @@ from .relay import (
     request_from_wire,
     request_to_wire,
 )
-from .room import RoomError
+from .roomtypes import RoomError
 from .store import StoreUnavailable
 
 if TYPE_CHECKING:

@@ -16,7 +16,8 @@ from protocol.settings import DealRules
 from protocol.views import player_view
 from server import commands as C
 from server.records import decode_record, encode_record
-from server.room import Decision, Room, RoomError
+from server.room import Room
+from server.roomtypes import Decision, RoomError
 from server.roomviews import snapshot
 
 
