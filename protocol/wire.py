@@ -19,6 +19,8 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
+from .messages import ErrorCode
+
 __all__ = [
     "JSON",
     "MSGPACK",
@@ -72,7 +74,7 @@ class WireError(Exception):
     ``unknown_type`` …), ``extra`` any further fields of the error frame.
     """
 
-    def __init__(self, code: str, message: str, **extra: Any) -> None:
+    def __init__(self, code: ErrorCode, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -85,7 +87,7 @@ class WireError(Exception):
 def _check_depth(value: Any, depth: int = 0) -> None:
     """Refuse absurd nesting; JSON and msgpack would otherwise recurse deeply."""
     if depth > _MAX_DEPTH:
-        raise WireError("bad_frame", f"frame nested deeper than {_MAX_DEPTH} levels")
+        raise WireError(ErrorCode.BAD_FRAME, f"frame nested deeper than {_MAX_DEPTH} levels")
     if isinstance(value, dict):
         for v in value.values():
             if isinstance(v, dict | list):
@@ -108,7 +110,9 @@ def decode(frame: bytes | str, binary: bool) -> dict[str, Any]:
     """
     if binary:
         if not isinstance(frame, bytes | bytearray | memoryview):
-            raise WireError("bad_frame", "this connection speaks msgpack: send binary frames")
+            raise WireError(
+                ErrorCode.BAD_FRAME, "this connection speaks msgpack: send binary frames"
+            )
         try:
             value = msgpack.unpackb(
                 frame,
@@ -121,18 +125,20 @@ def decode(frame: bytes | str, binary: bool) -> dict[str, Any]:
                 max_ext_len=0,
             )
         except Exception as exc:  # msgpack raises several types, all mean "not msgpack"
-            raise WireError("bad_frame", f"not a msgpack value: {type(exc).__name__}") from None
+            raise WireError(
+                ErrorCode.BAD_FRAME, f"not a msgpack value: {type(exc).__name__}"
+            ) from None
     else:
         if not isinstance(frame, str):
-            raise WireError("bad_frame", "this connection speaks JSON: send text frames")
+            raise WireError(ErrorCode.BAD_FRAME, "this connection speaks JSON: send text frames")
         try:
             value = json.loads(frame, parse_constant=_no_constant)
         except (ValueError, RecursionError):
-            raise WireError("bad_frame", "not a JSON value") from None
+            raise WireError(ErrorCode.BAD_FRAME, "not a JSON value") from None
     if not isinstance(value, dict):
-        raise WireError("bad_frame", "a frame must be one map (object) with a 'type'")
+        raise WireError(ErrorCode.BAD_FRAME, "a frame must be one map (object) with a 'type'")
     if not all(isinstance(k, str) for k in value):
-        raise WireError("bad_frame", "map keys must be strings")
+        raise WireError(ErrorCode.BAD_FRAME, "map keys must be strings")
     _check_depth(value)
     return value
 
@@ -166,11 +172,11 @@ def _kind(value: Any) -> str:
 
 def _missing(msg: Mapping[str, Any], name: str) -> WireError:
     what = msg.get("type", "request")
-    return WireError("bad_request", f"{what!s:.32}: field {name!r} is missing")
+    return WireError(ErrorCode.BAD_REQUEST, f"{what!s:.32}: field {name!r} is missing")
 
 
 def _wrong(name: str, want: str, value: Any) -> WireError:
-    return WireError("bad_request", f"field {name!r} must be {want}, not {_kind(value)}")
+    return WireError(ErrorCode.BAD_REQUEST, f"field {name!r} must be {want}, not {_kind(value)}")
 
 
 def req_str(msg: Mapping[str, Any], name: str) -> str:
@@ -325,7 +331,9 @@ def _hello(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
     name = opt_str(msg, "name")
     token = opt_str(msg, "token")
     if name is None and token is None:
-        raise WireError("bad_request", "hello needs a 'name' (new session) or a 'token' (resume)")
+        raise WireError(
+            ErrorCode.BAD_REQUEST, "hello needs a 'name' (new session) or a 'token' (resume)"
+        )
     return Hello(rid, version, name, token)
 
 
@@ -333,7 +341,7 @@ def _join(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
     role = req_str(msg, "role") if "role" in msg else "player"
     if role not in ("player", "spectator"):
         raise WireError(
-            "bad_request", f"field 'role' must be 'player' or 'spectator', not {role!r:.32}"
+            ErrorCode.BAD_REQUEST, f"field 'role' must be 'player' or 'spectator', not {role!r:.32}"
         )
     return JoinRoom(rid, req_str(msg, "code"), role)
 
@@ -367,10 +375,10 @@ def parse_request(msg: Mapping[str, Any]) -> Request:
     kind = req_str(msg, "type")
     if "id" in msg and msg["id"] is not None and request_id(msg) is None:
         raise WireError(
-            "bad_request", "field 'id' must be an integer (|id| <= 2**53) or a short string"
+            ErrorCode.BAD_REQUEST, "field 'id' must be an integer (|id| <= 2**53) or a short string"
         )
     parser = _PARSERS.get(kind)
     if parser is None:
-        raise WireError("unknown_type", f"no such request type {kind!r:.40}")
+        raise WireError(ErrorCode.UNKNOWN_TYPE, f"no such request type {kind!r:.40}")
     request: Request = parser(request_id(msg), msg)
     return request

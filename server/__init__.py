@@ -1,0 +1,19 @@
+"""The race server, laid out in layers; each imports only those above it here.
+
+- ``core/`` — the rules of a room, pure (no asyncio, clock, randomness or I/O):
+  its records, value types, lifecycle table, the fold (``room.py``), the
+  deciders (``decide.py``), what each member may see (``views.py``) and its
+  durable state (``durable.py``).
+- ``peer.py`` — a client connection as the rest of the server sees it, and the
+  server's side of a session.
+- ``store/`` — where logs and sessions are kept: the interface (``base.py``),
+  in memory, and Redis (the only place Redis is spoken: ``redis.py``,
+  ``redis_conn.py``).
+- ``net/`` — where bytes meet the socket: the WebSocket connection, HTTP, rate
+  limits, metrics, the clock.
+- ``rooms/`` — the asyncio runner of one room (its pipeline to the store, its
+  timer) and the room requests' handlers.
+- ``sessions.py`` — sessions, and which room a request goes to.
+- ``cluster/`` — several nodes on one Redis: leases, the relay, tunnels.
+- ``app.py``, ``cli.py`` — wiring and the command line.
+"""

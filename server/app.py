@@ -22,12 +22,14 @@ from websockets.typing import Subprotocol
 
 from protocol.wire import JSON, MSGPACK
 
-from .clock import Clock, SystemClock
-from .connection import Connection, Limits
-from .http import DEFAULT_STATIC, HttpRoutes
-from .metrics import Metrics
-from .service import IDLE_ROOM_MS, Service, default_seed
-from .store import MemoryStore, Store, StoreUnavailable
+from . import ids
+from .net.clock import Clock, SystemClock
+from .net.connection import Connection, Flusher, Limits
+from .net.http import DEFAULT_STATIC, HttpRoutes
+from .net.metrics import Metrics
+from .sessions import IDLE_ROOM_MS, Service
+from .store.base import Store, StoreUnavailable
+from .store.memory import MemoryStore
 
 __all__ = ["MAX_FRAME", "RaceServer", "run"]
 
@@ -55,7 +57,7 @@ class RaceServer:
         host: str = "127.0.0.1",
         port: int = 8765,
         clock: Clock | None = None,
-        draw_seed: Callable[[], str] = default_seed,
+        draw_seed: Callable[[], str] = ids.new_seed,
         limits: Limits | None = None,
         static_dir: Path | None = DEFAULT_STATIC,
         ping_interval: float | None = 20.0,
@@ -65,7 +67,7 @@ class RaceServer:
     ) -> None:
         self.store: Store = store if store is not None else MemoryStore()
         self._store_factory = store_factory
-        self.clustered = clustered  # several nodes on one Redis: server/cluster.py
+        self.clustered = clustered  # several nodes on one Redis: server/cluster/leases.py
         self._cluster: Any = None
         self.host = host
         self.port = port
@@ -75,6 +77,7 @@ class RaceServer:
             self.store, clock or SystemClock(), self.metrics, draw_seed, idle_room_ms
         )
         self.http = HttpRoutes(self._health, self.metrics.render, static_dir)
+        self.flusher = Flusher()
         self.ping_interval = ping_interval
         self._server: Server | None = None
         m = self.metrics
@@ -97,7 +100,7 @@ class RaceServer:
         }
 
     async def _handler(self, ws: ServerConnection) -> None:
-        await Connection(self.service, ws, self.limits).serve()
+        await Connection(self.service, ws, self.limits, self.flusher).serve()
 
     async def start(self) -> None:
         """Connect the store (when it needs the loop), rebuild open rooms, listen."""
@@ -105,7 +108,7 @@ class RaceServer:
             self.store = self.service.store = await self._store_factory()
             self._store_factory = None
         if self.clustered:
-            from .cluster import Cluster
+            from .cluster.leases import Cluster
 
             self._cluster = self.service.cluster = await Cluster.start(self.service)
         await self.service.recover()
@@ -136,8 +139,8 @@ class RaceServer:
             self._server.close(close_connections=True)
             await self._server.wait_closed()
             self._server = None
-        for host in self.service.rooms.values():
-            host.stop()
+        for runner in self.service.rooms.values():
+            runner.stop()
         if self._cluster is not None:
             await self._cluster.stop()
         await self.store.close()

@@ -1,4 +1,11 @@
-"""``klondike-race serve``: run the race server.
+"""The ``klondike-race`` command: ``serve`` from here, the client's subcommands
+from client/commands.py.
+
+The entry point lives on the server's side because it is the side that may see
+both: client/ imports nothing from server/ (tests/test_layering.py), so the
+client adds its own subparsers (``bot``, ``watch``, ``loadtest``, ``verify``) and
+this file only registers both sides and dispatches. ``python -m server`` is
+``serve`` alone.
 
 The in-memory store is the default; ``--redis URL`` (or ``KLONDIKE_REDIS_URL``)
 selects the Redis store, imported only then so that the server runs without it.
@@ -8,10 +15,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
+from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["add_serve", "main", "serve_command"]
+__all__ = ["add_serve", "klondike_race", "main", "serve_command"]
 
 
 def add_serve(sub: Any) -> None:
@@ -42,18 +49,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def serve_command(args: argparse.Namespace) -> int:
     from .app import RaceServer, run
-    from .connection import Limits
+    from .net.connection import Limits
 
     factory: Any = None
     if args.redis:
-        try:
-            from .redis_store import RedisStore  # type: ignore[import-not-found, unused-ignore]
-        except ImportError as exc:
-            print(
-                f"klondike-race: --redis needs server/redis_store.py, which is missing ({exc})",
-                file=sys.stderr,
-            )
-            return 2
+        from .store.redis import RedisStore
+
         url = args.redis
 
         async def factory() -> Any:
@@ -71,8 +72,28 @@ def serve_command(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m server``: the server alone."""
     parser = argparse.ArgumentParser(prog="python -m server", description=__doc__)
     configure(parser)
     args = parser.parse_args(argv)
     code: int = args.func(args)
     return code
+
+
+def klondike_race(argv: Sequence[str] | None = None) -> int:
+    """``klondike-race``: the server's and the client's subcommands."""
+    from client.commands import add_commands
+
+    parser = argparse.ArgumentParser(
+        prog="klondike-race", description="Klondike race: the server and its clients."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_serve(sub)
+    add_commands(sub)
+    args = parser.parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(klondike_race())

@@ -21,8 +21,9 @@ from websockets.typing import Subprotocol
 
 from protocol.wire import JSON, MSGPACK, decode, encode
 from server.app import RaceServer
-from server.connection import Limits
-from server.store import MemoryStore, SessionRecord, StoreUnavailable
+from server.net.connection import Limits
+from server.store.base import SessionRecord, StoreUnavailable
+from server.store.memory import MemoryStore
 
 TIMEOUT = 10.0
 

@@ -18,9 +18,7 @@ FINISHED = {"won", "resigned", "dead"}
 async def test_bots_finish_a_round_of_three_deals(live_url: str) -> None:
     async with connect(live_url, name="Host") as host:
         room = await host.create_room({"variant": "thoughtful", "deals_per_round": 3})
-        crowd = asyncio.create_task(
-            run_bots(live_url, room.code, 2, pace=0, stop=rounds_played(1))
-        )
+        crowd = asyncio.create_task(run_bots(live_url, room.code, 2, pace=0, stop=rounds_played(1)))
         await until(host, lambda r: len(r.players) == 3)
         player = BotPlayer(host, pace=0, stop=rounds_played(1))
         await host.start()
@@ -40,9 +38,23 @@ async def test_the_bot_command_joins_and_plays(live_url: str) -> None:
     async with connect(live_url, name="Host") as host:
         room = await host.create_room({"deals_per_round": 1, "variant": "thoughtful"})
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "client.cli", "bot", "--url", live_url, "--room", room.code,
-            "--count", "2", "--pace", "0", "--rounds", "1",
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "server.cli",
+            "bot",
+            "--url",
+            live_url,
+            "--room",
+            room.code,
+            "--count",
+            "2",
+            "--pace",
+            "0",
+            "--rounds",
+            "1",
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
         await until(host, lambda r: len(r.players) == 3)
         await host.start()

@@ -7,9 +7,9 @@ import asyncio
 import pytest
 
 from client import ServerError, connect
-from client.cli import main
 from client.room import RoomEvent
 from protocol import verify_commitment
+from server.cli import klondike_race as main
 from tests.client_fixtures import drain, live_url, until
 
 __all__ = ["live_url"]
@@ -52,8 +52,9 @@ async def test_a_whole_race_through_the_library(live_url: str) -> None:
         assert refused.value.code == "undo_off"
 
         # Bob sees Ann's progress, never her board.
-        await until(bob, lambda r: r.deal is not None
-                    and r.deal["progress"][ann.player or ""]["moves"] == 1)
+        await until(
+            bob, lambda r: r.deal is not None and r.deal["progress"][ann.player or ""]["moves"] == 1
+        )
         assert bob.room.deal and bob.room.deal["boards"] == {}
 
         await ann.resign()
@@ -106,8 +107,11 @@ async def test_a_dropped_socket_resumes_and_resyncs(live_url: str) -> None:
         assert cy._ws is not None
         cy._ws.transport.abort()  # the network goes away, no close frame
         await until(cy, lambda r: cy.stats.reconnects == 1)
-        resumed = [e for e in await drain(events) if isinstance(e, RoomEvent)
-                   and e.type == "snapshot" and e.get("reason") == "resume"]
+        resumed = [
+            e
+            for e in await drain(events)
+            if isinstance(e, RoomEvent) and e.type == "snapshot" and e.get("reason") == "resume"
+        ]
         assert resumed and cy.room and cy.room.code == room.code and cy.room.my_board
         moved = await cy.draw()  # the session works again, in the same deal
         assert moved.deal == 1 and cy.stats.drops == 1

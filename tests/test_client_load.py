@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from client.bot import Bot
-from client.cli import main
 from client.load import (
     Decisions,
     Load,
@@ -22,6 +21,7 @@ from client.load import (
     run_load,
 )
 from protocol import Board, DealRules, Move, Status, player_view
+from server.cli import klondike_race as main
 from tests.client_fixtures import live_url
 
 __all__ = ["live_url"]
@@ -30,8 +30,22 @@ __all__ = ["live_url"]
 def test_a_short_loadtest_acknowledges_every_move(
     live_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["loadtest", "--url", live_url, "--rooms", "3", "--players", "2",
-                 "--spectators", "1", "--duration", "3", "--json"])
+    code = main(
+        [
+            "loadtest",
+            "--url",
+            live_url,
+            "--rooms",
+            "3",
+            "--players",
+            "2",
+            "--spectators",
+            "1",
+            "--duration",
+            "3",
+            "--json",
+        ]
+    )
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0 and report["ok"]
     assert report["unacknowledged"] == 0 and report["disconnects"] == 0

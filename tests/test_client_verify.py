@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from client.cli import main
 from client.verify import format_layout, verify
 from protocol import Variant, commitment, deal_layout
 from protocol.cards import RANKS, SUITS, card_str
+from server.cli import klondike_race as main
 
 
 def test_verify_accepts_a_matching_seed_and_prints_its_layout(

@@ -28,7 +28,7 @@ NODES = ("node1", "node2")
 
 
 def cli() -> argparse.ArgumentParser:
-    """The parser ``klondike-race`` builds (client/cli.py), with both sides' commands."""
+    """The parser ``klondike-race`` builds (server/cli.py), with both sides' commands."""
     parser = argparse.ArgumentParser(prog="klondike-race", exit_on_error=False)
     sub = parser.add_subparsers(dest="command", required=True)
     add_serve(sub)

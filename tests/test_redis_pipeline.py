@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from server.app import RaceServer
-from server.records import decode_record
-from server.redis_store import RedisStore
-from server.room import Room
-from server.roomviews import snapshot
+from server.core.records import decode_record
+from server.core.room import Room
+from server.core.views import snapshot
+from server.store.redis import RedisStore
 from tests.redis_fixtures import RedisServer, running_redis
 from tests.server_support import Client, player, running_server
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from server.redis_store import LeaseLost, RedisStore
-from server.store import SessionRecord, StoreUnavailable, token_key
+from server.store.base import SessionRecord, StoreUnavailable, token_key
+from server.store.redis import LeaseLost, RedisStore
 from tests.redis_fixtures import RedisServer, free_port, running_redis
 
 
@@ -78,7 +78,7 @@ async def test_appends_are_group_committed(store: RedisStore, redis: RedisServer
 async def test_sessions_hashed_and_refreshed(tmp_path: Path, redis: RedisServer) -> None:
     store = await RedisStore.from_url(redis.url, session_ttl_ms=60_000)
     try:
-        record = SessionRecord(player="pAB12", name="Åse 🂡", room="K7QX2M")
+        record = SessionRecord(player="pAB12", name="Åse 🂡", room_code="K7QX2M")
         await store.put_session("secret-token", record)
         assert await store.get_session("secret-token") == record
         assert await store.get_session("other") is None

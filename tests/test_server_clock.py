@@ -13,9 +13,9 @@ import pytest
 
 from protocol.settings import Scoring
 from server.app import RaceServer
-from server.records import decode_record
-from server.room import Room
-from server.store import MemoryStore
+from server.core.records import decode_record
+from server.core.room import Room
+from server.store.memory import MemoryStore
 from tests.server_support import Client, FakeClock, Ledger, Seeds, player, running_server
 from tests.solver import board_from_view, solve
 

@@ -17,7 +17,7 @@ from websockets.typing import Subprotocol
 from client.bot import RESIGN, Bot
 from protocol.moves import Move, MoveKind
 from protocol.wire import JSON, MSGPACK
-from server.connection import Limits
+from server.net.connection import Limits
 from tests.server_support import Client, FlakyStore, Seeds, player, running_server
 from tests.solver import board_from_view, solve
 
@@ -274,7 +274,7 @@ async def test_storage_unavailable_move_not_applied() -> None:
 
 async def test_internal_error_keeps_connection(server: Any, monkeypatch: Any) -> None:
     from protocol.wire import Ping
-    from server import service
+    from server import sessions as service
 
     client = await player(server, "Ann")
 

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from server.app import RaceServer
-from server.records import decode_record
-from server.room import Room
-from server.roomviews import snapshot
-from server.store import MemoryStore, StoreUnavailable
+from server.core.records import decode_record
+from server.core.room import Room
+from server.core.views import snapshot
+from server.store.base import StoreUnavailable
+from server.store.memory import MemoryStore
 from tests.server_support import Client, player, running_server
 
 
@@ -183,7 +184,7 @@ async def test_failed_append_refuses_everything_undurable_and_rolls_back() -> No
 
 async def test_rollback_across_rounds() -> None:
     """The durable state is kept from the start of the current round on
-    (server/durable.py): a rollback lands exactly, whether the failed append held
+    (server/core/durable.py): a rollback lands exactly, whether the failed append held
     the round's start or came after it."""
     store = GatedStore()
     async with running_server(store=store) as server:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 
-from server.store import MemoryStore
+from server.store.memory import MemoryStore
 from tests.server_support import Client, FakeClock, player, running_server
 
 

@@ -14,11 +14,11 @@ from protocol.board import Board
 from protocol.moves import Status
 from protocol.settings import DealRules
 from protocol.views import player_view
-from server import commands as C
-from server.records import decode_record, encode_record
-from server.room import Room
-from server.roomtypes import Decision, RoomError
-from server.roomviews import snapshot
+from server.core import decide as C
+from server.core.records import decode_record, encode_record
+from server.core.room import Room
+from server.core.values import Decision, Role, RoomError
+from server.core.views import snapshot
 
 
 class Harness:
@@ -47,9 +47,9 @@ def setup_room(h: Harness, players: int = 3, spectators: int = 0, **settings: An
     ids = [f"p{i}" for i in range(players)]
     h.run(C.decide_create(h.room, ids[0], "P0", settings, h.ctx()))
     for pid in ids[1:]:
-        h.run(C.decide_join(h.room, pid, pid.upper(), "player"))
+        h.run(C.decide_join(h.room, pid, pid.upper(), Role.PLAYER))
     for i in range(spectators):
-        h.run(C.decide_join(h.room, f"s{i}", f"S{i}", "spectator"))
+        h.run(C.decide_join(h.room, f"s{i}", f"S{i}", Role.SPECTATOR))
     return ids
 
 
@@ -175,11 +175,11 @@ def test_join_rules() -> None:
     h = Harness()
     ids = setup_room(h, players=8)
     with pytest.raises(RoomError) as err:
-        C.decide_join(h.room, "p9", "P9", "player")
+        C.decide_join(h.room, "p9", "P9", Role.PLAYER)
     assert err.value.code == "room_full"
-    h.run(C.decide_join(h.room, "s", "S", "spectator"))
+    h.run(C.decide_join(h.room, "s", "S", Role.SPECTATOR))
     h.run(C.decide_start(h.room, ids[0], h.ctx()))
     h.run(C.decide_leave(h.room, ids[7], h.ctx()))
     with pytest.raises(RoomError) as err:
-        C.decide_join(h.room, "p9", "P9", "player")
+        C.decide_join(h.room, "p9", "P9", Role.PLAYER)
     assert err.value.code == "round_in_progress"

@@ -1,14 +1,14 @@
 """What the clock does to a room, in the shell: one task per room, asleep until next.
 
 Three things happen to a room without anyone asking, all on the server's clock
-(server/clock.py, so tests move a fake one):
+(server/net/clock.py, so tests move a fake one):
 
 - **The round's time limit** runs out: ``decide_tick`` ends the deal and the
   round, through the normal command path.
 - **Timed scoring ticks.** Under Timed, a running deal's scores drop by 2 at every
   full 10 s. Scores are derived from the move log and the clock, so there is
   nothing to persist: at every tick the room sends a record-free ``sheet`` event
-  (server/roomviews.py ``tick_event``) with the sheet and the deal's progress.
+  (server/core/views.py ``tick_event``) with the sheet and the deal's progress.
   It goes through :meth:`RoomHost.read`, queued behind undurable commands like
   any answer. Ticks missed (a busy loop, a clock that jumped) fold into one.
 - **Idle rooms close.** With nobody connected for ``Service.idle_room_ms`` (30
@@ -27,17 +27,41 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Protocol
 
 from protocol.scoring import TICK_MS
 from protocol.settings import Scoring
 
-from .commands import decide_idle_close, decide_tick
-from .roomtypes import CLOSED, PLAYING, Fanout, RoomError
-from .roomviews import tick_event
+from ..core.decide import Ctx, decide_idle_close, decide_tick
+from ..core.room import Room
+from ..core.values import Decision, Fanout, Member, RoomError, RoomState
+from ..core.views import tick_event
+from ..net.clock import Clock
 
-if TYPE_CHECKING:
-    from .roomhost import Release, RoomHost
+Release = Callable[[], None]
+
+
+class Timed(Protocol):
+    """What the timer drives: its room's runner (server/rooms/runner.py)."""
+
+    room: Room
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def idle_room_ms(self) -> int: ...
+
+    async def run(self, decide: Callable[[Room, Ctx], Decision]) -> Decision: ...
+
+    async def read(self, make: Callable[[], Release]) -> None: ...
+
+    def fanout(self, events: list[Fanout], recipients: dict[str, Member]) -> None: ...
+
 
 __all__ = ["RETRY_S", "RoomTimer"]
 
@@ -47,7 +71,7 @@ RETRY_S = 1.0  # after a failure (the store down when time ran out), try again t
 
 
 class RoomTimer:
-    def __init__(self, host: RoomHost) -> None:
+    def __init__(self, host: Timed) -> None:
         self.host = host
         self._task: asyncio.Task[None] | None = None
         self._deadline: int | None = None
@@ -62,9 +86,9 @@ class RoomTimer:
             return
         host = self.host
         room = host.room
-        if room.state != CLOSED and not any(m.connected for m in room.members.values()):
+        if room.state != RoomState.CLOSED and not any(m.connected for m in room.members.values()):
             if self._idle_since is None:
-                self._idle_since = host.service.clock.now()
+                self._idle_since = host.clock.now()
         else:
             self._idle_since = None
         deadline = self._next()
@@ -87,13 +111,13 @@ class RoomTimer:
         room = self.host.room
         times = []
         ends = room.round_ends_at
-        if ends is not None and room.state == PLAYING:
+        if ends is not None and room.state == RoomState.PLAYING:
             times.append(ends)
         tick = self._next_tick()
         if tick is not None:
             times.append(tick[1])
         if self._idle_since is not None:
-            times.append(self._idle_since + self.host.service.idle_room_ms)
+            times.append(self._idle_since + self.host.idle_room_ms)
         return min(times) if times else None
 
     def _next_tick(self) -> tuple[tuple[int, int], int] | None:
@@ -108,7 +132,7 @@ class RoomTimer:
 
     async def _sleep_then_fire(self, deadline: int) -> None:
         host = self.host
-        await host.service.clock.sleep_until(deadline)
+        await host.clock.sleep_until(deadline)
         self._busy = True
         retry = False
         try:
@@ -129,7 +153,7 @@ class RoomTimer:
 
     async def _fire(self) -> None:
         host = self.host
-        clock = host.service.clock
+        clock = host.clock
         if host.room.time_up(clock.now()):
             await host.run(decide_tick)
         due = self._next_tick()
@@ -141,7 +165,7 @@ class RoomTimer:
             self._ticked = (*due[0], tick)
             await host.read(lambda: self._tick(tick))
         idle = self._idle_since
-        if idle is not None and clock.now() >= idle + host.service.idle_room_ms:
+        if idle is not None and clock.now() >= idle + host.idle_room_ms:
             await host.run(decide_idle_close)
 
     def _tick(self, tick: int) -> Release:
@@ -151,6 +175,6 @@ class RoomTimer:
         deal = room.running
         if deal is None or room.settings.scoring is not Scoring.TIMED:
             return lambda: None  # the deal ended, or scoring changed, before the tick's turn
-        event = Fanout(room.seq, tick_event(room, deal, tick, host.service.clock.now()))
+        event = Fanout(room.seq, tick_event(room, deal, tick, host.clock.now()))
         recipients = dict(room.members)
         return lambda: host.fanout([event], recipients)

@@ -1,7 +1,7 @@
 """A room's last durable state, kept so that a failed append can roll back to it.
 
-The shell commits a room's commands ahead of the store (server/roomhost.py), so
-the live :class:`~server.room.Room` may hold records the store has not
+The shell commits a room's commands ahead of the store (server/rooms/runner.py), so
+the live :class:`~server.core.room.Room` may hold records the store has not
 acknowledged yet. When an append fails, the room must return to exactly the state
 its acknowledged records give — the state a restart would rebuild from the store —
 and at once, because the store may be the very thing that is down.

@@ -9,7 +9,7 @@ so an abandoned room or session leaves nothing behind:
   every write, so it vanishes once every room is idle.
 - ``P room:CODE:log``: list of the room's records, oldest first, binary as given.
   ``idle_ttl`` (24 h) refreshed on every append; ``closed_ttl`` once closed.
-- ``P room:CODE:lease``: which node runs the room (server/cluster.py), with a short TTL.
+- ``P room:CODE:lease``: which node runs the room (server/cluster/leases.py), with a short TTL.
 - ``P session:SHA256(token)``: JSON ``{player, name, room}``; ``session_ttl``
   refreshed whenever the session is read or written.
 
@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from server.redis_conn import Pool, RedisAddress, Script, check_durability, guard
-from server.store import SessionRecord, StoreUnavailable, token_key
+from .base import SessionRecord, StoreUnavailable, token_key
+from .redis_conn import Pool, RedisAddress, Script, check_durability, guard
 
 __all__ = ["LeaseLost", "LeaseOwner", "RedisKeys", "RedisStore"]
 
@@ -365,7 +365,7 @@ class RedisStore:
     # -- sessions ----------------------------------------------------------------
 
     async def put_session(self, token: str, record: SessionRecord) -> None:
-        value = json.dumps({"player": record.player, "name": record.name, "room": record.room})
+        value = json.dumps({"player": record.player, "name": record.name, "room": record.room_code})
         async with guard("put_session", self.pool.timeout):
             await self.pool.protocol().set(
                 self.keys.session(token), value.encode(), pexpire=self.session_ttl_ms
@@ -379,7 +379,7 @@ class RedisStore:
         if not raw:
             return None
         data = json.loads(raw)
-        return SessionRecord(player=data["player"], name=data["name"], room=data["room"])
+        return SessionRecord(player=data["player"], name=data["name"], room_code=data["room"])
 
     async def close(self) -> None:
         """Let appends in flight finish (bounded by the operation timeout), then

@@ -24,7 +24,7 @@ from websockets.http11 import Request, Response
 __all__ = ["DEFAULT_STATIC", "WS_PATH", "HttpRoutes"]
 
 WS_PATH = "/ws"
-DEFAULT_STATIC = Path(__file__).resolve().parent.parent / "client" / "web"
+DEFAULT_STATIC = Path(__file__).resolve().parents[2] / "client" / "web"
 _MAX_FILE = 16 * 1024 * 1024
 
 _TYPES = {

@@ -1,4 +1,4 @@
-"""Node-to-node relay of client connections over Redis pub/sub (see server/cluster.py).
+"""Node-to-node relay of client connections over Redis pub/sub (see server/cluster/leases.py).
 
 A client whose room runs on another node keeps its socket where it is (the *edge*
 node) and is *tunnelled* to the room's *owner*: the edge forwards its parsed
@@ -38,17 +38,18 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
+from protocol import messages as M
 from protocol import wire
+from protocol.messages import CloseCode, Code, ErrorCode
 from protocol.wire import WireError, encode
 
-from .roomtypes import RoomError
-
-if TYPE_CHECKING:
-    from .service import Service, Session
+from ..core.values import RoomError
+from ..peer import SessionState
+from ..sessions import Service
 
 __all__ = ["Outbox", "RemoteConn", "decode_batch", "request_from_wire", "request_to_wire"]
 
@@ -135,10 +136,9 @@ class Outbox:
 class RemoteConn:
     """The owner's stand-in for a client connected to another node.
 
-    It offers what the service and the room fan-out use of a
-    :class:`~server.connection.Connection` (``session``, ``binary``, ``send``,
-    ``send_data``, ``error``, ``close``) and runs the tunnel's requests one at a
-    time, in order, like a local connection's reader loop does.
+    A :class:`~server.peer.Peer`, as a local
+    :class:`~server.net.connection.Connection` is, and it runs the tunnel's
+    requests one at a time, in order, like a local connection's reader loop does.
     """
 
     def __init__(
@@ -157,7 +157,7 @@ class RemoteConn:
         self.conn_id = conn_id
         self.binary = binary
         self.me = me
-        self.session: Session | None = None
+        self.session: SessionState | None = None
         self.closing = False
         self._n = 0
         self._queue: asyncio.Queue[wire.Request | None] = asyncio.Queue()
@@ -171,12 +171,7 @@ class RemoteConn:
     async def _attach(self, token: str) -> None:
         """The client said hello at its edge (it joins a room that runs here):
         take its session over here too, before any of its requests runs."""
-        session = await self.service.resume_session(token)
-        old: Any = session.conn
-        session.conn = self  # type: ignore[assignment]
-        self.session = session
-        if old is not None and old is not self:
-            old.close(4001, "session resumed on another connection")
+        self.service.attach(await self.service.resume_session(token), self)
 
     async def _work(self, token: str | None) -> None:
         try:
@@ -185,24 +180,26 @@ class RemoteConn:
                     await self._attach(token)
                 except (RoomError, Exception):
                     log.warning("cannot attach a relayed session", exc_info=True)
-                    self.close(1001, "cannot resume here; try again")
+                    self.close(CloseCode.GOING_AWAY, "cannot resume here; try again")
             while (req := await self._queue.get()) is not None:
                 try:
-                    await self.service.handle(self, req)  # type: ignore[arg-type]
+                    await self.service.handle(self, req)
                 except (WireError, RoomError) as exc:
                     self.error(req.id, exc.code, exc.message, **exc.extra)
                 except Exception:
                     log.exception("relayed request failed: %.200r", req)
-                    self.error(req.id, "internal_error", "the server failed on this request")
+                    self.error(
+                        req.id, ErrorCode.INTERNAL_ERROR, "the server failed on this request"
+                    )
         finally:
             self.closing = True
             self.ended.set()
-            await self.service.disconnected(self)  # type: ignore[arg-type]
+            await self.service.disconnected(self)
 
-    def error(self, rid: Any, code: str, message: str, **extra: Any) -> None:
-        self.send({"type": "error", "id": rid, "code": code, "message": message, **extra})
+    def error(self, rid: Any, code: Code, message: str, **extra: Any) -> None:
+        self.send(M.error(rid, code, message, **extra))
 
-    def send(self, msg: dict[str, Any]) -> None:
+    def send(self, msg: M.Message) -> None:
         self.send_data(encode(msg, self.binary))
 
     def send_data(self, data: bytes | str) -> None:
@@ -219,12 +216,13 @@ class RemoteConn:
             self.outbox.put(self.node, entry)
         self.end()
 
-    def close(self, code: int, reason: str, *, flush: bool = True) -> None:
-        """Close the client's socket at the edge, then end like a closed connection."""
-        del flush  # the edge flushes what it has
+    def close(self, code: CloseCode, reason: str) -> None:
+        """Close the client's socket at the edge (after what it has), then end
+        like a closed connection."""
         if not self.closing:
             self._n += 1
-            self.outbox.put(self.node, [SHUT, self.me, self.conn_id, self._n, [code, reason]])
+            entry = [SHUT, self.me, self.conn_id, self._n, [int(code), reason]]
+            self.outbox.put(self.node, entry)
         self.end()
 
     def done(self, callback: Callable[[], object]) -> None:

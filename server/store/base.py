@@ -1,4 +1,4 @@
-"""Where rooms live between moves: the store interface and the in-memory store.
+"""Where rooms live between moves: the store interface.
 
 A room is event-sourced. Its state is a pure function of its **log**: an append-only
 list of records (opaque bytes to the store; the room core defines them: settings
@@ -11,18 +11,21 @@ Sessions (token → identity) are kept apart from room logs because a session ou
 its rooms. Tokens are stored hashed, so a dump of the store cannot take over a seat.
 
 The in-memory store is the default: one process, nothing survives a restart. The
-Redis store (server/redis_store.py) implements the same interface durably.
+Redis store (server/store/redis.py) implements the same interface durably.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["MemoryStore", "SessionRecord", "Store", "StoreUnavailable", "token_key"]
+from protocol.messages import ErrorCode
+
+from ..core.values import RoomError
+
+__all__ = ["SessionRecord", "Store", "StoreUnavailable", "token_key", "unavailable"]
 
 
 class StoreUnavailable(Exception):
@@ -30,11 +33,16 @@ class StoreUnavailable(Exception):
     ``storage_unavailable`` and may retry."""
 
 
+def unavailable(why: str = "the store is unreachable") -> RoomError:
+    """The refusal a client gets for :class:`StoreUnavailable`: nothing was done."""
+    return RoomError(ErrorCode.STORAGE_UNAVAILABLE, f"{why}; nothing was done: try again")
+
+
 @dataclass(frozen=True, slots=True)
 class SessionRecord:
     player: str  # the public id
     name: str
-    room: str | None  # the join code of the room the session sits in
+    room_code: str | None  # the join code of the room the session sits in
 
 
 def token_key(token: str) -> str:
@@ -51,7 +59,7 @@ class Store(Protocol):
         the log length, or raises :class:`StoreUnavailable`.
 
         A future rather than a coroutine, so that the room's host
-        (server/roomhost.py) can see at once whether the records are already
+        (server/rooms/runner.py) can see at once whether the records are already
         durable (the in-memory store: done on return) and otherwise chain on it
         with a callback, without a task of its own that could be cancelled with
         the outcome unknown. A coroutine is accepted too (it is run as a task)."""
@@ -59,7 +67,7 @@ class Store(Protocol):
     def joinable(self, code: str) -> bool:
         """True while the room's last append waits, unsent, for the store's next
         group commit: a further append then joins it, and both succeed or fail
-        together. The room's host uses it to batch more (server/roomhost.py)."""
+        together. The room's host uses it to batch more (server/rooms/runner.py)."""
 
     async def load(self, code: str) -> list[bytes]:
         """A room's whole log (empty for an unknown room)."""
@@ -76,45 +84,3 @@ class Store(Protocol):
 
     async def close(self) -> None:
         """Flush and release connections at shutdown."""
-
-
-class MemoryStore:
-    """The default store: dictionaries in this process."""
-
-    def __init__(self) -> None:
-        self._logs: dict[str, list[bytes]] = {}
-        self._sessions: dict[str, SessionRecord] = {}
-
-    async def reserve_room(self, code: str) -> bool:
-        if code in self._logs:
-            return False
-        self._logs[code] = []
-        return True
-
-    def append(self, code: str, records: Sequence[bytes]) -> asyncio.Future[int]:
-        log = self._logs.setdefault(code, [])
-        log.extend(records)
-        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        done.set_result(len(log))
-        return done
-
-    def joinable(self, code: str) -> bool:
-        return False  # every append is done on return
-
-    async def load(self, code: str) -> list[bytes]:
-        return list(self._logs.get(code, ()))
-
-    async def open_rooms(self) -> list[str]:
-        return list(self._logs)
-
-    async def close_room(self, code: str) -> None:
-        self._logs.pop(code, None)
-
-    async def put_session(self, token: str, record: SessionRecord) -> None:
-        self._sessions[token_key(token)] = record
-
-    async def get_session(self, token: str) -> SessionRecord | None:
-        return self._sessions.get(token_key(token))
-
-    async def close(self) -> None:
-        return None

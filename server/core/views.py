@@ -10,15 +10,15 @@ are :func:`protocol.views.progress` only, until the deal is over.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from protocol import messages as M
+from protocol.messages import Message
+from protocol.settings import Settings
+from protocol.sheet import Sheet
 from protocol.views import player_view, progress, revealed_view
 
-from .roomtypes import logged_move
-
-if TYPE_CHECKING:
-    from .room import Room
-    from .roomtypes import Deal
+from .values import Deal, Member, Role, RoomState, logged_move
 
 __all__ = [
     "board_view",
@@ -31,7 +31,33 @@ __all__ = [
     "tick_event",
 ]
 
-SPECTATOR = "spectator"
+SPECTATOR_VIEW = "spectator"
+"""``who`` for a view of every board (a player id means that player's own)."""
+
+
+class RoomLike(Protocol):
+    """What the views read of a room (server/core/room.py ``Room``). A protocol
+    rather than an import, so the fold and its views import in one direction."""
+
+    code: str
+    state: RoomState
+    settings: Settings
+    host: str | None
+    members: dict[str, Member]
+    round: int
+    round_started_at: int | None
+    deals: list[Deal]
+    seq: int
+
+    @property
+    def deal(self) -> Deal | None: ...
+
+    @property
+    def round_ends_at(self) -> int | None: ...
+
+    def score(self, deal: Deal, player: str, now: int) -> int: ...
+
+    def sheet(self, now: int) -> Sheet: ...
 
 
 def board_view(deal: Deal, player: str) -> dict[str, Any]:
@@ -46,29 +72,32 @@ def board_view(deal: Deal, player: str) -> dict[str, Any]:
     return view
 
 
-def members_payload(room: Room) -> dict[str, Any]:
+def members_payload(room: RoomLike) -> dict[str, Any]:
     players: list[dict[str, Any]] = []
     spectators: list[dict[str, Any]] = []
     for m in room.members.values():
         entry = {"id": m.id, "name": m.name, "connected": m.connected}
-        (spectators if m.role == SPECTATOR else players).append(entry)
+        (spectators if m.role == Role.SPECTATOR else players).append(entry)
     return {"players": players, "spectators": spectators, "host": room.host}
 
 
-def members_event(room: Room) -> dict[str, Any]:
-    return {"type": "members", **members_payload(room)}
+def members_event(room: RoomLike, seq: int) -> Message:
+    payload = members_payload(room)
+    return M.members(
+        seq, players=payload["players"], spectators=payload["spectators"], host=room.host
+    )
 
 
-def progress_of(room: Room, deal: Deal, player: str, now: int) -> dict[str, Any]:
+def progress_of(room: RoomLike, deal: Deal, player: str, now: int) -> dict[str, Any]:
     return progress(deal.replays[player].board, room.score(deal, player, now))
 
 
-def deal_view(room: Room, deal: Deal, who: str | None, now: int) -> dict[str, Any]:
+def deal_view(room: RoomLike, deal: Deal, who: str | None, now: int) -> dict[str, Any]:
     """A deal as ``who`` may see it: a player id (their own board), ``"spectator"``
     (every board), or None (no board). Once the deal is over for everyone every
     board is on show to all: the revealed boards are in ``history`` anyway."""
     own = who if who is not None and who in deal.replays else None
-    every = who == SPECTATOR or deal.over
+    every = who == SPECTATOR_VIEW or deal.over
     boards = {p: board_view(deal, p) for p in deal.replays} if every else {}
     return {
         "number": deal.number,
@@ -82,14 +111,14 @@ def deal_view(room: Room, deal: Deal, who: str | None, now: int) -> dict[str, An
     }
 
 
-def deal_started_event(room: Room, deal: Deal, who: str | None, now: int) -> dict[str, Any]:
-    return {
-        "type": "deal_started",
-        "deal": deal_view(room, deal, who, now),
-        "round": room.round,
-        "round_started_at": room.round_started_at,
-        "round_ends_at": room.round_ends_at,
-    }
+def deal_started_event(room: RoomLike, deal: Deal, who: str | None, now: int, seq: int) -> Message:
+    return M.deal_started(
+        seq,
+        deal=deal_view(room, deal, who, now),
+        round=room.round,
+        round_started_at=room.round_started_at,
+        round_ends_at=room.round_ends_at,
+    )
 
 
 def revealed_deal(deal: Deal) -> dict[str, Any]:
@@ -106,20 +135,20 @@ def revealed_deal(deal: Deal) -> dict[str, Any]:
     }
 
 
-def snapshot(room: Room, member: str, now: int) -> dict[str, Any]:
+def snapshot(room: RoomLike, member: str, now: int) -> dict[str, Any]:
     """The room as ``member`` may see it now."""
     m = room.members.get(member)
-    role = m.role if m is not None else SPECTATOR
-    who = member if role != SPECTATOR else SPECTATOR
+    role = m.role if m is not None else Role.SPECTATOR
+    who = member if role != Role.SPECTATOR else SPECTATOR_VIEW
     deal = room.deal
     history = [revealed_deal(d) for d in room.deals if d.over]
     return {
         "code": room.code,
         "seq": room.seq,
-        "state": room.state,
+        "state": room.state.value,
         "host": room.host,
         "me": member,
-        "role": role,
+        "role": role.value,
         "settings": room.settings.to_wire(),
         **{k: v for k, v in members_payload(room).items() if k != "host"},
         "round": room.round,
@@ -131,17 +160,16 @@ def snapshot(room: Room, member: str, now: int) -> dict[str, Any]:
     }
 
 
-def tick_event(room: Room, deal: Deal, tick: int, now: int) -> dict[str, Any]:
+def tick_event(room: RoomLike, deal: Deal, tick: int, now: int) -> Message:
     """Timed scoring's clock tick: the sheet and the running deal's progress, as
     they stand ``tick`` full 10 s into the deal. It comes from no record, so it
     does not take a seq of its own: it carries the room's current one, and
     ``tick`` says it is a tick (docs/protocol.md, Room events). A rebuilt room
     therefore numbers its events exactly as the live one did."""
-    return {
-        "type": "sheet",
-        "seq": room.seq,
-        "tick": tick,
-        "deal": deal.number,
-        "sheet": room.sheet(now).to_wire(),
-        "progress": {p: progress_of(room, deal, p, now) for p in deal.replays},
-    }
+    return M.sheet(
+        room.seq,
+        sheet=room.sheet(now).to_wire(),
+        tick=tick,
+        deal=deal.number,
+        progress={p: progress_of(room, deal, p, now) for p in deal.replays},
+    )

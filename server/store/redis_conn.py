@@ -39,7 +39,7 @@ from urllib.parse import unquote, urlsplit
 import asyncio_redis  # type: ignore[import-untyped]
 from asyncio_redis.encoders import BytesEncoder  # type: ignore[import-untyped]
 
-from server.store import StoreUnavailable
+from .base import StoreUnavailable
 
 __all__ = ["Link", "Pool", "RedisAddress", "Script", "check_durability", "config_get", "guard"]
 

@@ -12,7 +12,7 @@ carries the token it was granted (the store's *fence*), so a node that lost its
 lease — frozen, cut off, declared dead — cannot write another word to the log.
 
 **Liveness is a subscription.** Each node subscribes to its own channel
-(server/tunnels.py). ``PUBSUB NUMSUB`` of that channel is 0 once the node's process
+(server/cluster/tunnels.py). ``PUBSUB NUMSUB`` of that channel is 0 once the node's process
 is gone (the kernel closes its socket at once), so a crashed owner is noticed
 within a second instead of a lease period; a node is declared dead after two
 consecutive checks find no subscriber, to ride out a reconnect.
@@ -23,7 +23,7 @@ by a scan every ``lease_ms`` of open rooms without a live lease, so rooms with
 timers but no clients move too. Clients of a dead owner are closed with 1001 by
 their edge and resume with their tokens, as after any server restart.
 
-**Reaching a room on another node** is a tunnel (server/relay.py): the client's
+**Reaching a room on another node** is a tunnel (server/cluster/relay.py): the client's
 node forwards its requests to the owner and writes back the frames the owner sends.
 """
 
@@ -36,20 +36,18 @@ import logging
 import os
 import secrets
 import socket
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from protocol.messages import CloseCode
 from protocol.wire import Hello, JoinRoom, Request
 
-from .redis_conn import Script, guard
-from .redis_store import RedisStore
+from ..peer import Peer
+from ..sessions import Service
+from ..store.base import StoreUnavailable, unavailable
+from ..store.redis import RedisStore
+from ..store.redis_conn import Script, guard
 from .relay import RemoteConn
-from .roomtypes import RoomError
-from .store import StoreUnavailable
 from .tunnels import Tunnels
-
-if TYPE_CHECKING:
-    from .connection import Connection
-    from .service import Service
 
 __all__ = ["Cluster"]
 
@@ -237,15 +235,15 @@ class Cluster:
         closed with 1001 and resume wherever it runs next."""
         self._leases.pop(code, None)
         self.store.forget(code)
-        host = self.service.rooms.pop(code, None)
-        if host is None:
+        runner = self.service.rooms.pop(code, None)
+        if runner is None:
             return
-        host.stop()
+        runner.stop()
         log.warning("node %s lost the lease of room %s", self.node_id, code)
-        for pid in host.room.members:
-            conn = self.service.connection_of(pid)
+        for pid in runner.room.members:
+            conn = self.service.peer_of(pid)
             if conn is not None:
-                conn.close(1001, "the room moved to another server; resume")
+                conn.close(CloseCode.GOING_AWAY, "the room moved to another server; resume")
 
     async def _tick(self) -> None:
         """Renew our leases (all in one script call), then check on our peers."""
@@ -274,14 +272,14 @@ class Cluster:
 
     # -- the service's hooks -------------------------------------------------------
 
-    async def route(self, conn: Connection, req: Request) -> bool:
+    async def route(self, conn: Peer, req: Request) -> bool:
         """True when the request went to the node that runs its room."""
         try:
             return await self._route(conn, req)
         except StoreUnavailable:
-            raise RoomError("storage_unavailable", "the store is unreachable; try again") from None
+            raise unavailable() from None
 
-    async def _route(self, conn: Connection, req: Request) -> bool:
+    async def _route(self, conn: Peer, req: Request) -> bool:
         if isinstance(conn, RemoteConn):
             return await self._route_relayed(conn, req)
         node = self.tunnels.owner_of(conn)
@@ -291,7 +289,7 @@ class Cluster:
         code: str | None = None
         if isinstance(req, Hello) and req.token:
             record = await self.store.get_session(req.token)
-            code = record.room if record is not None else None
+            code = record.room_code if record is not None else None
         elif isinstance(req, JoinRoom):
             code = req.code.strip().upper()
         if not code or code in self.service.rooms:
@@ -302,7 +300,7 @@ class Cluster:
         if isinstance(req, Hello):
             assert req.token is not None
             session = await self.service.resume_session(req.token)
-            conn.session, session.conn = session, conn
+            conn.session, session.peer = session, conn
             token = None  # the relayed hello resumes the session over there
         else:
             assert conn.session is not None
@@ -314,7 +312,7 @@ class Cluster:
     async def _route_relayed(self, conn: RemoteConn, req: Request) -> bool:
         """A relayed client normally asks for the room that runs here; one that is
         in no room here and joins a room of a third node is sent on to it."""
-        if not isinstance(req, JoinRoom) or conn.session is None or conn.session.room:
+        if not isinstance(req, JoinRoom) or conn.session is None or conn.session.room_code:
             return False
         code = req.code.strip().upper()
         if code in self.service.rooms:
@@ -325,5 +323,5 @@ class Cluster:
         conn.redirect(node, req)
         return True
 
-    def disconnected(self, conn: Connection) -> None:
+    def disconnected(self, conn: Peer) -> None:
         self.tunnels.disconnected(conn)

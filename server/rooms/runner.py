@@ -4,11 +4,11 @@
 its events, not even a refusal — before the store holds its records and those of
 every command before it. Holding the room from decide until the append returns
 would keep that, but caps a room at one command per store round trip (an fsync,
-with Redis). So a room **pipelines** its commands; :meth:`RoomHost.run`:
+with Redis). So a room **pipelines** its commands; :meth:`RoomRunner.run`:
 
-1. decides (pure, read-only: server/commands.py) against the live room, which
+1. decides (pure, read-only: server/core/decide.py) against the live room, which
    already holds every command decided before, durable or not;
-2. commits at once (folds the records in: server/room.py), builds the reply and
+2. commits at once (folds the records in: server/core/room.py), builds the reply and
    the events, and queues them with the records — nothing is sent yet;
 3. appends: one append per room is on its way at a time, and the records of
    every command decided meanwhile wait and go together, in order, in the next
@@ -28,18 +28,18 @@ Invariants:
 - Appends of one room never overlap (joined ones are one write), so the log
   holds records in decision order, and none is written after one that failed.
 - Nothing is visible before it is durable. A refusal, or an answer read from the
-  room (snapshot, welcome, timed tick: :meth:`RoomHost.read`), is queued behind
+  room (snapshot, welcome, timed tick: :meth:`RoomRunner.read`), is queued behind
   the commands before it, since it may depend on them. (With nothing queued, a
   refusal is raised at once, as ever.)
 - A failed append (StoreUnavailable, LeaseLost) refuses every command after the
   last durable one with ``storage_unavailable`` and puts the room back in exactly
-  its durable state (server/durable.py), the state a restart would rebuild; reads
+  its durable state (server/core/durable.py), the state a restart would rebuild; reads
   queued behind are answered from that state. The store trims whatever the failed
-  append may have written after all (server/redis_store.py).
+  append may have written after all (server/store/redis.py).
 - With a store whose appends are done on return (the in-memory store), a command
   is decided, stored, committed and released before the next one is looked at.
 
-Fan-out only queues bytes on each connection (server/connection.py), which writes
+Fan-out only queues bytes on each connection (server/net/connection.py), which writes
 them at the next pass of the event loop; a slow reader is cut off there and never
 holds the room up.
 """
@@ -51,38 +51,50 @@ import logging
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from protocol.wire import encode
 
-from . import records as R
-from .commands import Ctx, decide_tick
-from .durable import DurableLog
-from .records import encode_record
-from .room import Room
-from .roomtimer import RoomTimer
-from .roomtypes import Decision, Fanout, Member, RoomError
-from .store import StoreUnavailable
+from ..core import records as R
+from ..core.decide import Ctx, decide_tick
+from ..core.durable import DurableLog
+from ..core.records import encode_record
+from ..core.room import Room
+from ..core.values import Decision, Fanout, Member, RoomError
+from ..net.clock import Clock
+from ..peer import Peer
+from ..store.base import Store, StoreUnavailable, unavailable
+from .timer import Release, RoomTimer
 
-if TYPE_CHECKING:
-    from .service import Service
-
-__all__ = ["Read", "Release", "Reply", "RoomHost"]
+__all__ = ["Read", "Release", "Reply", "RoomRunner", "Venue"]
 
 log = logging.getLogger("klondike_race.room")
 
-Release = Callable[[], None]
-"""Sends what was prepared: called once the command is durable."""
+# Release (from the timer, which needs it too): sends what was prepared; called
+# once the command is durable.
 Reply = Callable[[Decision], Release]
 """Builds a command's reply right after its commit (the room as the command left
 it) and returns how to send it: later commands may have changed the room by the
 time it is durable."""
 Read = Callable[[], Release]
-"""Builds an answer from the room as it stands; see :meth:`RoomHost.read`."""
+"""Builds an answer from the room as it stands; see :meth:`RoomRunner.read`."""
 
 
-def _unavailable() -> RoomError:
-    return RoomError("storage_unavailable", "the store is unreachable; nothing was done: try again")
+class Venue(Protocol):
+    """What a runner needs of the server around it (server/sessions.py ``Service``
+    is one): a protocol, so that the runner imports nothing above it."""
+
+    store: Store
+    clock: Clock
+    idle_room_ms: int
+
+    def draw_seed(self) -> str: ...
+
+    def peer_of(self, player: str) -> Peer | None:
+        """The connection that speaks for ``player`` now, if any."""
+
+    def after_commit(self, runner: RoomRunner, decision: Decision) -> None:
+        """Keep sessions in step with a command now durable (who left, closes)."""
 
 
 @dataclass(slots=True, eq=False)
@@ -110,9 +122,12 @@ class _Entry:
             raise self.error
 
 
-class RoomHost:
-    def __init__(self, service: Service, room: Room, durable: DurableLog | None = None) -> None:
-        self.service = service
+class RoomRunner:
+    """Runs one room in this process: the only object that changes its
+    :class:`Room`, one command at a time; see the module docstring."""
+
+    def __init__(self, venue: Venue, room: Room, durable: DurableLog | None = None) -> None:
+        self.venue = venue
         self.room = room  # live: every command decided so far, durable or not
         self.durable = durable if durable is not None else DurableLog.empty(room.code)
         self.appends = 0  # batches sent to the store (the batching test counts them)
@@ -127,8 +142,16 @@ class RoomHost:
     def code(self) -> str:
         return self.room.code
 
+    @property
+    def clock(self) -> Clock:
+        return self.venue.clock
+
+    @property
+    def idle_room_ms(self) -> int:
+        return self.venue.idle_room_ms
+
     def ctx(self) -> Ctx:
-        return Ctx(self.service.clock.now(), self.service.draw_seed)
+        return Ctx(self.venue.clock.now(), self.venue.draw_seed)
 
     @property
     def pending(self) -> int:
@@ -214,7 +237,7 @@ class RoomHost:
         An append the store has not sent yet still takes more records: they join
         it in the same group commit (:meth:`Store.joinable`), so they share its
         fate and the log stays in order whatever happens."""
-        store = self.service.store
+        store = self.venue.store
         if self._sending and not store.joinable(self.code):
             return
         if not self._unsent:
@@ -282,7 +305,7 @@ class RoomHost:
             if entry.events:
                 self.fanout(entry.events, entry.recipients)
             if entry.decision is not None and entry.decision.records:
-                self.service.after_commit(self, entry.decision)
+                self.venue.after_commit(self, entry.decision)
         except Exception as exc:
             log.exception("room %s: releasing a command failed", self.code)
             entry.error = entry.error or exc
@@ -319,7 +342,7 @@ class RoomHost:
                     entry.release, entry.error = None, err
             else:
                 entry.release, entry.events, entry.decision = None, [], None
-                entry.error = _unavailable()
+                entry.error = unavailable()
             self._deliver(entry)
         self.timer.arm()
 
@@ -332,7 +355,7 @@ class RoomHost:
         they learn they were removed."""
         conns = []
         for pid, member in recipients.items():
-            conn = self.service.connection_of(pid)
+            conn = self.venue.peer_of(pid)
             if conn is not None:
                 conns.append((member, conn))
         if not conns:
@@ -351,4 +374,4 @@ class RoomHost:
         self.timer.stop()
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        return f"<RoomHost {self.code} {self.room.state} seq={self.room.seq}>"
+        return f"<RoomRunner {self.code} {self.room.state} seq={self.room.seq}>"

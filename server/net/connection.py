@@ -25,16 +25,19 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
+from protocol import messages as M
+from protocol.messages import CloseCode, Code, ErrorCode
 from protocol.wire import (
     JSON,
     Hello,
     MoveRequest,
+    Request,
     WireError,
     decode,
     encode,
@@ -42,13 +45,12 @@ from protocol.wire import (
     request_id,
 )
 
+from ..core.values import RoomError
+from ..peer import Peer, SessionState
+from .metrics import Metrics
 from .ratelimit import TokenBucket
-from .roomtypes import RoomError
 
-if TYPE_CHECKING:
-    from .service import Service, Session
-
-__all__ = ["Connection", "Limits"]
+__all__ = ["Connection", "Dispatcher", "Flusher", "Limits"]
 
 log = logging.getLogger("klondike_race.connection")
 
@@ -83,13 +85,54 @@ def _quick_id(frame: bytes | str, binary: bool) -> Any:
         return None
 
 
+class Dispatcher(Protocol):
+    """Where a connection's requests go (server/sessions.py ``Service`` is one)."""
+
+    metrics: Metrics
+    connections: set[Peer]
+
+    async def handle(self, conn: Peer, req: Request) -> None: ...
+
+    async def disconnected(self, conn: Peer) -> None: ...
+
+
+class Flusher:
+    """Writes every connection's waiting frames at the start of the next pass of
+    the event loop, together with whatever else that pass adds for it.
+
+    Under load, one pass handles many requests (several moves of one room), so
+    each connection gets all its new frames in one write; when idle, the wait is
+    one pass of the event loop."""
+
+    def __init__(self) -> None:
+        self._unflushed: list[Connection] = []
+        self._scheduled = False
+
+    def want(self, conn: Connection) -> None:
+        self._unflushed.append(conn)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        conns, self._unflushed = self._unflushed, []
+        for conn in conns:
+            conn.flush_batch()
+
+
 class Connection:
-    def __init__(self, service: Service, ws: ServerConnection, limits: Limits) -> None:
+    """One client's WebSocket; a :class:`~server.peer.Peer`."""
+
+    def __init__(
+        self, service: Dispatcher, ws: ServerConnection, limits: Limits, flusher: Flusher
+    ) -> None:
         self.service = service
         self.ws = ws
         self.limits = limits
+        self.flusher = flusher
         self.binary = ws.subprotocol != JSON
-        self.session: Session | None = None
+        self.session: SessionState | None = None
         self.bucket = TokenBucket(limits.rate, limits.burst, limits.max_strikes)
         self._queue: deque[bytes | str] = deque()
         self._queued = 0
@@ -98,7 +141,7 @@ class Connection:
         self._busy = False  # the writer task is draining the queue
         self._batch: list[bytes | str] = []  # frames waiting for the next flush
         self.closing = False
-        self._close_args: tuple[int, str] | None = None
+        self._close_args: tuple[CloseCode, str] | None = None
 
     # ------------------------------------------------------------------ in
 
@@ -135,9 +178,11 @@ class Connection:
         metrics.frames_in.inc()
         started = time.perf_counter()
         if not self.bucket.take(time.monotonic()):
-            self.error(_quick_id(frame, self.binary), "rate_limited", "too many frames: slow down")
+            self.error(
+                _quick_id(frame, self.binary), ErrorCode.RATE_LIMITED, "too many frames: slow down"
+            )
             if self.bucket.exhausted:
-                self.close(4008, "rate limit exceeded repeatedly")
+                self.close(CloseCode.FLOODING, "rate limit exceeded repeatedly")
             return
         msg: dict[str, Any] | None = None
         rid: Any = None
@@ -149,9 +194,9 @@ class Connection:
             rid = request.id
             if self.session is None and not isinstance(request, Hello):
                 self._before_hello += 1
-                self.error(rid, "hello_first", "say hello first")
+                self.error(rid, ErrorCode.HELLO_FIRST, "say hello first")
                 if self._before_hello >= self.limits.requests_before_hello:
-                    self.close(4002, "hello first")
+                    self.close(CloseCode.HELLO_FIRST, "hello first")
                 return
             is_move = isinstance(request, MoveRequest)
             await self.service.handle(self, request)
@@ -159,20 +204,22 @@ class Connection:
             self.error(rid, exc.code, exc.message, **exc.extra)
         except Exception:
             log.exception("request failed: %.200r", msg)
-            self.error(rid, "internal_error", "the server failed on this request; it was logged")
+            self.error(
+                rid, ErrorCode.INTERNAL_ERROR, "the server failed on this request; it was logged"
+            )
         if is_move:
             metrics.move_latency.observe(time.perf_counter() - started)
 
     def _hello_timeout(self) -> None:
         if self.session is None:
-            self.close(4002, "hello first")
+            self.close(CloseCode.HELLO_FIRST, "hello first")
 
     # ------------------------------------------------------------------ out
 
-    def error(self, rid: Any, code: str, message: str, **extra: Any) -> None:
-        self.send({"type": "error", "id": rid, "code": code, "message": message, **extra})
+    def error(self, rid: Any, code: Code, message: str, **extra: Any) -> None:
+        self.send(M.error(rid, code, message, **extra))
 
-    def send(self, msg: dict[str, Any]) -> None:
+    def send(self, msg: M.Message) -> None:
         self.send_data(encode(msg, self.binary))
 
     def send_data(self, data: bytes | str) -> None:
@@ -184,7 +231,7 @@ class Connection:
         if self.closing:
             return
         if not self._batch:
-            self.service.want_flush(self)
+            self.flusher.want(self)
         self._batch.append(data)
 
     def flush_batch(self) -> None:
@@ -242,16 +289,16 @@ class Connection:
                     return
         except TimeoutError:
             self._too_slow()
-            await ws.close(4009, "too slow: fell behind reading events")
+            await ws.close(CloseCode.TOO_SLOW, "too slow: fell behind reading events")
         except ConnectionClosed:
             pass
 
     def _too_slow(self) -> None:
         if self._close_args is None:
             self.service.metrics.closed_slow.inc()
-        self.close(4009, "too slow: fell behind reading events", flush=False)
+        self.close(CloseCode.TOO_SLOW, "too slow: fell behind reading events", flush=False)
 
-    def close(self, code: int, reason: str, *, flush: bool = True) -> None:
+    def close(self, code: CloseCode, reason: str, *, flush: bool = True) -> None:
         """Close with ``code`` once, after the frames already queued unless
         ``flush`` is false; the reader loop then ends and cleans up."""
         if self._close_args is None:

@@ -1,6 +1,6 @@
 """The room log's records: what each one holds, and their bytes.
 
-A room is event-sourced: its state is a fold of its records (server/room.py), so a
+A room is event-sourced: its state is a fold of its records (server/core/room.py), so a
 record holds a *decision*, never something the fold would have to re-decide with
 information it does not have. The seed of a deal is drawn by the shell and written
 into ``deal_started``; the new host is chosen when the old one leaves and written

@@ -1,12 +1,12 @@
 """The room core: a room's state as a fold of its records. Sans-I/O.
 
 Nothing here awaits, reads a clock or draws a random number. The shell
-(server/roomhost.py) asks server/commands.py to *decide* what a request means —
+(server/rooms/runner.py) asks server/core/decide.py to *decide* what a request means —
 a list of records, computed without touching the room — then calls
 :meth:`Room.commit`, which folds them in and returns the room events to send. The
 shell commits ahead of the store (a room's commands are pipelined), but it holds
 every reply and event back until the store holds the records, and when an append
-fails it rolls the room back to its durable state (server/durable.py). So a move
+fails it rolls the room back to its durable state (server/core/durable.py). So a move
 the store could not take is never seen, and an acknowledged one is never lost.
 
 :meth:`Room.rebuild` folds a whole log the same way (without building events):
@@ -23,29 +23,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from protocol import messages as M
 from protocol.board import Board
 from protocol.deal import commitment
+from protocol.messages import ClosedReason, Message
 from protocol.moves import Move, Outcome, Status
 from protocol.scoring import TICK_MS, DealReplay, TimedMove, deal_score
 from protocol.settings import DealRules, Scoring, Settings
 from protocol.sheet import DealEntry, Sheet, build_sheet
 
 from . import records as R
-from . import roomviews as V
+from . import views as V
 from .records import Record
-from .roomtypes import (
-    CLOSED,
-    LOBBY,
-    PLAYER,
-    PLAYING,
-    ROUND_OVER,
-    SPECTATOR,
-    Deal,
-    Decision,
-    Fanout,
-    Member,
-    log_entry,
-)
+from .values import Deal, Decision, Fanout, Member, Role, RoomState, log_entry, round_deadline
 
 __all__ = ["Room"]
 
@@ -55,7 +45,7 @@ class Room:
 
     def __init__(self, code: str) -> None:
         self.code = code
-        self.state = LOBBY
+        self.state = RoomState.LOBBY
         self.settings = Settings()
         self.host: str | None = None
         self.members: dict[str, Member] = {}  # insertion order: longest present first
@@ -66,7 +56,7 @@ class Room:
         self.carry: dict[str, int] = {}
         self.seq = 0  # last room event's seq
         self.n_records = 0  # records folded in: the next record's index in the log
-        self.closed_reason: str | None = None
+        self.closed_reason: ClosedReason | None = None
         self._sheet: tuple[Any, Sheet] | None = None  # see sheet()
 
     # ------------------------------------------------------------------ fold
@@ -82,7 +72,7 @@ class Room:
         self, decision: Decision, on_round: Callable[[Room], None] | None = None
     ) -> list[Fanout]:
         """Fold in a decision's records; ``on_round`` sees the room right after a
-        ``round`` record, the moment the shell keeps a copy of (server/durable.py)."""
+        ``round`` record, the moment the shell keeps a copy of (server/core/durable.py)."""
         out: list[Fanout] = []
         for i, record in enumerate(decision.records):
             out.extend(self.apply(record, decision.prepared.get(i)))
@@ -107,20 +97,18 @@ class Room:
         events: list[Fanout] = handler(self, record, prepared, emit)
         return events
 
-    def _emit(self, emit: bool, *makers: Callable[[], dict[str, Any]]) -> list[Fanout]:
-        """One room event per maker, each with the next seq. On a rebuild
+    def _emit(self, emit: bool, *makers: Callable[[int], Message]) -> list[Fanout]:
+        """One room event per maker, each given the next seq. On a rebuild
         (``emit`` false) seq advances the same but no message is built."""
         out: list[Fanout] = []
         for make in makers:
             self.seq += 1
             if emit:
-                msg = make()
-                msg["seq"] = self.seq
-                out.append(Fanout(self.seq, msg))
+                out.append(Fanout(self.seq, make(self.seq)))
         return out
 
-    def _members(self) -> dict[str, Any]:
-        return V.members_event(self)
+    def _members(self, seq: int) -> Message:
+        return V.members_event(self, seq)
 
     def _f_created(self, rec: Record, _p: Any, _emit: bool) -> list[Fanout]:
         self.settings = Settings.from_wire(rec["settings"])
@@ -128,7 +116,7 @@ class Room:
         return []
 
     def _f_joined(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
-        self.members[rec["p"]] = Member(rec["p"], rec["name"], rec["role"])
+        self.members[rec["p"]] = Member(rec["p"], rec["name"], Role(rec["role"]))
         return self._emit(emit, self._members)
 
     def _f_presence(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
@@ -149,7 +137,7 @@ class Room:
         return self._emit(emit, self._members)
 
     def _f_removed(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
-        out = self._emit(emit, lambda: {"type": "removed", "player": rec["p"]})
+        out = self._emit(emit, lambda seq: M.removed(seq, player=rec["p"]))
         self._drop(rec["p"], rec["host"])
         return out + self._emit(emit, self._members)
 
@@ -158,30 +146,26 @@ class Room:
         self.settings = now = before.updated(rec["changes"])
         out = self._emit(
             emit,
-            lambda: {
-                "type": "settings",
-                "settings": now.to_wire(),
-                "round_ends_at": self.round_ends_at,
-            },
+            lambda seq: M.settings(seq, settings=now.to_wire(), round_ends_at=self.round_ends_at),
         )
         rescored = (before.scoring, before.race_bonus) != (now.scoring, now.race_bonus)
         if rescored and self.deals:
-            out += self._emit(emit, lambda: {"type": "sheet", "sheet": self._sheet_at(rec)})
+            out += self._emit(emit, lambda seq: self._sheet_at(seq, rec))
         return out
 
-    def _sheet_at(self, rec: Record) -> dict[str, Any]:
-        return self.sheet(rec["at"]).to_wire()
+    def _sheet_at(self, seq: int, rec: Record) -> Message:
+        return M.sheet(seq, sheet=self.sheet(rec["at"]).to_wire())
 
     def _f_round(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         self.round += 1
         self.round_started_at = rec["at"]
-        self.round_players = [m.id for m in self.members.values() if m.role == PLAYER]
+        self.round_players = self.players()
         self.deals = []
         self.carry = dict(rec["carry"])
-        self.state = PLAYING
+        self.state = RoomState.PLAYING
         # The new round's empty sheet (its players, banks carried), so that no
         # client keeps showing the last round's.
-        return self._emit(emit, lambda: {"type": "sheet", "sheet": self._sheet_at(rec)})
+        return self._emit(emit, lambda seq: self._sheet_at(seq, rec))
 
     def _f_deal(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         rules = DealRules.from_wire(rec["rules"])
@@ -197,18 +181,18 @@ class Room:
             logs={p: [] for p in self.round_players},
         )
         self.deals.append(deal)
-        self.state = PLAYING
+        self.state = RoomState.PLAYING
         self.seq += 1
         if not emit:
             return []
 
-        def started(who: str | None) -> dict[str, Any]:
-            return dict(V.deal_started_event(self, deal, who, deal.started_at), seq=self.seq)
+        def started(who: str | None) -> Message:
+            return V.deal_started_event(self, deal, who, deal.started_at, self.seq)
 
         # Each player gets their own board, spectators every board.
         fan = Fanout(self.seq, started(None))
         if self.has_spectators():
-            fan.spectators = started(SPECTATOR)
+            fan.spectators = started(V.SPECTATOR_VIEW)
         for p in deal.replays:
             fan.personal[p] = started(p)
         return [fan]
@@ -234,28 +218,25 @@ class Room:
         out: list[Fanout] = []
         if emit:
             now = deal.started_at + timed.t
-            msg: dict[str, Any] = {
-                "type": "progress",
-                "seq": self.seq,
-                "player": player,
-                "deal": deal.number,
-                "progress": V.progress_of(self, deal, player, now),
-            }
+            seen = V.progress_of(self, deal, player, now)
             # Rivals see progress only; spectators see the board too.
-            fan = Fanout(self.seq, msg)
+            fan = Fanout(
+                self.seq, M.progress(self.seq, player=player, deal=deal.number, progress=seen)
+            )
             if self.has_spectators():
-                fan.spectators = dict(msg, board=V.board_view(deal, player))
+                fan.spectators = M.progress(
+                    self.seq,
+                    player=player,
+                    deal=deal.number,
+                    progress=seen,
+                    board=V.board_view(deal, player),
+                )
             out.append(fan)
         if first:
             bonus = self.settings.race_bonus
             out += self._emit(
                 emit,
-                lambda: {
-                    "type": "first_finisher",
-                    "player": player,
-                    "deal": deal.number,
-                    "bonus": bonus,
-                },
+                lambda seq: M.first_finisher(seq, player=player, deal=deal.number, bonus=bonus),
             )
         return out
 
@@ -267,23 +248,23 @@ class Room:
                 deal.end_t[p] = deal.t(rec["at"])  # scored where they stand
         return self._emit(
             emit,
-            lambda: {"type": "deal_over", "deal": V.revealed_deal(deal)},
-            lambda: {"type": "sheet", "sheet": self._sheet_at(rec)},
+            lambda seq: M.deal_over(seq, deal=V.revealed_deal(deal)),
+            lambda seq: self._sheet_at(seq, rec),
         )
 
     def _f_round_over(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
-        self.state = ROUND_OVER
+        self.state = RoomState.ROUND_OVER
 
-        def over() -> dict[str, Any]:
+        def over(seq: int) -> Message:
             sheet = self.sheet(rec["at"])
-            return {"type": "round_over", "sheet": sheet.to_wire(), "winners": sheet.winners}
+            return M.round_over(seq, sheet=sheet.to_wire(), winners=sheet.winners)
 
         return self._emit(emit, over)
 
     def _f_closed(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
-        self.state = CLOSED
-        self.closed_reason = rec["reason"]
-        return self._emit(emit, lambda: {"type": "room_closed", "reason": rec["reason"]})
+        self.state = RoomState.CLOSED
+        reason = self.closed_reason = ClosedReason(rec["reason"])
+        return self._emit(emit, lambda seq: M.room_closed(seq, reason=reason))
 
     # ------------------------------------------------------------------ queries
 
@@ -295,24 +276,24 @@ class Room:
     @property
     def running(self) -> Deal | None:
         deal = self.deal
-        return deal if deal is not None and not deal.over and self.state == PLAYING else None
+        playing = self.state == RoomState.PLAYING
+        return deal if deal is not None and not deal.over and playing else None
 
     @property
     def round_ends_at(self) -> int | None:
-        minutes = self.settings.time_limit_minutes
-        if not minutes or self.round_started_at is None or self.state == LOBBY:
+        if self.state == RoomState.LOBBY:
             return None
-        return self.round_started_at + minutes * 60_000
+        return round_deadline(self.settings, self.round_started_at)
 
     def time_up(self, now: int) -> bool:
         ends = self.round_ends_at
-        return self.state == PLAYING and ends is not None and now >= ends
+        return self.state == RoomState.PLAYING and ends is not None and now >= ends
 
     def has_spectators(self) -> bool:
-        return any(m.role == SPECTATOR for m in self.members.values())
+        return any(m.role == Role.SPECTATOR for m in self.members.values())
 
     def players(self) -> list[str]:
-        return [m.id for m in self.members.values() if m.role == PLAYER]
+        return [m.id for m in self.members.values() if m.role == Role.PLAYER]
 
     def end_t(self, deal: Deal, now: int) -> dict[str, int]:
         """When each player's deal stops counting, for Timed: as recorded for a

@@ -1,56 +1,73 @@
-"""The room core's value types: members, deals, events, decisions, refusals.
+"""The room core's value types: states, roles, members, deals, events, decisions,
+refusals.
 
-Kept apart from the fold (server/room.py) so that the deciding side
-(server/commands.py) and the views (server/roomviews.py) share them without
-importing each other. Sans-I/O like the rest of the core.
+The leaf of the core: the fold (server/core/room.py), the deciders
+(server/core/decide.py), the lifecycle table (server/core/lifecycle.py) and the
+views (server/core/views.py) all share these without importing each other.
+Sans-I/O like the rest of the core.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from protocol.board import Board
+from protocol.messages import Code, Message
 from protocol.moves import Move, MoveKind, Outcome
 from protocol.scoring import DealReplay
-from protocol.settings import DealRules
+from protocol.settings import DealRules, Settings
 
 from .records import Record
 
 __all__ = [
-    "CLOSED",
-    "LOBBY",
     "MAX_PLAYERS",
     "MAX_SPECTATORS",
-    "PLAYER",
-    "PLAYING",
-    "ROUND_OVER",
-    "SPECTATOR",
     "Deal",
     "Decision",
     "Fanout",
     "LogEntry",
     "Member",
+    "Role",
     "RoomError",
+    "RoomState",
     "log_entry",
     "logged_move",
+    "round_deadline",
 ]
 
-PLAYER = "player"
-SPECTATOR = "spectator"
 MAX_PLAYERS = 8
 MAX_SPECTATORS = 100
 
-LOBBY = "lobby"
-PLAYING = "playing"
-ROUND_OVER = "round_over"
-CLOSED = "closed"
+
+class Role(StrEnum):
+    PLAYER = "player"
+    SPECTATOR = "spectator"
+
+
+class RoomState(StrEnum):
+    """The room's lifecycle state (server/core/lifecycle.py says what each allows)."""
+
+    LOBBY = "lobby"
+    PLAYING = "playing"
+    ROUND_OVER = "round_over"
+    CLOSED = "closed"
+
+
+def round_deadline(settings: Settings, round_started_at: int | None) -> int | None:
+    """When a round's time limit runs out (None: no limit, or no round). The
+    limit counts from the round's start, so a change of it applies at once."""
+    minutes = settings.time_limit_minutes
+    if not minutes or round_started_at is None:
+        return None
+    return round_started_at + minutes * 60_000
 
 
 class RoomError(Exception):
     """A request the room refuses; ``code`` is the protocol's error code."""
 
-    def __init__(self, code: str, message: str, **extra: Any) -> None:
+    def __init__(self, code: Code, message: str, **extra: Any) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -61,7 +78,7 @@ class RoomError(Exception):
 class Member:
     id: str
     name: str
-    role: str
+    role: Role
     connected: bool = True
 
 
@@ -118,18 +135,18 @@ class Fanout:
     """
 
     seq: int
-    everyone: dict[str, Any]
-    players: dict[str, Any] | None = None
-    spectators: dict[str, Any] | None = None
-    personal: dict[str, dict[str, Any]] = field(default_factory=dict)
+    everyone: Message
+    players: Message | None = None
+    spectators: Message | None = None
+    personal: dict[str, Message] = field(default_factory=dict)
 
-    def for_member(self, member: Member) -> dict[str, Any]:
+    def for_member(self, member: Member) -> Message:
         msg = self.personal.get(member.id)
         if msg is not None:
             return msg
-        if member.role == SPECTATOR and self.spectators is not None:
+        if member.role == Role.SPECTATOR and self.spectators is not None:
             return self.spectators
-        if member.role == PLAYER and self.players is not None:
+        if member.role == Role.PLAYER and self.players is not None:
             return self.players
         return self.everyone
 
@@ -144,7 +161,6 @@ class Decision:
     """
 
     records: list[Record] = field(default_factory=list)
-    reply: str = "ok"  # "ok", "joined", "moved" or "none"
     prepared: dict[int, tuple[Board, Outcome]] = field(default_factory=dict)
     deal: int = 0  # for "moved": the deal the move was for
     outcome: Outcome | None = None

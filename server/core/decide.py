@@ -1,10 +1,12 @@
 """Deciding: what a request means for a room, as records. Pure, and read-only.
 
-Every function here inspects a :class:`~server.room.Room` and returns a
-:class:`~server.room.Decision` (records to append, what to reply) or raises
-:class:`~server.room.RoomError`; none of them changes the room. That is what lets
+Every function here inspects a :class:`~server.core.room.Room` and returns a
+:class:`~server.core.values.Decision` (records to append) or raises
+:class:`~server.core.values.RoomError`; none of them changes the room. What each
+room state allows is not decided here but looked up in the lifecycle table
+(server/core/lifecycle.py). That is what lets
 the shell append the records first and fold them in only once the store holds
-them (see server/room.py). A move is validated by playing it on a *copy* of the
+them (see server/core/room.py). A move is validated by playing it on a *copy* of the
 player's board; the copy travels in the decision and becomes the board on commit.
 
 Consequences are decided together with their cause: the move that ends the last
@@ -19,23 +21,24 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.moves import IllegalMove, Move, Status
+from protocol.messages import ClosedReason, ErrorCode
+from protocol.moves import IllegalMove, Move, Reason, Status
 from protocol.settings import Scoring, Settings, SettingsError
 from protocol.sheet import DealEntry, build_sheet
 
+from . import lifecycle
 from . import records as R
+from .lifecycle import Action
 from .records import Record
 from .room import Room
-from .roomtypes import (
-    CLOSED,
-    LOBBY,
+from .values import (
     MAX_PLAYERS,
     MAX_SPECTATORS,
-    PLAYER,
-    ROUND_OVER,
-    SPECTATOR,
     Decision,
+    Role,
     RoomError,
+    RoomState,
+    round_deadline,
 )
 
 __all__ = [
@@ -69,16 +72,21 @@ class Ctx:
 
 
 def _member_or_fail(room: Room, actor: str) -> None:
-    # A closed room takes nothing more: with commands pipelined, a request may
-    # reach it after its close was decided and before members heard of it.
-    if actor not in room.members or room.state == CLOSED:
-        raise RoomError("not_in_room", "you are not in this room")
+    # A closed room takes nothing more (the lifecycle table says "not in room"):
+    # with commands pipelined, a request may reach it after its close was
+    # decided and before members heard of it.
+    if actor not in room.members:
+        raise RoomError(ErrorCode.NOT_IN_ROOM, "you are not in this room")
+    if room.state == RoomState.CLOSED:
+        lifecycle.check(room.state, Action.LEAVE)
 
 
-def _host_only(room: Room, actor: str) -> None:
+def _host_only(room: Room, actor: str, action: Action) -> None:
+    """Who may ask first (member, then host), then whether the state allows it."""
     _member_or_fail(room, actor)
     if room.host != actor:
-        raise RoomError("not_host", "only the host may do this")
+        raise RoomError(ErrorCode.NOT_HOST, "only the host may do this")
+    lifecycle.check(room.state, action)
 
 
 def _next_host(room: Room, leaving: str) -> str | None:
@@ -89,8 +97,8 @@ def _next_host(room: Room, leaving: str) -> str | None:
         return room.host
     rest = [m for m in room.members.values() if m.id != leaving]
     for pick in (
-        lambda m: m.role == PLAYER and m.connected,
-        lambda m: m.role == PLAYER,
+        lambda m: m.role == Role.PLAYER and m.connected,
+        lambda m: m.role == Role.PLAYER,
         lambda m: True,
     ):
         for m in rest:
@@ -123,12 +131,8 @@ def _close_deal(
         return []
     settings = settings or room.settings
     out: list[Record] = [{"k": R.DEAL_ENDED, "n": deal.number, "at": ctx.now, "reason": reason}]
-    minutes = settings.time_limit_minutes
-    time_up = bool(
-        minutes
-        and room.round_started_at is not None
-        and ctx.now >= room.round_started_at + minutes * 60_000
-    )
+    ends = round_deadline(settings, room.round_started_at)
+    time_up = ends is not None and ctx.now >= ends
     remaining = len(room.round_players) if players_left is None else players_left
     if reason == "time" or time_up or deal.number >= settings.deals_per_round or remaining == 0:
         out.append({"k": R.ROUND_OVER, "at": ctx.now})
@@ -154,7 +158,7 @@ def _all_ended_without(room: Room, leaving: str) -> bool:
 def _departure(room: Room, actor: str, kind: str, ctx: Ctx) -> list[Record]:
     out: list[Record] = [{"k": kind, "p": actor, "host": _next_host(room, actor)}]
     if len(room.members) == 1:
-        return [*out, {"k": R.CLOSED, "reason": "empty"}]
+        return [*out, {"k": R.CLOSED, "reason": ClosedReason.EMPTY.value}]
     if actor in room.round_players and _all_ended_without(room, actor):
         out += _close_deal(room, ctx, "all_ended", players_left=len(room.round_players) - 1)
     return out
@@ -170,28 +174,28 @@ def decide_create(
     return Decision(
         [
             {"k": R.CREATED, "settings": settings.to_wire(), "host": actor, "at": ctx.now},
-            {"k": R.JOINED, "p": actor, "name": name, "role": PLAYER},
-        ],
-        reply="joined",
+            {"k": R.JOINED, "p": actor, "name": name, "role": Role.PLAYER.value},
+        ]
     )
 
 
-def decide_join(room: Room, actor: str, name: str, role: str) -> Decision:
-    if room.state == CLOSED:
-        raise RoomError("no_such_room", "that room is closed")
+def decide_join(room: Room, actor: str, name: str, role: Role) -> Decision:
+    if room.state == RoomState.CLOSED:
+        lifecycle.check(room.state, Action.JOIN_AS_SPECTATOR)
     if actor in room.members:
-        raise RoomError("already_in_room", "you are in this room already")
+        raise RoomError(ErrorCode.ALREADY_IN_ROOM, "you are in this room already")
     roles = [m.role for m in room.members.values()]
-    if role == PLAYER:
-        if room.state not in (LOBBY, ROUND_OVER):
+    if role == Role.PLAYER:
+        lifecycle.check(room.state, Action.JOIN_AS_PLAYER)
+        if roles.count(Role.PLAYER) >= MAX_PLAYERS:
+            raise RoomError(ErrorCode.ROOM_FULL, f"the room has {MAX_PLAYERS} players already")
+    else:
+        lifecycle.check(room.state, Action.JOIN_AS_SPECTATOR)
+        if roles.count(Role.SPECTATOR) >= MAX_SPECTATORS:
             raise RoomError(
-                "round_in_progress", "a round is running: join as a spectator, or wait for it"
+                ErrorCode.ROOM_FULL, f"the room has {MAX_SPECTATORS} spectators already"
             )
-        if roles.count(PLAYER) >= MAX_PLAYERS:
-            raise RoomError("room_full", f"the room has {MAX_PLAYERS} players already")
-    elif roles.count(SPECTATOR) >= MAX_SPECTATORS:
-        raise RoomError("room_full", f"the room has {MAX_SPECTATORS} spectators already")
-    return Decision([{"k": R.JOINED, "p": actor, "name": name, "role": role}], reply="joined")
+    return Decision([{"k": R.JOINED, "p": actor, "name": name, "role": role.value}])
 
 
 def decide_leave(room: Room, actor: str, ctx: Ctx) -> Decision:
@@ -200,33 +204,33 @@ def decide_leave(room: Room, actor: str, ctx: Ctx) -> Decision:
 
 
 def decide_remove(room: Room, actor: str, target: str, ctx: Ctx) -> Decision:
-    _host_only(room, actor)
+    _host_only(room, actor, Action.REMOVE)
     if target not in room.members:
-        raise RoomError("no_such_player", f"{target!r:.40} is not in this room")
+        raise RoomError(ErrorCode.NO_SUCH_PLAYER, f"{target!r:.40} is not in this room")
     if target == actor:
-        raise RoomError("bad_request", "the host leaves with leave_room, not remove_player")
+        raise RoomError(ErrorCode.BAD_REQUEST, "the host leaves with leave_room, not remove_player")
     return Decision(_departure(room, target, R.REMOVED, ctx))
 
 
 def decide_presence(room: Room, actor: str, connected: bool) -> Decision:
     member = room.members.get(actor)
-    if member is None or member.connected == connected or room.state == CLOSED:
-        return Decision(reply="none")
-    return Decision([{"k": R.PRESENCE, "p": actor, "on": connected}], reply="none")
+    if member is None or member.connected == connected or room.state == RoomState.CLOSED:
+        return Decision()
+    return Decision([{"k": R.PRESENCE, "p": actor, "on": connected}])
 
 
 def decide_close(room: Room, actor: str) -> Decision:
-    _host_only(room, actor)
-    return Decision([{"k": R.CLOSED, "reason": "host"}])
+    _host_only(room, actor, Action.CLOSE)
+    return Decision([{"k": R.CLOSED, "reason": ClosedReason.HOST.value}])
 
 
 def decide_idle_close(room: Room, ctx: Ctx) -> Decision:
     """The shell's timer found nobody connected for the idle limit (it keeps the
     time: the room does not record when members drop). Close the room the normal
     way, unless someone came back meanwhile."""
-    if room.state == CLOSED or any(m.connected for m in room.members.values()):
-        return Decision(reply="none")
-    return Decision([{"k": R.CLOSED, "reason": "idle"}], reply="none")
+    if room.state == RoomState.CLOSED or any(m.connected for m in room.members.values()):
+        return Decision()
+    return Decision([{"k": R.CLOSED, "reason": ClosedReason.IDLE.value}])
 
 
 # ---------------------------------------------------------------------- settings, rounds
@@ -241,45 +245,32 @@ def _settings(base: Settings, changes: Mapping[str, Any]) -> Settings:
     try:
         return base.updated(changes)
     except SettingsError as exc:
-        raise RoomError("bad_setting", exc.message, field=exc.field) from None
+        raise RoomError(ErrorCode.BAD_SETTING, exc.message, field=exc.field) from None
 
 
 def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx) -> Decision:
     """Scoring and race bonus rescore at once (the fold sends a new sheet); the
     rules of play apply from the next deal, because each deal records its own; a
     time limit counts from the round's start, so shortening it may end the round."""
-    _host_only(room, actor)
+    _host_only(room, actor, Action.SETTINGS)
     settings = _settings(room.settings, changes)
     wire = settings.to_wire()
     valid = {k: wire[k] for k in changes}
     out: list[Record] = [{"k": R.SETTINGS, "changes": valid, "at": ctx.now}]
-    minutes = settings.time_limit_minutes
-    if (
-        room.running is not None
-        and minutes
-        and room.round_started_at is not None
-        and ctx.now >= room.round_started_at + minutes * 60_000
-    ):
+    ends = round_deadline(settings, room.round_started_at)
+    if room.running is not None and ends is not None and ctx.now >= ends:
         out += _close_deal(room, ctx, "time", settings=settings)
     return Decision(out)
 
 
 def decide_start(room: Room, actor: str, ctx: Ctx) -> Decision:
-    _host_only(room, actor)
-    if room.state != LOBBY:
-        raise RoomError(
-            "wrong_state", f"start is for a room in the lobby; this one is {room.state}"
-        )
+    _host_only(room, actor, Action.START)
     return _new_round(room, {}, ctx)
 
 
 def decide_rematch(room: Room, actor: str, ctx: Ctx) -> Decision:
     """A new round; each player's cumulative Vegas bank is carried into it."""
-    _host_only(room, actor)
-    if room.state != ROUND_OVER:
-        raise RoomError(
-            "wrong_state", f"rematch is for a finished round; this room is {room.state}"
-        )
+    _host_only(room, actor, Action.REMATCH)
     entries = [DealEntry(d.replays, room.end_t(d, ctx.now)) for d in room.deals]
     bank = build_sheet(
         room.round_players, entries, Scoring.CUMULATIVE_VEGAS, room.settings.race_bonus, room.carry
@@ -290,24 +281,22 @@ def decide_rematch(room: Room, actor: str, ctx: Ctx) -> Decision:
 
 def _new_round(room: Room, carry: dict[str, int], ctx: Ctx) -> Decision:
     if not room.players():
-        raise RoomError("wrong_state", "a round needs at least one player")
+        raise lifecycle.no_players()
     return Decision(
         [{"k": R.ROUND, "at": ctx.now, "carry": carry}, _deal_started(room, room.settings, 1, ctx)]
     )
 
 
 def decide_next_deal(room: Room, actor: str, ctx: Ctx) -> Decision:
-    _host_only(room, actor)
-    if room.running is None:
-        raise RoomError("wrong_state", "no deal is running")
+    _host_only(room, actor, Action.NEXT_DEAL)
     return Decision(_close_deal(room, ctx, "host"))
 
 
 def decide_tick(room: Room, ctx: Ctx) -> Decision:
     """The round's time limit, checked by the shell's timer (and before requests)."""
     if not room.time_up(ctx.now):
-        return Decision(reply="none")
-    return Decision(_close_deal(room, ctx, "time"), reply="none")
+        return Decision()
+    return Decision(_close_deal(room, ctx, "time"))
 
 
 # ---------------------------------------------------------------------- moves
@@ -316,25 +305,27 @@ def decide_tick(room: Room, ctx: Ctx) -> Decision:
 def decide_move(room: Room, actor: str, number: int, data: Any, ctx: Ctx) -> Decision:
     member = room.members.get(actor)
     if member is None:
-        raise RoomError("not_in_room", "you are not in this room")
-    if member.role != PLAYER:
-        raise RoomError("not_a_player", "spectators watch; they do not move")
+        raise RoomError(ErrorCode.NOT_IN_ROOM, "you are not in this room")
+    if member.role != Role.PLAYER:
+        raise RoomError(ErrorCode.NOT_A_PLAYER, "spectators watch; they do not move")
+    lifecycle.check(room.state, Action.MOVE)
     deal = room.running
-    if deal is None:
-        raise RoomError("wrong_state", f"no deal is running (the room is {room.state})")
+    assert deal is not None  # a playing room has a running deal (lifecycle.TABLE)
     if number != deal.number:
-        raise RoomError("wrong_deal", f"deal {number} is not running; deal {deal.number} is")
+        raise RoomError(
+            ErrorCode.WRONG_DEAL, f"deal {number} is not running; deal {deal.number} is"
+        )
     replay = deal.replays.get(actor)
     if replay is None:
-        raise RoomError("wrong_state", "you are not dealt into this deal")
+        raise lifecycle.not_dealt_in()
     if replay.board.status is not Status.PLAYING:
-        raise RoomError("deal_over", f"your deal is over ({replay.board.status.value})")
+        raise RoomError(Reason.DEAL_OVER, f"your deal is over ({replay.board.status.value})")
     try:
         move = Move.from_wire(data)
         board = replay.board.copy()
         outcome = board.apply(move)
     except IllegalMove as exc:
-        raise RoomError(exc.code, exc.message) from None
+        raise RoomError(exc.reason, exc.message) from None
     log = deal.logs[actor]
     t = max(deal.t(ctx.now), log[-1][0] if log else 0)
     out: list[Record] = [
@@ -342,6 +333,4 @@ def decide_move(room: Room, actor: str, number: int, data: Any, ctx: Ctx) -> Dec
     ]
     if outcome.status is not Status.PLAYING and _all_ended_without(room, actor):
         out += _close_deal(room, ctx, "all_ended")
-    return Decision(
-        out, reply="moved", prepared={0: (board, outcome)}, deal=number, outcome=outcome
-    )
+    return Decision(out, prepared={0: (board, outcome)}, deal=number, outcome=outcome)

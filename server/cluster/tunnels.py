@@ -1,4 +1,4 @@
-"""This node's side of the relay (server/relay.py): its channel, its tunnels to
+"""This node's side of the relay (server/cluster/relay.py): its channel, its tunnels to
 other nodes' rooms, the stand-ins it runs for other nodes' clients, and which
 peers are alive.
 
@@ -14,14 +14,19 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
+from protocol.messages import CloseCode
 from protocol.wire import Request
 
-from .redis_conn import Link, guard
-from .redis_store import RedisStore
+from ..core.values import RoomError
+from ..peer import Peer
+from ..sessions import Service
+from ..store.base import StoreUnavailable, unavailable
+from ..store.redis import RedisStore
+from ..store.redis_conn import Link, guard
 from .relay import (
     BYE,
     LIVE,
@@ -36,12 +41,6 @@ from .relay import (
     request_from_wire,
     request_to_wire,
 )
-from .roomtypes import RoomError
-from .store import StoreUnavailable
-
-if TYPE_CHECKING:
-    from .connection import Connection
-    from .service import Service
 
 __all__ = ["Tunnels"]
 
@@ -54,7 +53,7 @@ class Tunnels:
         self.store = store
         self.node_id = node_id
         self.outbox = Outbox(self._publish, self._undelivered)
-        self._tunnels: dict[int, tuple[str, Connection]] = {}  # edge: conn id → (owner, conn)
+        self._tunnels: dict[int, tuple[str, Peer]] = {}  # edge: conn id → (owner, conn)
         self._next_in: dict[int, int] = {}  # edge: next frame number per tunnel
         self._remotes: dict[tuple[str, int], RemoteConn] = {}  # owner: (edge, conn id)
         self._strikes: dict[str, int] = {}  # peers found without a subscriber
@@ -80,7 +79,7 @@ class Tunnels:
 
     async def stop(self) -> None:
         for remote in list(self._remotes.values()):
-            remote.close(1001, "server shutting down")
+            remote.close(CloseCode.GOING_AWAY, "server shutting down")
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.outbox.drain(), 2.0)
         if self._listener is not None:
@@ -149,18 +148,18 @@ class Tunnels:
         self._heard.pop(node, None)
         for owner, conn in list(self._tunnels.values()):
             if owner == node:
-                conn.close(1001, "the room's server went away; resume")
+                conn.close(CloseCode.GOING_AWAY, "the room's server went away; resume")
         for (src, _cid), remote in list(self._remotes.items()):
             if src == node:
                 remote.end()
 
     # -- edge side -----------------------------------------------------------------
 
-    def owner_of(self, conn: Connection) -> str | None:
+    def owner_of(self, conn: Peer) -> str | None:
         tunnel = self._tunnels.get(id(conn))
         return tunnel[0] if tunnel is not None else None
 
-    def open(self, node: str, conn: Connection, token: str | None) -> None:
+    def open(self, node: str, conn: Peer, token: str | None) -> None:
         """Tunnel ``conn`` to ``node``. ``token``: attach the session there first
         (the client said hello here); None when the relayed request is the hello."""
         self._tunnels[id(conn)] = (node, conn)
@@ -168,10 +167,10 @@ class Tunnels:
         self._heard.setdefault(node, time.monotonic())
         self.outbox.put(node, [OPEN, self.node_id, id(conn), 0, [conn.binary, token]])
 
-    def forward(self, node: str, conn: Connection, req: Request) -> None:
+    def forward(self, node: str, conn: Peer, req: Request) -> None:
         self.outbox.put(node, [REQ, self.node_id, id(conn), req.id, request_to_wire(req)])
 
-    def disconnected(self, conn: Connection, *, keep_session: bool = False) -> None:
+    def disconnected(self, conn: Peer, *, keep_session: bool = False) -> None:
         tunnel = self._tunnels.pop(id(conn), None)
         self._next_in.pop(id(conn), None)
         if tunnel is None:
@@ -185,7 +184,7 @@ class Tunnels:
         if (
             session is not None
             and self.service.sessions.get(session.player) is session
-            and session.conn in (None, conn)
+            and session.peer in (None, conn)
         ):
             del self.service.sessions[session.player]
 
@@ -205,7 +204,8 @@ class Tunnels:
         for kind, _src, conn_id, rid, _payload in entries:
             if kind == REQ and conn_id in self._tunnels:
                 conn = self._tunnels[conn_id][1]
-                conn.error(rid, "storage_unavailable", "cannot reach the room's server; try again")
+                error = unavailable("cannot reach the room's server")
+                conn.error(rid, error.code, error.message)
         if exc is None:
             self._strikes[node] = max(self._strikes.get(node, 0), 1)
 
@@ -233,7 +233,8 @@ class Tunnels:
         elif kind == REQ:
             remote = self._remotes.get((src, conn_id))
             if remote is None:  # we lost track of it (a restart, a lost message)
-                self.outbox.put(src, [SHUT, self.node_id, conn_id, 0, [1001, "resume"]])
+                shut = [int(CloseCode.GOING_AWAY), "resume"]
+                self.outbox.put(src, [SHUT, self.node_id, conn_id, 0, shut])
             else:
                 remote.submit(request_from_wire(payload))
         elif kind == BYE:
@@ -249,13 +250,14 @@ class Tunnels:
             return
         conn = tunnel[1]
         if n != self._next_in.get(conn_id):  # a lost frame: the client must resync
-            conn.close(1001, "the relay lost messages; resume")
+            conn.close(CloseCode.GOING_AWAY, "the relay lost messages; resume")
             return
         self._next_in[conn_id] = n + 1
         if kind == OUT:
             conn.send_data(payload)
         elif kind == SHUT:
-            conn.close(*payload)
+            code, reason = payload
+            conn.close(CloseCode(code), reason)
         else:  # MOVE: the owner sends the client on to the node of the room it asks for
             node, wired = payload
             req = request_from_wire(wired)
@@ -267,7 +269,7 @@ class Tunnels:
                 self.open(node, conn, conn.session.token)
                 self.forward(node, conn, req)
 
-    async def _here(self, conn: Connection, req: Request) -> None:
+    async def _here(self, conn: Peer, req: Request) -> None:
         """A request sent back to us: the room it asks for runs on this node."""
         try:
             await self.service.handle(conn, req)
@@ -287,4 +289,4 @@ class Tunnels:
                 remote.end()
         for cid, (owner, conn) in list(self._tunnels.items()):
             if owner == node and cid not in mine and self._next_in.get(cid, 1) > 1:
-                conn.close(1001, "the room's server forgot this connection; resume")
+                conn.close(CloseCode.GOING_AWAY, "the room's server forgot this connection; resume")

@@ -1,0 +1,267 @@
+"""Every message the server sends, one typed constructor each, and the codes.
+
+docs/protocol.md is the contract; this module is its vocabulary in code. A frame
+leaves the server only as a :data:`Message`, and a :data:`Message` is made only
+here (it is a distinct type: a dict literal is not one), so the set of message
+types the server can produce is :data:`MESSAGE_TYPES`, and the codes it can send
+are the members of :class:`ErrorCode`, :class:`protocol.moves.Reason`,
+:class:`CloseCode` and :class:`ClosedReason`. tests/test_protocol_docs.py holds
+those sets equal to what docs/protocol.md documents, both ways.
+
+Pure: the Python client and the tests read the same codes (the browser client's
+copy, client/web/codes.js, is held to :class:`CloseCode` by a test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from enum import IntEnum, StrEnum
+from typing import Any, NewType, TypeVar
+
+from .moves import Reason
+
+__all__ = [
+    "MESSAGE_TYPES",
+    "CloseCode",
+    "ClosedReason",
+    "Code",
+    "ErrorCode",
+    "Message",
+    "RequestId",
+    "deal_over",
+    "deal_started",
+    "error",
+    "first_finisher",
+    "joined",
+    "members",
+    "moved",
+    "ok",
+    "pong",
+    "progress",
+    "removed",
+    "room_closed",
+    "round_over",
+    "settings",
+    "sheet",
+    "snapshot",
+    "welcome",
+]
+
+Message = NewType("Message", dict[str, Any])
+"""One map the server sends; build it with a constructor below."""
+
+RequestId = int | str | None
+"""A request's ``id``, echoed in its reply (protocol/wire.py checks it)."""
+
+
+class CloseCode(IntEnum):
+    """WebSocket close codes the server uses (docs/protocol.md, Close codes)."""
+
+    NORMAL = 1000
+    GOING_AWAY = 1001  # shutting down, or the room moved: resume with your token
+    INVALID_DATA = 1007  # a text frame that is not UTF-8 (websockets closes it)
+    TOO_BIG = 1009  # a frame over the size limit (websockets closes it)
+    RESUMED_ELSEWHERE = 4001
+    HELLO_FIRST = 4002
+    FLOODING = 4008
+    TOO_SLOW = 4009
+
+
+class ErrorCode(StrEnum):
+    """The ``code`` of an ``error`` reply, besides the engine's move refusals
+    (:class:`protocol.moves.Reason`, whose ``deal_over`` the room uses too)."""
+
+    BAD_FRAME = "bad_frame"
+    BAD_REQUEST = "bad_request"
+    UNKNOWN_TYPE = "unknown_type"
+    UNSUPPORTED_VERSION = "unsupported_version"
+    HELLO_FIRST = "hello_first"
+    ALREADY_HELLO = "already_hello"
+    UNKNOWN_TOKEN = "unknown_token"
+    BAD_NAME = "bad_name"
+    BAD_SETTING = "bad_setting"
+    NO_SUCH_ROOM = "no_such_room"
+    ALREADY_IN_ROOM = "already_in_room"
+    NOT_IN_ROOM = "not_in_room"
+    ROOM_FULL = "room_full"
+    ROUND_IN_PROGRESS = "round_in_progress"
+    NOT_HOST = "not_host"
+    NOT_A_PLAYER = "not_a_player"
+    WRONG_STATE = "wrong_state"
+    NO_SUCH_PLAYER = "no_such_player"
+    WRONG_DEAL = "wrong_deal"
+    RATE_LIMITED = "rate_limited"
+    STORAGE_UNAVAILABLE = "storage_unavailable"
+    INTERNAL_ERROR = "internal_error"
+
+
+Code = ErrorCode | Reason
+"""Any error code: the protocol's own, or the engine's reason for refusing a move."""
+
+
+class ClosedReason(StrEnum):
+    """Why a room closed (the ``room_closed`` event's ``reason``)."""
+
+    HOST = "host"  # the host closed it
+    EMPTY = "empty"  # its last member left (that member gets the event)
+    IDLE = "idle"  # nobody was connected to it for the idle limit
+
+
+MESSAGE_TYPES: set[str] = set()
+
+_F = TypeVar("_F", bound=Callable[..., Message])
+
+
+def _message(fn: _F) -> _F:
+    """Register a constructor; its name is the message's ``type``."""
+    MESSAGE_TYPES.add(fn.__name__)
+    return fn
+
+
+def _make(kind: str, fields: Mapping[str, Any]) -> Message:
+    return Message({"type": kind, **fields})
+
+
+# ---------------------------------------------------------------------- replies
+
+
+@_message
+def welcome(
+    rid: RequestId, *, version: int, token: str, player: str, name: str, room: Any
+) -> Message:
+    fields = {"id": rid, "version": version, "token": token, "player": player, "name": name}
+    return _make("welcome", {**fields, "room": room})
+
+
+@_message
+def pong(rid: RequestId, *, now: int) -> Message:
+    return _make("pong", {"id": rid, "now": now})
+
+
+@_message
+def joined(rid: RequestId, *, room: Mapping[str, Any]) -> Message:
+    return _make("joined", {"id": rid, "room": room})
+
+
+@_message
+def ok(rid: RequestId) -> Message:
+    return _make("ok", {"id": rid})
+
+
+@_message
+def snapshot(rid: RequestId, *, room: Mapping[str, Any]) -> Message:
+    return _make("snapshot", {"id": rid, "room": room})
+
+
+@_message
+def moved(
+    rid: RequestId,
+    *,
+    deal: int,
+    t: int,
+    result: Mapping[str, Any],
+    board: Mapping[str, Any],
+    score: int,
+) -> Message:
+    return _make(
+        "moved", {"id": rid, "deal": deal, "t": t, "result": result, "board": board, "score": score}
+    )
+
+
+@_message
+def error(rid: RequestId, code: Code, message: str, **extra: Any) -> Message:
+    """``extra``: ``field`` for ``bad_setting``, ``supported`` for
+    ``unsupported_version``."""
+    return _make("error", {"id": rid, "code": code.value, "message": message, **extra})
+
+
+# ---------------------------------------------------------------------- room events
+
+
+@_message
+def members(
+    seq: int,
+    *,
+    players: Sequence[Mapping[str, Any]],
+    spectators: Sequence[Mapping[str, Any]],
+    host: str | None,
+) -> Message:
+    return _make(
+        "members", {"seq": seq, "players": players, "spectators": spectators, "host": host}
+    )
+
+
+@_message
+def settings(seq: int, *, settings: Mapping[str, Any], round_ends_at: int | None) -> Message:
+    return _make("settings", {"seq": seq, "settings": settings, "round_ends_at": round_ends_at})
+
+
+@_message
+def deal_started(
+    seq: int,
+    *,
+    deal: Mapping[str, Any],
+    round: int,
+    round_started_at: int | None,
+    round_ends_at: int | None,
+) -> Message:
+    times = {"round_started_at": round_started_at, "round_ends_at": round_ends_at}
+    return _make("deal_started", {"seq": seq, "deal": deal, "round": round, **times})
+
+
+@_message
+def progress(
+    seq: int,
+    *,
+    player: str,
+    deal: int,
+    progress: Mapping[str, Any],
+    board: Mapping[str, Any] | None = None,
+) -> Message:
+    """``board`` only for spectators (docs/protocol.md, Room events)."""
+    fields: dict[str, Any] = {"seq": seq, "player": player, "deal": deal, "progress": progress}
+    if board is not None:
+        fields["board"] = board
+    return _make("progress", fields)
+
+
+@_message
+def first_finisher(seq: int, *, player: str, deal: int, bonus: int) -> Message:
+    return _make("first_finisher", {"seq": seq, "player": player, "deal": deal, "bonus": bonus})
+
+
+@_message
+def deal_over(seq: int, *, deal: Mapping[str, Any]) -> Message:
+    return _make("deal_over", {"seq": seq, "deal": deal})
+
+
+@_message
+def sheet(
+    seq: int,
+    *,
+    sheet: Mapping[str, Any],
+    tick: int | None = None,
+    deal: int | None = None,
+    progress: Mapping[str, Any] | None = None,
+) -> Message:
+    """A new sheet; a Timed **tick** also carries ``tick``, ``deal`` and ``progress``,
+    and the seq of the last event rather than a new one."""
+    fields: dict[str, Any] = {"seq": seq, "sheet": sheet}
+    if tick is not None:
+        fields.update(tick=tick, deal=deal, progress=progress)
+    return _make("sheet", fields)
+
+
+@_message
+def round_over(seq: int, *, sheet: Mapping[str, Any], winners: Sequence[str]) -> Message:
+    return _make("round_over", {"seq": seq, "sheet": sheet, "winners": winners})
+
+
+@_message
+def removed(seq: int, *, player: str) -> Message:
+    return _make("removed", {"seq": seq, "player": player})
+
+
+@_message
+def room_closed(seq: int, *, reason: ClosedReason) -> Message:
+    return _make("room_closed", {"seq": seq, "reason": reason.value})

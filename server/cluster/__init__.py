@@ -1,0 +1,1 @@
+"""Several nodes on one Redis: leases, the relay of clients, tunnels."""

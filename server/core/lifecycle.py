@@ -1,0 +1,87 @@
+"""A room's lifecycle: its states, and what each state allows, as one table.
+
+h11 keeps its state machine in one table rather than in ifs spread over its
+handlers; so does the room. Every decider (server/core/decide.py) asks
+:func:`check` once it knows who is asking, and this module is the only place
+that refuses a request with ``wrong_state``: a reader finds here, and only here,
+which request each state takes.
+
+    lobby --start--> playing --(last deal over, or time)--> round_over
+    round_over --rematch--> playing;      any --(close, last one out, idle)--> closed
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from protocol.messages import ErrorCode
+
+from .values import RoomError, RoomState
+
+__all__ = ["TABLE", "Action", "check", "no_players", "not_dealt_in"]
+
+
+class Action(StrEnum):
+    """A member's request, as far as the room's state is concerned."""
+
+    JOIN_AS_PLAYER = "join_as_player"
+    JOIN_AS_SPECTATOR = "join_as_spectator"
+    LEAVE = "leave"
+    SETTINGS = "settings"
+    START = "start"
+    NEXT_DEAL = "next_deal"
+    REMOVE = "remove"
+    REMATCH = "rematch"
+    CLOSE = "close"
+    MOVE = "move"
+
+
+_L, _P, _O, _C = RoomState.LOBBY, RoomState.PLAYING, RoomState.ROUND_OVER, RoomState.CLOSED
+
+_GONE = (ErrorCode.NOT_IN_ROOM, "you are not in this room")
+_CLOSED = (ErrorCode.NO_SUCH_ROOM, "that room is closed")
+_RUNNING = (
+    ErrorCode.ROUND_IN_PROGRESS,
+    "a round is running: join as a spectator, or wait for it",
+)
+_NOT_LOBBY = (ErrorCode.WRONG_STATE, "start is for a room in the lobby; this one is {state}")
+_NO_DEAL = (ErrorCode.WRONG_STATE, "no deal is running (the room is {state})")
+_NOT_OVER = (ErrorCode.WRONG_STATE, "rematch is for a finished round; this room is {state}")
+
+Refusal = tuple[ErrorCode, str]
+
+TABLE: dict[Action, dict[RoomState, Refusal | None]] = {
+    # action:                 lobby       playing     round_over  closed
+    Action.JOIN_AS_PLAYER: {_L: None, _P: _RUNNING, _O: None, _C: _CLOSED},
+    Action.JOIN_AS_SPECTATOR: {_L: None, _P: None, _O: None, _C: _CLOSED},
+    Action.LEAVE: {_L: None, _P: None, _O: None, _C: _GONE},
+    Action.SETTINGS: {_L: None, _P: None, _O: None, _C: _GONE},
+    Action.START: {_L: None, _P: _NOT_LOBBY, _O: _NOT_LOBBY, _C: _GONE},
+    Action.NEXT_DEAL: {_L: _NO_DEAL, _P: None, _O: _NO_DEAL, _C: _GONE},
+    Action.REMOVE: {_L: None, _P: None, _O: None, _C: _GONE},
+    Action.REMATCH: {_L: _NOT_OVER, _P: _NOT_OVER, _O: None, _C: _GONE},
+    Action.CLOSE: {_L: None, _P: None, _O: None, _C: _GONE},
+    Action.MOVE: {_L: _NO_DEAL, _P: None, _O: _NO_DEAL, _C: _GONE},
+}
+"""State × request → None (allowed) or the refusal. ``playing`` always has a
+running deal: the record that ends a deal comes with the next deal or the
+round's end (server/core/decide.py)."""
+
+
+def check(state: RoomState, action: Action) -> None:
+    """Raise the table's refusal for ``action`` in ``state``, if it has one."""
+    refusal = TABLE[action][state]
+    if refusal is not None:
+        code, message = refusal
+        raise RoomError(code, message.format(state=state.value))
+
+
+def no_players() -> RoomError:
+    """A round cannot start with nobody to deal to (the host may be a spectator
+    once every player has left)."""
+    return RoomError(ErrorCode.WRONG_STATE, "a round needs at least one player")
+
+
+def not_dealt_in() -> RoomError:
+    """A player the running deal has no board for (they joined after it began)."""
+    return RoomError(ErrorCode.WRONG_STATE, "you are not dealt into this deal")

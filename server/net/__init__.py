@@ -1,0 +1,1 @@
+"""Where bytes meet the socket: connections, HTTP, rate limits, metrics, the clock."""

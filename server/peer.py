@@ -1,0 +1,53 @@
+"""The server's view of one client: a session, and the connection it speaks through.
+
+A leaf module on purpose. The sessions layer (server/sessions.py), the room
+runners (server/rooms/) and the cluster's relay (server/cluster/) all hand frames
+to "a client connection" without knowing whether it is a local socket
+(server/net/connection.py) or a client of another node reached through the relay
+(server/cluster/relay.py ``RemoteConn``). Both satisfy :class:`Peer`, so neither
+side imports the other and nothing needs a ``type: ignore``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from protocol.messages import CloseCode, Code, Message
+
+__all__ = ["Peer", "SessionState"]
+
+
+class Peer(Protocol):
+    """A client connection as the rest of the server uses it."""
+
+    session: SessionState | None
+    binary: bool  # msgpack (True) or JSON frames
+    closing: bool
+
+    def send(self, msg: Message) -> None:
+        """Queue one message (encoded for this connection); never blocks."""
+
+    def send_data(self, data: bytes | str) -> None:
+        """Queue one frame already encoded for this connection's subprotocol."""
+
+    def error(self, rid: Any, code: Code, message: str, **extra: Any) -> None:
+        """Queue an ``error`` reply."""
+
+    def close(self, code: CloseCode, reason: str) -> None:
+        """Close after the frames already queued."""
+
+
+@dataclass(slots=True)
+class SessionState:
+    """The server's side of a session: an identity behind a secret token.
+
+    It outlives connections (``peer`` is whichever connection speaks for it now,
+    if any), and its room is kept in the store beside its hashed token.
+    """
+
+    token: str
+    player: str  # the public id
+    name: str
+    room_code: str | None = None
+    peer: Peer | None = None

@@ -1,0 +1,240 @@
+"""The room requests: resolve the requester's room, run the command through its
+runner, and say how to reply once the records are stored.
+
+A reply is built right after the command's commit, from the room as the command
+left it, and sent only once the command is durable (server/rooms/runner.py): by
+then later commands may have changed the room.
+
+Each handler is ``async (front, peer, request)``; refusals are raised as
+:class:`~server.core.values.RoomError` and become error frames in the connection.
+Session requests (``hello``, ``ping``) live in server/sessions.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from protocol import messages as M
+from protocol.cards import card_str
+from protocol.moves import Event
+from protocol.wire import (
+    CloseRoom,
+    CreateRoom,
+    JoinRoom,
+    LeaveRoom,
+    MoveRequest,
+    NextDeal,
+    Rematch,
+    RemovePlayer,
+    Request,
+    Snapshot,
+    Start,
+    UpdateSettings,
+)
+
+from .. import ids
+from ..core import decide as D
+from ..core.room import Room
+from ..core.values import Decision, Role, RoomError
+from ..core.views import board_view, snapshot
+from ..net.metrics import Metrics
+from ..peer import Peer, SessionState
+from ..store.base import StoreUnavailable, unavailable
+from .runner import Release, Reply, RoomRunner, Venue
+
+__all__ = ["ROOM_HANDLERS", "Front", "Handler"]
+
+
+class Front(Venue, Protocol):
+    """What the room handlers need of the sessions layer (server/sessions.py)."""
+
+    rooms: dict[str, RoomRunner]
+    metrics: Metrics
+
+    def session_of(self, peer: Peer) -> SessionState: ...
+
+    def room_of(self, peer: Peer) -> tuple[SessionState, RoomRunner]: ...
+
+    def save_session(self, session: SessionState) -> None: ...
+
+
+Handler = Callable[[Any, Peer, Any], Awaitable[None]]
+
+_EVENT_NAMES = {
+    Event.WASTE_TO_TABLEAU: "waste_tableau",
+    Event.WASTE_TO_FOUNDATION: "waste_foundation",
+    Event.TABLEAU_TO_FOUNDATION: "tableau_foundation",
+    Event.TURN_OVER: "turn_over",
+    Event.FOUNDATION_TO_TABLEAU: "foundation_tableau",
+    Event.RECYCLE: "recycle",
+}
+
+
+def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply:
+    session = front.session_of(conn)
+
+    def reply(_d: Decision) -> Release:
+        msg = M.joined(req.id, room=snapshot(runner.room, session.player, front.clock.now()))
+
+        def send() -> None:
+            session.room_code = runner.code
+            conn.send(msg)
+            front.save_session(session)
+
+        return send
+
+    return reply
+
+
+def _not_in_a_room(session: SessionState) -> None:
+    if session.room_code is not None:
+        raise RoomError(M.ErrorCode.ALREADY_IN_ROOM, "leave your room first")
+
+
+async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
+    session = front.session_of(conn)
+    _not_in_a_room(session)
+    D.validate_settings(req.settings)  # before a code is reserved for nothing
+    code = await _reserve_code(front)
+    runner = RoomRunner(front, Room(code))
+    front.rooms[code] = runner
+    try:
+        await runner.run(
+            lambda r, c: D.decide_create(r, session.player, session.name, req.settings, c),
+            _joined(front, conn, req, runner),
+        )
+    except BaseException:
+        front.rooms.pop(code, None)
+        raise
+
+
+async def _reserve_code(front: Front) -> str:
+    for _ in range(100):
+        code = ids.new_id()
+        try:
+            if code not in front.rooms and await front.store.reserve_room(code):
+                return code
+        except StoreUnavailable:
+            raise unavailable() from None
+    raise RoomError(
+        M.ErrorCode.INTERNAL_ERROR, "could not find a free room code"
+    )  # pragma: no cover
+
+
+async def _join(front: Front, conn: Peer, req: JoinRoom) -> None:
+    session = front.session_of(conn)
+    _not_in_a_room(session)
+    runner = front.rooms.get(req.code.strip().upper())
+    if runner is None:
+        raise RoomError(M.ErrorCode.NO_SUCH_ROOM, "no open room has that code")
+    await runner.run(
+        lambda r, _c: D.decide_join(r, session.player, session.name, Role(req.role)),
+        _joined(front, conn, req, runner),
+    )
+
+
+def _ok(conn: Peer, req: Request) -> Reply:
+    return lambda _d: lambda: conn.send(M.ok(req.id))
+
+
+async def _leave(front: Front, conn: Peer, req: LeaveRoom) -> None:
+    session, runner = front.room_of(conn)
+    await runner.run(lambda r, c: D.decide_leave(r, session.player, c), _ok(conn, req))
+
+
+async def _settings(front: Front, conn: Peer, req: UpdateSettings) -> None:
+    session, runner = front.room_of(conn)
+    await runner.run(
+        lambda r, c: D.decide_settings(r, session.player, req.settings, c), _ok(conn, req)
+    )
+
+
+async def _start(front: Front, conn: Peer, req: Start) -> None:
+    session, runner = front.room_of(conn)
+    await runner.run(lambda r, c: D.decide_start(r, session.player, c), _ok(conn, req))
+
+
+async def _next_deal(front: Front, conn: Peer, req: NextDeal) -> None:
+    session, runner = front.room_of(conn)
+    await runner.run(lambda r, c: D.decide_next_deal(r, session.player, c), _ok(conn, req))
+
+
+async def _remove(front: Front, conn: Peer, req: RemovePlayer) -> None:
+    session, runner = front.room_of(conn)
+    await runner.run(lambda r, c: D.decide_remove(r, session.player, req.player, c), _ok(conn, req))
+
+
+async def _rematch(front: Front, conn: Peer, req: Rematch) -> None:
+    session, runner = front.room_of(conn)
+    await runner.run(lambda r, c: D.decide_rematch(r, session.player, c), _ok(conn, req))
+
+
+async def _close(front: Front, conn: Peer, req: CloseRoom) -> None:
+    session, runner = front.room_of(conn)
+    await runner.run(lambda r, _c: D.decide_close(r, session.player), _ok(conn, req))
+
+
+async def _snapshot(front: Front, conn: Peer, req: Snapshot) -> None:
+    session, runner = front.room_of(conn)
+
+    def make() -> Release:
+        msg = M.snapshot(req.id, room=snapshot(runner.room, session.player, front.clock.now()))
+        return lambda: conn.send(msg)
+
+    await runner.read(make)  # never shows a command before it is durable
+
+
+async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
+    session, runner = front.room_of(conn)
+    player = session.player
+
+    def reply(d: Decision) -> Release:
+        room = runner.room
+        deal = room.deals[d.deal - 1]
+        outcome = d.outcome
+        assert outcome is not None
+        t = deal.logs[player][-1][0]
+        now = deal.started_at + t
+        msg = M.moved(
+            req.id,
+            deal=d.deal,
+            t=t,
+            result={
+                "cards": [card_str(c) for c in outcome.cards],
+                "turned": card_str(outcome.turned) if outcome.turned is not None else None,
+                "events": [_EVENT_NAMES[e] for e in outcome.events],
+                "pass_started": outcome.pass_started,
+                "status": outcome.status.value,
+                "undone": outcome.undone,
+            },
+            board=board_view(deal, player),
+            score=room.score(deal, player, now),
+        )
+
+        def send() -> None:
+            conn.send(msg)
+            front.metrics.moves_accepted.inc()
+
+        return send
+
+    try:
+        await runner.run(lambda r, c: D.decide_move(r, player, req.deal, req.move, c), reply)
+    except RoomError as exc:
+        front.metrics.moves_rejected.labels(exc.code.value).inc()
+        raise
+
+
+ROOM_HANDLERS: dict[type[Request], Handler] = {
+    CreateRoom: _create,
+    JoinRoom: _join,
+    LeaveRoom: _leave,
+    UpdateSettings: _settings,
+    Start: _start,
+    NextDeal: _next_deal,
+    RemovePlayer: _remove,
+    Rematch: _rematch,
+    CloseRoom: _close,
+    Snapshot: _snapshot,
+    MoveRequest: _move,
+}

@@ -1,0 +1,1 @@
+"""Where rooms live between moves: the store interface and its implementations."""
