@@ -1,6 +1,6 @@
 """A Klondike bot that plays from its own board view only.
 
-The bot sees exactly what its player sees (docs/protocol.md, board view): face-up
+The bot sees exactly what its player sees (docs/protocol.md "Values", board view): face-up
 cards, counts of the rest. It rebuilds an engine :class:`~protocol.board.Board` from
 that view, with placeholders for the cards it cannot see, and asks the engine for
 the legal moves, so the bot and the server can never disagree about the rules. The

@@ -43,7 +43,7 @@ async def open_socket(url: str, kind: str = "msgpack") -> tuple[ClientConnection
     """Open the WebSocket offering one subprotocol; return it and what was agreed.
 
     ``kind`` is ``"msgpack"`` or ``"json"``. A server that picks none speaks msgpack
-    (docs/protocol.md, Transport).
+    (docs/protocol.md "Transport").
     """
     offered = SUBPROTOCOLS[kind]
     ws = await connect(

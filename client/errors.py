@@ -1,7 +1,7 @@
 """What can go wrong on the client side, as exceptions a caller can switch on.
 
 The server answers a refused request with ``{"type": "error", "code", "message"}``
-(docs/protocol.md, Errors); :class:`ServerError` carries exactly that, so callers
+(docs/protocol.md "Errors"); :class:`ServerError` carries exactly that, so callers
 branch on ``err.code`` (a stable string) and show ``err.message`` (for people).
 Everything that is the connection's fault rather than the server's verdict is a
 :class:`ClientError`: a request in flight when the socket dropped may or may not have

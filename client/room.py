@@ -4,7 +4,7 @@ The server sends a full snapshot on ``joined``, ``snapshot`` and a resuming
 ``welcome``, then numbered events. Folding the events into the snapshot here, in
 one place, means the bot, the watcher and the load tester all read the same,
 always-current state instead of each re-deriving it from the event stream. The
-maps stay as the wire has them (docs/protocol.md, Room snapshot), so nothing is lost
+maps stay as the wire has them (docs/protocol.md "Room snapshot"), so nothing is lost
 when the server adds a field.
 """
 
@@ -124,7 +124,7 @@ class RoomState:
     # ---------------------------------------------------------------- updates
 
     def apply(self, event: Mapping[str, Any]) -> None:
-        """Fold one room event (docs/protocol.md, Room events) into the state."""
+        """Fold one room event (docs/protocol.md "Room events") into the state."""
         kind = event.get("type")
         seq = event.get("seq")
         if isinstance(seq, int):

@@ -1,4 +1,4 @@
-"""The requests of docs/protocol.md (Rooms) as typed methods of a session.
+"""The requests of docs/protocol.md "Rooms" as typed methods of a session.
 
 A mixin so that :mod:`client.session` holds only the machinery (correlation,
 sequencing, reconnects) and this file reads like the protocol's table of requests.

@@ -3,7 +3,7 @@
 At the start of a deal the room gets ``commitment = sha256(prefix + seed)``; at its
 end, the seed. Anyone can then check that the seed was fixed before play (it hashes
 to the commitment) and see the very layout it deals, card by card, so a player who
-suspects a rigged deal needs nothing but this command and docs/rules.md.
+suspects a rigged deal needs nothing but this command and docs/rules.md §2.
 """
 
 from __future__ import annotations

@@ -205,7 +205,7 @@ class Board:
 
         Moving a whole king-headed pile onto an empty pile changes nothing, so it
         does not keep a deal alive; undo and resign do not either. A deal with no
-        such move left is dead (RULES.md §2).
+        such move left is dead (docs/rules.md §4.11).
         """
         if self.stock or self._can_recycle():
             return True

@@ -95,7 +95,7 @@ class Status(StrEnum):
 
 
 class Event(IntEnum):
-    """What a move did that a scoring system may count (RULES.md §3)."""
+    """What a move did that a scoring system may count (docs/rules.md §5)."""
 
     WASTE_TO_TABLEAU = 1
     WASTE_TO_FOUNDATION = 2

@@ -2,7 +2,7 @@
 
 Nothing here keeps a running score. A deal's score is recomputed by replaying its
 log through the engine and counting the events, so that a change of scoring system
-or race bonus by the host rescores every deal exactly (RULES.md §4), and any room
+or race bonus by the host rescores every deal exactly (docs/rules.md §5.7), and any room
 can be rebuilt from its logs. Replay is fast (the engine validates about 200,000
 moves a second), so recomputing a deal of a few hundred moves costs a millisecond.
 """
@@ -80,7 +80,7 @@ def replay(seed: str, rules: DealRules, moves: Iterable[TimedMove]) -> DealRepla
 
 
 def event_points(event: Event, pass_started: int, draw: int) -> int:
-    """Standard points for one event (RULES.md §3, Standard table)."""
+    """Standard points for one event (docs/rules.md §5.1, the table)."""
     if event is Event.WASTE_TO_TABLEAU:
         return 5
     if event is Event.WASTE_TO_FOUNDATION or event is Event.TABLEAU_TO_FOUNDATION:

@@ -1,7 +1,7 @@
-"""House rules (RULES.md §4) and the rules a single deal is played under.
+"""House rules (docs/rules.md §6) and the rules a single deal is played under.
 
 A room's :class:`Settings` may change at any time; a deal's :class:`DealRules` are
-frozen when the deal is dealt. The split is the rule of §4: settings that change
+frozen when the deal is dealt. The split is docs/rules.md §6: settings that change
 what is *legal* (draw, stock passes, variant, undo, foundation to tableau) apply from
 the next deal, while settings that only change *points* (scoring, race bonus) rescore
 every deal at once, because scores are recomputed from the logs.
@@ -61,7 +61,7 @@ class SettingsError(ValueError):
         self.message = message
 
 
-# field -> (minimum, maximum, step) for the integer settings of §4.
+# field -> (minimum, maximum, step) for the integer settings of docs/rules.md §6.
 RANGES: dict[str, tuple[int, int, int]] = {
     "draw": (1, 3, 2),
     "deals_per_round": (1, 20, 1),
@@ -73,7 +73,7 @@ RANGES: dict[str, tuple[int, int, int]] = {
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """A room's house rules; the defaults are RULES.md §4's."""
+    """A room's house rules, with the defaults of docs/rules.md §6."""
 
     scoring: Scoring = Scoring.STANDARD
     draw: int = 1

@@ -1,6 +1,6 @@
 """Card encoding, the seeded dealing algorithm and the seed commitment.
 
-The golden vectors below pin the mapping from seed to layout for ever (RULES.md §1):
+The golden vectors below pin the mapping from seed to layout for ever (docs/rules.md §2):
 they were computed once and pasted in as literals. If one of these tests fails, the
 deal has changed and every revealed seed of every past room would check out wrong;
 do not "update" the literals, fix the code.
@@ -223,7 +223,7 @@ def test_golden_double(seed: str) -> None:
 
 
 def test_golden_first_cards_of_the_shuffle() -> None:
-    # The worked example of docs/rules.md: the pack after the shuffle, first ten.
+    # The worked example of docs/rules.md §2.1: the pack after the shuffle, first ten.
     assert [card_str(c) for c in shuffled_pack("0")[:10]] == (
         ["QS", "AH", "5D", "9H", "6H", "3H", "4H", "8C", "2C", "6S"]
     )
@@ -286,7 +286,7 @@ def test_deal_is_a_pure_function_of_the_seed() -> None:
 
 
 def _reference_pack(seed: str, packs: int) -> list[int]:
-    """docs/rules.md's algorithm, written again from its text with plain loops."""
+    """The algorithm of docs/rules.md §2, written again from its text with plain loops."""
     words: list[int] = []
     block = 0
 

@@ -1,4 +1,5 @@
-"""The rules of RULES.md §2, the tables of §3, §4 and §5, one test (or more) each.
+"""The rules of docs/rules.md §4, its event table (docs/rules.md §5.1), house rules
+(docs/rules.md §6) and variants (docs/rules.md §1.3), one test (or more) each.
 
 Positions are built by hand. ``make`` takes tableau piles as strings, bottom card
 first, with ``|`` between the face-down and the face-up cards ("4D 9C | KS QH": two
@@ -99,7 +100,7 @@ def pile(board: Board, p: int) -> list[str]:
     return strs(board.tableau[p])
 
 
-# ======================================================================= §2 Play
+# ======================================================== play (docs/rules.md §4)
 
 # ---- Foundations build up in suit, ace first, up to king.
 
@@ -901,7 +902,7 @@ def test_a_refusal_keeps_the_undo_record() -> None:
     assert pile(b, 1) == ["8H"]
 
 
-# ======================================================================= §3 events
+# ====================================================== events (docs/rules.md §5.1)
 
 EVENT_ROWS: list[tuple[str, Callable[[], Board], Move, tuple[Event, ...]]] = [
     ("waste_to_tableau", lambda: make(["9C"], waste="8H"), W2T(0), (Event.WASTE_TO_TABLEAU,)),
@@ -950,7 +951,7 @@ def test_standard_table(event: Event, pass_started: int, draw: int, points: int)
     assert event_points(event, pass_started, draw) == points
 
 
-# ======================================================================= §4 house rules
+# ================================================= house rules (docs/rules.md §6)
 
 
 def test_defaults() -> None:
@@ -1061,7 +1062,7 @@ def test_a_dealt_board_keeps_its_rules_when_the_settings_change() -> None:
     assert len(b.tableau) == 7
 
 
-# ======================================================================= §5 variants
+# ==================================================== variants (docs/rules.md §1.3)
 
 # ---- Classic
 

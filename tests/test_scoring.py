@@ -1,5 +1,5 @@
-"""Scoring (RULES.md §3), the race bonus and the score sheet (§4 "changing a setting
-recalculates", §6), from crafted positions and from whole scripted deals.
+"""Scoring (docs/rules.md §5): the four systems, the race bonus, the score sheet and
+rescoring after a change of setting, from crafted positions and from whole scripted deals.
 
 Every expected number is worked out by hand in a comment from the events of the
 moves, not copied from the engine's output.

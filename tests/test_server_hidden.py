@@ -1,4 +1,4 @@
-"""No frame ever tells anybody what they may not know (RULES.md §6).
+"""No frame ever tells anybody what they may not know (docs/rules.md §8).
 
 Whole races are played by bots over real sockets, with a drop and resume, snapshot
 requests and a spectator joining mid-deal. Every frame every client received is

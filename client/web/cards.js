@@ -1,6 +1,6 @@
 // Cards as the wire writes them ("QH": rank then suit) and the move a gesture means.
 //
-// Everything here is pure: given a board view (docs/protocol.md, protocol/views.py)
+// Everything here is pure: given a board view (docs/protocol.md "Values", protocol/views.py)
 // and what the player pointed at, it says which protocol move to send. The server
 // decides whether it is legal; these functions never guess a hidden card.
 

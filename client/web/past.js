@@ -1,4 +1,4 @@
-// Past deals (RULES.md §6): once a deal is over, every player's final board and
+// Past deals (docs/rules.md §8): once a deal is over, every player's final board and
 // move log, with the revealed seed checked against its commitment and each log
 // replayed in the browser from the layout that seed deals (replay.js). Anyone can
 // see here that nobody was dealt a different game, without trusting the server.

@@ -1,4 +1,4 @@
-// The house rules of RULES.md §4 as form controls (docs/protocol.md "settings").
+// The house rules of docs/rules.md §6 as form controls (docs/protocol.md "Values").
 
 import { h } from "./dom.js";
 

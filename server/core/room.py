@@ -13,7 +13,7 @@ the store could not take is never seen, and an acknowledged one is never lost.
 after a restart, or on another node, the room comes back exactly, seq included.
 
 Events are :class:`Fanout` values: one room event with its ``seq``, and the map each
-member gets, tailored to what that member may see (RULES.md §6): players get their
+member gets, tailored to what that member may see (docs/rules.md §8): players get their
 own board and their rivals' progress, spectators every board, and nobody a
 face-down card, the stock order or a seed before the deal is over for everyone.
 """

@@ -1,7 +1,7 @@
 """The maps the room sends: snapshots, deal views, member lists. Pure.
 
 This is the one place where room state turns into wire content, so it is the one
-place to audit for hidden information (RULES.md §6). Boards leave only through the
+place to audit for hidden information (docs/rules.md §8). Boards leave only through the
 engine's views: :func:`protocol.views.player_view` (face-up cards only) while a deal
 runs, :func:`protocol.views.revealed_view` once it is over for everyone. A player's
 own board goes to that player; every board goes to spectators; to players, rivals
@@ -164,7 +164,7 @@ def tick_event(room: RoomLike, deal: Deal, tick: int, now: int) -> Message:
     """Timed scoring's clock tick: the sheet and the running deal's progress, as
     they stand ``tick`` full 10 s into the deal. It comes from no record, so it
     does not take a seq of its own: it carries the room's current one, and
-    ``tick`` says it is a tick (docs/protocol.md, Room events). A rebuilt room
+    ``tick`` says it is a tick (docs/protocol.md "Room events"). A rebuilt room
     therefore numbers its events exactly as the live one did."""
     return M.sheet(
         room.seq,

@@ -1,7 +1,7 @@
 """The server's clock, injectable so that tests need not wait five minutes.
 
 The room core never reads a clock: the shell reads this one and passes ``now`` in
-(RULES.md: "the clock is the server's"). Round time limits are the only timers, and
+(docs/rules.md §5.4: "the clock is the server's"). Round time limits are the only timers, and
 they sleep through :meth:`Clock.sleep_until`, so a test clock can jump ahead and
 wake them at once.
 """

@@ -61,7 +61,7 @@ _DIRECT_LIMIT = 32 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Per-connection limits (docs/protocol.md, Transport); tests shrink them."""
+    """Per-connection limits (docs/protocol.md "Transport"); tests shrink them."""
 
     hello_timeout: float = 10.0
     requests_before_hello: int = 3

@@ -1,5 +1,5 @@
 """Per-connection flood control: a token bucket, and strikes for a client that
-keeps going over it (docs/protocol.md: 50 frames/s sustained, bursts of 100; 200
+keeps going over it (docs/protocol.md "Transport": 50 frames/s sustained, bursts of 100; 200
 frames over the limit close the connection with 4008).
 
 Strikes are forgiven only once the bucket has filled up again, i.e. after the
