@@ -80,7 +80,7 @@ class Board:
 
     # ------------------------------------------------------------------ queries
 
-    def _fits_foundation(self, c: int) -> int:
+    def fits_foundation(self, c: int) -> int:
         """The foundation that takes card ``c``, or -1."""
         rank = c % 13  # 0-based: the foundation must show exactly this many cards
         base = (c // 13) * self.packs
@@ -101,7 +101,7 @@ class Board:
             return Reason.NOT_ONE_LOWER
         return None
 
-    def _run_start(self, p: int) -> int:
+    def run_start(self, p: int) -> int:
         """Where the run in sequence on top of pile ``p`` starts (-1 when empty).
 
         Only face-up cards count. In Classic and Double the whole face-up part is
@@ -128,7 +128,7 @@ class Board:
         tab = self.tableau
         pile = tab[p]
         size = len(pile)
-        start = self._run_start(p)
+        start = self.run_start(p)
         head_rank = pile[start] % 13
         found: list[tuple[int, int]] = []
         for q, target in enumerate(tab):
@@ -154,7 +154,7 @@ class Board:
         """
         if self.status is not _PLAYING or self.stock or self.waste or any(self.down):
             return False
-        return all(self._run_start(p) <= 0 for p in range(len(self.tableau)))
+        return all(self.run_start(p) <= 0 for p in range(len(self.tableau)))
 
     def can_undo(self) -> bool:
         return self.rules.undo and self._undo is not None and self.status is _PLAYING
@@ -172,7 +172,7 @@ class Board:
         n = len(tab)
         if self.waste:
             w = self.waste[-1]
-            if self._fits_foundation(w) >= 0:
+            if self.fits_foundation(w) >= 0:
                 out.append(Move(_W2F))
             for q in range(n):
                 if self._fits_tableau(w, tab[q]) is None:
@@ -181,7 +181,7 @@ class Board:
             pile = tab[p]
             if not pile:
                 continue
-            if self._fits_foundation(pile[-1]) >= 0:
+            if self.fits_foundation(pile[-1]) >= 0:
                 out.append(Move(_T2F, src=p))
             for count, q in self._run_moves(p):
                 out.append(Move(_T2T, src=p, dst=q, count=count))
@@ -213,7 +213,7 @@ class Board:
         n = len(tab)
         if self.waste:
             w = self.waste[-1]
-            if self._fits_foundation(w) >= 0:
+            if self.fits_foundation(w) >= 0:
                 return True
             for q in range(n):
                 if self._fits_tableau(w, tab[q]) is None:
@@ -222,7 +222,7 @@ class Board:
             pile = tab[p]
             if not pile:
                 continue
-            if self._fits_foundation(pile[-1]) >= 0:
+            if self.fits_foundation(pile[-1]) >= 0:
                 return True
             size = len(pile)
             for count, q in self._run_moves(p):
@@ -266,7 +266,7 @@ class Board:
             events = ()
         elif kind is _W2F:
             c = self._waste_top()
-            f = self._fits_foundation(c)
+            f = self.fits_foundation(c)
             if f < 0:
                 raise IllegalMove(
                     Reason.FOUNDATION_WONT_TAKE, f"no foundation takes {card_str(c)} yet"
@@ -282,7 +282,7 @@ class Board:
             if not pile:
                 raise IllegalMove(Reason.PILE_EMPTY, f"pile {move.src} is empty")
             c = pile[-1]
-            f = self._fits_foundation(c)
+            f = self.fits_foundation(c)
             if f < 0:
                 raise IllegalMove(
                     Reason.FOUNDATION_WONT_TAKE, f"no foundation takes {card_str(c)} yet"
@@ -407,7 +407,7 @@ class Board:
                 Reason.BAD_COUNT, f"pile {move.src} has {up} face-up card(s); cannot move {k}"
             )
         if k > 1:
-            run = len(src) - self._run_start(move.src)
+            run = len(src) - self.run_start(move.src)
             if k > run:
                 raise IllegalMove(
                     Reason.BAD_COUNT,
@@ -473,7 +473,7 @@ class Board:
         while self.home < self.total:
             for pile in tab:
                 if pile:
-                    f = self._fits_foundation(pile[-1])
+                    f = self.fits_foundation(pile[-1])
                     if f >= 0:
                         played.append(pile.pop())
                         self.foundations[f] += 1
