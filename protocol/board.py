@@ -101,6 +101,29 @@ class Board:
             return Reason.NOT_ONE_LOWER
         return None
 
+    def _targets(self, c: int) -> list[int]:
+        """The tableau piles that take card ``c``, in order."""
+        fits = self._fits_tableau
+        found: list[int] = []
+        for q, pile in enumerate(self.tableau):
+            if fits(c, pile) is None:
+                found.append(q)
+        return found
+
+    def _foundation_card(self, f: int) -> int:
+        """The card on top of foundation ``f``, which must not be empty."""
+        return (f // self.packs) * 13 + self.foundations[f] - 1
+
+    def _foundation_moves(self) -> list[tuple[int, int]]:
+        """``(foundation, pile)`` of every foundation-to-tableau move the cards allow;
+        whether the house rule allows them is the caller's to check."""
+        found: list[tuple[int, int]] = []
+        for f, top in enumerate(self.foundations):
+            if top:
+                for q in self._targets(self._foundation_card(f)):
+                    found.append((f, q))
+        return found
+
     def run_start(self, p: int) -> int:
         """Where the run in sequence on top of pile ``p`` starts (-1 when empty).
 
@@ -169,15 +192,13 @@ class Board:
             return []
         out: list[Move] = []
         tab = self.tableau
-        n = len(tab)
         if self.waste:
             w = self.waste[-1]
             if self.fits_foundation(w) >= 0:
                 out.append(Move(_W2F))
-            for q in range(n):
-                if self._fits_tableau(w, tab[q]) is None:
-                    out.append(Move(_W2T, dst=q))
-        for p in range(n):
+            for q in self._targets(w):
+                out.append(Move(_W2T, dst=q))
+        for p in range(len(tab)):
             pile = tab[p]
             if not pile:
                 continue
@@ -186,12 +207,8 @@ class Board:
             for count, q in self._run_moves(p):
                 out.append(Move(_T2T, src=p, dst=q, count=count))
         if self.rules.foundation_to_tableau:
-            for f, top in enumerate(self.foundations):
-                if top:
-                    c = (f // self.packs) * 13 + top - 1
-                    for q in range(n):
-                        if self._fits_tableau(c, tab[q]) is None:
-                            out.append(Move(_F2T, src=f, dst=q))
+            for f, q in self._foundation_moves():
+                out.append(Move(_F2T, src=f, dst=q))
         if self.stock:
             out.append(Move(_DRAW))
         elif self._can_recycle():
@@ -210,15 +227,11 @@ class Board:
         if self.stock or self._can_recycle():
             return True
         tab = self.tableau
-        n = len(tab)
         if self.waste:
             w = self.waste[-1]
-            if self.fits_foundation(w) >= 0:
+            if self.fits_foundation(w) >= 0 or self._targets(w):
                 return True
-            for q in range(n):
-                if self._fits_tableau(w, tab[q]) is None:
-                    return True
-        for p in range(n):
+        for p in range(len(tab)):
             pile = tab[p]
             if not pile:
                 continue
@@ -229,14 +242,7 @@ class Board:
                 if count < size or tab[q]:
                     return True
                 # else the whole pile to an empty one: pointless
-        if self.rules.foundation_to_tableau:
-            for f, top in enumerate(self.foundations):
-                if top:
-                    c = (f // self.packs) * 13 + top - 1
-                    for q in range(n):
-                        if self._fits_tableau(c, tab[q]) is None:
-                            return True
-        return False
+        return self.rules.foundation_to_tableau and bool(self._foundation_moves())
 
     # ------------------------------------------------------------------ moves
 
@@ -331,10 +337,9 @@ class Board:
                 )
             if not 0 <= move.src < len(self.foundations):
                 raise IllegalMove(Reason.NO_SUCH_PILE, f"there is no foundation {move.src}")
-            top = self.foundations[move.src]
-            if not top:
+            if not self.foundations[move.src]:
                 raise IllegalMove(Reason.FOUNDATION_EMPTY, f"foundation {move.src} is empty")
-            c = (move.src // self.packs) * 13 + top - 1
+            c = self._foundation_card(move.src)
             target = self._pile(move.dst)
             self._check_tableau(c, target)
             self.foundations[move.src] -= 1
@@ -443,9 +448,8 @@ class Board:
             self.waste.append(c)
             cards = (c,)
         elif kind is _W2F or kind is _T2F:
-            top = self.foundations[f]
-            c = (f // self.packs) * 13 + top - 1
-            self.foundations[f] = top - 1
+            c = self._foundation_card(f)
+            self.foundations[f] -= 1
             self.home -= 1
             if kind is _W2F:
                 self.waste.append(c)
