@@ -213,19 +213,9 @@ def _blocked(board: Board, p: int) -> int:
 
     In Classic these are the face-down cards. In Thoughtful every card is face up,
     but the cards under the run are just as stuck until the run moves, so the same
-    preferences apply to them. (Cards are ints, see :mod:`protocol.cards`: red is
-    13…38, the rank is ``c % 13 + 1``; spelled out here because the bot runs this
-    several times a move, hundreds of bots to a load test.)
+    preferences apply to them.
     """
-    pile = board.tableau[p]
-    i = len(pile) - 1
-    d = board.down[p]
-    while i > d:
-        above, below = pile[i], pile[i - 1]
-        if (13 <= below < 39) == (13 <= above < 39) or below % 13 != above % 13 + 1:
-            break
-        i -= 1
-    return i if i > 0 else 0
+    return max(board.run_start(p), 0)  # -1 for an empty pile
 
 
 def _score_tableau(board: Board, move: Move) -> float | None:
@@ -240,14 +230,9 @@ def _score_tableau(board: Board, move: Move) -> float | None:
             return None  # a king-headed pile to another empty column: pointless
         return 250 if _king_waiting(board) else None  # empties a column
     beneath = src[-move.count - 1]
-    if _fits_home(board, beneath):
+    if board.fits_foundation(beneath) >= 0:
         return 350  # splitting the run frees a card for the foundation
     return None
-
-
-def _fits_home(board: Board, c: int) -> bool:
-    base = c // 13 * board.packs
-    return c % 13 in board.foundations[base : base + board.packs]
 
 
 def _safe_home(board: Board, c: int) -> bool:

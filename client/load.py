@@ -42,17 +42,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
-from websockets.typing import Subprotocol
+from websockets.asyncio.client import ClientConnection
+from websockets.exceptions import ConnectionClosed
 
 from protocol.moves import Move
 
 from .bot import RESIGN, Bot
-from .codec import MSGPACK, FrameError, decode, encode
-from .connection import MAX_FRAME, normalize_url
+from .codec import decode, encode
+from .connection import open_socket, with_backoff
 from .errors import ServerError
-from .session import NO_RESUME, PROTOCOL_VERSION
+from .session import NO_RESUME, say_hello
 
 __all__ = [
     "DEFAULT_SETTINGS",
@@ -81,6 +80,7 @@ _MOVED_ON = frozenset({"wrong_deal", "deal_over", "wrong_state"})  # not the bot
 _RETRY = frozenset({"rate_limited", "storage_unavailable"})  # nothing applied: try again
 _QUIET = 5.0  # seconds a seat with nothing to play waits for a frame before a snapshot
 _OPENING = 50  # rooms being opened at once
+_RESUME_FOR = 30.0  # seconds a dropped seat tries to resume before it gives up
 # Events a player has no use for: counted, not decoded (see Player._next).
 _IGNORED = frozenset({b"progress", b"deal_over", b"sheet", b"members", b"first_finisher",
                       b"settings"})
@@ -171,17 +171,9 @@ async def _hello(url: str, **who: Any) -> tuple[ClientConnection, str, dict[str,
     not reading (a paced player between moves): with websockets' default bound it
     would stop reading the socket, and its next reply would wait behind that.
     """
-    ws = await connect(
-        normalize_url(url), subprotocols=[Subprotocol(MSGPACK)], max_size=MAX_FRAME,
-        max_queue=None, compression=None, open_timeout=30, close_timeout=2, proxy=None,
-    )  # fmt: skip
-    kind = ws.subprotocol or MSGPACK
+    ws, kind = await open_socket(url, open_timeout=30, max_queue=None)
     try:
-        await ws.send(encode({"type": "hello", "id": 0, "version": PROTOCOL_VERSION, **who}, kind))
-        async with asyncio.timeout(30):
-            welcome = decode(await ws.recv(), kind)
-        if welcome.get("type") == "error":
-            raise ServerError.from_frame(welcome)
+        welcome = await say_hello(ws, kind, who)
     except BaseException:
         await ws.close()
         raise
@@ -226,24 +218,20 @@ class Seat:
         if self.in_flight:  # the reply can never come now
             self.in_flight = False
             self.stats.unacknowledged += 1
-        if self.token is None or self.ws.close_code in NO_RESUME:
+        token = self.token
+        if token is None or self.ws.close_code in NO_RESUME:
             return None
-        deadline = time.monotonic() + 30
-        delay = 0.1
-        while not load.stopping:
-            try:
-                self.ws, self.kind, welcome = await _hello(self.url, token=self.token)
-            except ServerError:  # unknown_token: the server forgot us
-                return None
-            except (OSError, InvalidHandshake, TimeoutError, ConnectionClosed, FrameError) as exc:
-                log.info("resume failed: %s", exc)
-            else:
-                return welcome
-            if time.monotonic() + delay > deadline:
-                return None
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
-        return None
+        try:
+            opened = await with_backoff(
+                lambda: _hello(self.url, token=token), lasting=_RESUME_FOR,
+                stopped=lambda: load.stopping,
+            )  # fmt: skip
+        except ServerError:  # unknown_token: the server forgot us
+            return None
+        if opened is None:
+            return None
+        self.ws, self.kind, welcome = opened
+        return welcome
 
 
 class Watcher(Seat):

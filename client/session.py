@@ -32,16 +32,16 @@ from types import TracebackType
 from typing import Any
 
 from websockets.asyncio.client import ClientConnection
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.exceptions import ConnectionClosed
 
 from .codec import FrameError, decode, encode
-from .connection import RateLimiter, open_socket
+from .connection import RateLimiter, open_socket, with_backoff
 from .errors import ClientError, ConnectionLost, RequestTimeout, ServerError, SessionClosed
 from .events import EventHub
 from .room import RoomEvent, RoomState
 from .session_api import RoomRequests
 
-__all__ = ["PROTOCOL_VERSION", "Session", "SessionStats", "connect"]
+__all__ = ["NO_RESUME", "PROTOCOL_VERSION", "Session", "SessionStats", "connect", "say_hello"]
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +50,24 @@ PROTOCOL_VERSION = 1
 # connection (4001), or we broke the protocol (4002, 1009) and would again.
 NO_RESUME = frozenset({4001, 4002, 1009})
 _ROOM_REPLIES = frozenset({"joined", "snapshot"})
+
+
+async def say_hello(
+    ws: ClientConnection, subprotocol: str, who: Mapping[str, Any], rid: int = 0,
+    timeout: float = 30.0,
+) -> dict[str, Any]:  # fmt: skip
+    """Send ``hello`` (``who``: a ``name``, or a ``token`` to resume) on a socket
+    nobody else reads yet; return the welcome, or raise ``ServerError`` if refused."""
+    frame = {"type": "hello", "id": rid, "version": PROTOCOL_VERSION, **who}
+    await ws.send(encode(frame, subprotocol))
+    async with asyncio.timeout(timeout):
+        while True:
+            reply = decode(await ws.recv(), subprotocol)
+            if reply.get("id") == rid:
+                break
+    if reply.get("type") == "error":
+        raise ServerError.from_frame(reply)
+    return reply
 
 
 @dataclass(slots=True)
@@ -105,28 +123,23 @@ class Session(EventHub, RoomRequests):
 
     async def _start(self, name: str | None, token: str | None) -> None:
         """Open the socket, say hello (new or resumed), start the reader."""
-        ws, self._subprotocol = await open_socket(self.url, self.kind)
-        try:
-            await self._hello(ws, {"name": name} if token is None else {"token": token})
-        except BaseException:
-            await ws.close()
-            raise
-        self._ws = ws
+        self._ws = await self._open({"name": name} if token is None else {"token": token})
         self._ready.set()
         self._reader = asyncio.create_task(self._run(), name=f"session-reader-{self.player}")
 
+    async def _open(self, who: dict[str, Any]) -> ClientConnection:
+        """A new socket that has said hello; closed again if the hello fails."""
+        ws, self._subprotocol = await open_socket(self.url, self.kind)
+        try:
+            await self._hello(ws, who)
+        except BaseException:
+            await ws.close()
+            raise
+        return ws
+
     async def _hello(self, ws: ClientConnection, who: dict[str, Any]) -> None:
-        """Send ``hello`` and wait for its reply on a socket the reader does not own."""
-        rid = next(self._ids)
-        frame = {"type": "hello", "id": rid, "version": PROTOCOL_VERSION, **who}
-        await ws.send(encode(frame, self._subprotocol))
-        async with asyncio.timeout(self.request_timeout):
-            while True:
-                reply = decode(await ws.recv(), self._subprotocol)
-                if reply.get("id") == rid:
-                    break
-        if reply.get("type") == "error":
-            raise ServerError.from_frame(reply)
+        """Say ``hello`` on a socket the reader does not own; take in the welcome."""
+        reply = await say_hello(ws, self._subprotocol, who, next(self._ids), self.request_timeout)
         self.token = str(reply["token"])
         self.player = str(reply["player"])
         self.name = str(reply.get("name", self.name))
@@ -205,31 +218,19 @@ class Session(EventHub, RoomRequests):
     async def _resume(self) -> ClientError | None:
         """Reconnect with the token, with backoff, for up to ``reconnect_for`` s."""
         self._ready.clear()
-        deadline = time.monotonic() + self.reconnect_for
-        delay = 0.1
-        while not self._closing:
-            try:
-                ws, self._subprotocol = await open_socket(self.url, self.kind)
-            except (OSError, InvalidHandshake, TimeoutError) as exc:
-                log.info("reconnect failed: %s", exc)
-            else:
-                try:
-                    await self._hello(ws, {"token": self.token})
-                except ServerError as exc:  # unknown_token: the server forgot us
-                    await ws.close()
-                    return ConnectionLost(f"cannot resume: {exc}", self.close_code)
-                except (ConnectionClosed, TimeoutError, FrameError) as exc:
-                    log.info("resume failed: %s", exc)
-                    await ws.close()
-                else:
-                    self._ws = ws
-                    self.stats.reconnects += 1
-                    self._ready.set()
-                    return None
-            if time.monotonic() + delay > deadline:
-                return ConnectionLost("could not reconnect", self.close_code)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
+        try:
+            ws = await with_backoff(
+                lambda: self._open({"token": self.token}),
+                lasting=self.reconnect_for,
+                stopped=lambda: self._closing,
+            )
+        except ServerError as exc:  # unknown_token: the server forgot us
+            return ConnectionLost(f"cannot resume: {exc}", self.close_code)
+        if ws is None:
+            return None if self._closing else ConnectionLost("could not reconnect", self.close_code)
+        self._ws = ws
+        self.stats.reconnects += 1
+        self._ready.set()
         return None
 
     def _receive(self, data: bytes | str) -> None:

@@ -80,7 +80,7 @@ class Board:
 
     # ------------------------------------------------------------------ queries
 
-    def _fits_foundation(self, c: int) -> int:
+    def fits_foundation(self, c: int) -> int:
         """The foundation that takes card ``c``, or -1."""
         rank = c % 13  # 0-based: the foundation must show exactly this many cards
         base = (c // 13) * self.packs
@@ -101,7 +101,30 @@ class Board:
             return Reason.NOT_ONE_LOWER
         return None
 
-    def _run_start(self, p: int) -> int:
+    def _targets(self, c: int) -> list[int]:
+        """The tableau piles that take card ``c``, in order."""
+        fits = self._fits_tableau
+        found: list[int] = []
+        for q, pile in enumerate(self.tableau):
+            if fits(c, pile) is None:
+                found.append(q)
+        return found
+
+    def _foundation_card(self, f: int) -> int:
+        """The card on top of foundation ``f``, which must not be empty."""
+        return (f // self.packs) * 13 + self.foundations[f] - 1
+
+    def _foundation_moves(self) -> list[tuple[int, int]]:
+        """``(foundation, pile)`` of every foundation-to-tableau move the cards allow;
+        whether the house rule allows them is the caller's to check."""
+        found: list[tuple[int, int]] = []
+        for f, top in enumerate(self.foundations):
+            if top:
+                for q in self._targets(self._foundation_card(f)):
+                    found.append((f, q))
+        return found
+
+    def run_start(self, p: int) -> int:
         """Where the run in sequence on top of pile ``p`` starts (-1 when empty).
 
         Only face-up cards count. In Classic and Double the whole face-up part is
@@ -128,7 +151,7 @@ class Board:
         tab = self.tableau
         pile = tab[p]
         size = len(pile)
-        start = self._run_start(p)
+        start = self.run_start(p)
         head_rank = pile[start] % 13
         found: list[tuple[int, int]] = []
         for q, target in enumerate(tab):
@@ -154,7 +177,7 @@ class Board:
         """
         if self.status is not _PLAYING or self.stock or self.waste or any(self.down):
             return False
-        return all(self._run_start(p) <= 0 for p in range(len(self.tableau)))
+        return all(self.run_start(p) <= 0 for p in range(len(self.tableau)))
 
     def can_undo(self) -> bool:
         return self.rules.undo and self._undo is not None and self.status is _PLAYING
@@ -169,29 +192,23 @@ class Board:
             return []
         out: list[Move] = []
         tab = self.tableau
-        n = len(tab)
         if self.waste:
             w = self.waste[-1]
-            if self._fits_foundation(w) >= 0:
+            if self.fits_foundation(w) >= 0:
                 out.append(Move(_W2F))
-            for q in range(n):
-                if self._fits_tableau(w, tab[q]) is None:
-                    out.append(Move(_W2T, dst=q))
-        for p in range(n):
+            for q in self._targets(w):
+                out.append(Move(_W2T, dst=q))
+        for p in range(len(tab)):
             pile = tab[p]
             if not pile:
                 continue
-            if self._fits_foundation(pile[-1]) >= 0:
+            if self.fits_foundation(pile[-1]) >= 0:
                 out.append(Move(_T2F, src=p))
             for count, q in self._run_moves(p):
                 out.append(Move(_T2T, src=p, dst=q, count=count))
         if self.rules.foundation_to_tableau:
-            for f, top in enumerate(self.foundations):
-                if top:
-                    c = (f // self.packs) * 13 + top - 1
-                    for q in range(n):
-                        if self._fits_tableau(c, tab[q]) is None:
-                            out.append(Move(_F2T, src=f, dst=q))
+            for f, q in self._foundation_moves():
+                out.append(Move(_F2T, src=f, dst=q))
         if self.stock:
             out.append(Move(_DRAW))
         elif self._can_recycle():
@@ -210,33 +227,22 @@ class Board:
         if self.stock or self._can_recycle():
             return True
         tab = self.tableau
-        n = len(tab)
         if self.waste:
             w = self.waste[-1]
-            if self._fits_foundation(w) >= 0:
+            if self.fits_foundation(w) >= 0 or self._targets(w):
                 return True
-            for q in range(n):
-                if self._fits_tableau(w, tab[q]) is None:
-                    return True
-        for p in range(n):
+        for p in range(len(tab)):
             pile = tab[p]
             if not pile:
                 continue
-            if self._fits_foundation(pile[-1]) >= 0:
+            if self.fits_foundation(pile[-1]) >= 0:
                 return True
             size = len(pile)
             for count, q in self._run_moves(p):
                 if count < size or tab[q]:
                     return True
                 # else the whole pile to an empty one: pointless
-        if self.rules.foundation_to_tableau:
-            for f, top in enumerate(self.foundations):
-                if top:
-                    c = (f // self.packs) * 13 + top - 1
-                    for q in range(n):
-                        if self._fits_tableau(c, tab[q]) is None:
-                            return True
-        return False
+        return self.rules.foundation_to_tableau and bool(self._foundation_moves())
 
     # ------------------------------------------------------------------ moves
 
@@ -266,7 +272,7 @@ class Board:
             events = ()
         elif kind is _W2F:
             c = self._waste_top()
-            f = self._fits_foundation(c)
+            f = self.fits_foundation(c)
             if f < 0:
                 raise IllegalMove(
                     Reason.FOUNDATION_WONT_TAKE, f"no foundation takes {card_str(c)} yet"
@@ -282,7 +288,7 @@ class Board:
             if not pile:
                 raise IllegalMove(Reason.PILE_EMPTY, f"pile {move.src} is empty")
             c = pile[-1]
-            f = self._fits_foundation(c)
+            f = self.fits_foundation(c)
             if f < 0:
                 raise IllegalMove(
                     Reason.FOUNDATION_WONT_TAKE, f"no foundation takes {card_str(c)} yet"
@@ -331,10 +337,9 @@ class Board:
                 )
             if not 0 <= move.src < len(self.foundations):
                 raise IllegalMove(Reason.NO_SUCH_PILE, f"there is no foundation {move.src}")
-            top = self.foundations[move.src]
-            if not top:
+            if not self.foundations[move.src]:
                 raise IllegalMove(Reason.FOUNDATION_EMPTY, f"foundation {move.src} is empty")
-            c = (move.src // self.packs) * 13 + top - 1
+            c = self._foundation_card(move.src)
             target = self._pile(move.dst)
             self._check_tableau(c, target)
             self.foundations[move.src] -= 1
@@ -407,7 +412,7 @@ class Board:
                 Reason.BAD_COUNT, f"pile {move.src} has {up} face-up card(s); cannot move {k}"
             )
         if k > 1:
-            run = len(src) - self._run_start(move.src)
+            run = len(src) - self.run_start(move.src)
             if k > run:
                 raise IllegalMove(
                     Reason.BAD_COUNT,
@@ -443,9 +448,8 @@ class Board:
             self.waste.append(c)
             cards = (c,)
         elif kind is _W2F or kind is _T2F:
-            top = self.foundations[f]
-            c = (f // self.packs) * 13 + top - 1
-            self.foundations[f] = top - 1
+            c = self._foundation_card(f)
+            self.foundations[f] -= 1
             self.home -= 1
             if kind is _W2F:
                 self.waste.append(c)
@@ -473,7 +477,7 @@ class Board:
         while self.home < self.total:
             for pile in tab:
                 if pile:
-                    f = self._fits_foundation(pile[-1])
+                    f = self.fits_foundation(pile[-1])
                     if f >= 0:
                         played.append(pile.pop())
                         self.foundations[f] += 1

@@ -170,9 +170,10 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
 
 class ServerProcess(_Child):
     """``klondike-race serve --redis URL`` as a real process that a test may kill -9
-    and start again on the same port."""
+    and start again on the same port. With ``redis_url`` None it keeps everything in
+    memory, so a restart forgets every session and room."""
 
-    def __init__(self, redis_url: str, log_path: Path, port: int | None = None) -> None:
+    def __init__(self, redis_url: str | None, log_path: Path, port: int | None = None) -> None:
         self.redis_url = redis_url
         self.port = port or free_port()
         self.log_path = log_path
@@ -186,9 +187,10 @@ class ServerProcess(_Child):
         exe = Path(sys.executable).parent / "klondike-race"
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop("KLONDIKE_REDIS_URL", None)
+        store = [] if self.redis_url is None else ["--redis", self.redis_url]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [str(exe), "serve", "--port", str(self.port), "--redis", self.redis_url],
+                [str(exe), "serve", "--port", str(self.port), *store],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from client.load import (
 from protocol import Board, DealRules, Move, Status, player_view
 from server.cli import klondike_race as main
 from tests.client_fixtures import live_url
+from tests.redis_fixtures import ServerProcess
 
 __all__ = ["live_url"]
 
@@ -90,6 +92,28 @@ async def test_a_dropped_player_resumes_and_plays_on(live_url: str) -> None:
     finally:
         await load.stop()
     assert stats.disconnects == 1 and stats.unacknowledged <= 1
+    assert not [code for code in stats.errors if code.startswith("crashed:")]
+
+
+async def test_seats_stop_when_the_server_forgot_their_tokens(tmp_path: Path) -> None:
+    server = ServerProcess(None, tmp_path / "server.log")
+    await asyncio.to_thread(server.start)
+    stats = LoadStats()
+    try:
+        rooms = await open_rooms([server.url], 1, 2, 1, {"deals_per_round": 20}, stats)
+        load = Load(rooms, stats)
+        load.start()
+        try:
+            server.kill()
+            # Back on the same port with an empty memory store: every resume is refused.
+            await asyncio.to_thread(server.start)
+            await asyncio.wait(load._tasks, timeout=20)
+            assert load.done
+        finally:
+            await load.stop()
+    finally:
+        server.kill()
+    assert stats.disconnects == 3 and stats.unacknowledged <= 2
     assert not [code for code in stats.errors if code.startswith("crashed:")]
 
 

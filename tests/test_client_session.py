@@ -14,6 +14,7 @@ import copy
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from client.codec import decode
 from client.connection import normalize_url
 from client.room import RoomState
 from tests.client_fixtures import live_url, until
+from tests.redis_fixtures import ServerProcess
 
 __all__ = ["live_url"]
 
@@ -169,6 +171,43 @@ async def test_a_drop_resumes_with_the_token_and_fails_what_was_in_flight(
         assert info.value.code == "wrong_state"
         moved = await s.draw()  # the session works again, in the same deal
         assert moved.deal == 1 and moved.board["moves"] == 1
+
+
+async def test_a_session_gives_up_resuming_after_reconnect_for(tmp_path: Path) -> None:
+    server = ServerProcess(None, tmp_path / "server.log")
+    await asyncio.to_thread(server.start)
+    try:
+        async with connect(server.url, name="Ann", reconnect_for=1.0) as s:
+            await s.create_room()
+            server.kill()  # gone for good: every try is refused at once
+            gone = time.monotonic()
+            async with asyncio.timeout(6):
+                await s.wait_closed()
+            # It kept trying (0.1 + 0.2 + 0.4 s of pauses) and no longer than it was told.
+            assert time.monotonic() - gone >= 0.6
+            assert (s.stats.drops, s.stats.reconnects) == (1, 0)
+            with pytest.raises(ConnectionLost, match="could not reconnect"):
+                await s.ping()
+    finally:
+        server.kill()
+
+
+async def test_a_server_that_forgot_the_token_ends_the_session(tmp_path: Path) -> None:
+    server = ServerProcess(None, tmp_path / "server.log")
+    await asyncio.to_thread(server.start)
+    try:
+        async with connect(server.url, name="Ann") as s:
+            await s.create_room()
+            server.kill()
+            # Back on the same port with an empty memory store: the resume is refused.
+            await asyncio.to_thread(server.start)
+            async with asyncio.timeout(20):
+                await s.wait_closed()
+            assert (s.stats.drops, s.stats.reconnects) == (1, 0)
+            with pytest.raises(ConnectionLost, match="cannot resume: unknown_token"):
+                await s.ping()
+    finally:
+        server.kill()
 
 
 async def test_a_sequence_gap_fetches_a_snapshot_and_skips_what_it_covers(

@@ -99,7 +99,7 @@ def _uncovers(board: Board, m: Move) -> bool:
     """A tableau move that takes a pile's whole run off a card beneath it."""
     if m.kind is not K.TABLEAU_TO_TABLEAU:
         return False
-    start = board._run_start(m.src)
+    start = board.run_start(m.src)
     return start > 0 and m.count == len(board.tableau[m.src]) - start
 
 
