@@ -15,8 +15,7 @@ from __future__ import annotations
 import secrets
 from typing import TYPE_CHECKING, Any
 
-from protocol.cards import card_str
-from protocol.moves import Event
+from protocol.views import outcome_view
 from protocol.wire import (
     CloseRoom,
     CreateRoom,
@@ -46,15 +45,6 @@ if TYPE_CHECKING:
 __all__ = ["CODE_ALPHABET", "ROOM_HANDLERS"]
 
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
-
-_EVENT_NAMES = {
-    Event.WASTE_TO_TABLEAU: "waste_tableau",
-    Event.WASTE_TO_FOUNDATION: "waste_foundation",
-    Event.TABLEAU_TO_FOUNDATION: "tableau_foundation",
-    Event.TURN_OVER: "turn_over",
-    Event.FOUNDATION_TO_TABLEAU: "foundation_tableau",
-    Event.RECYCLE: "recycle",
-}
 
 
 def _store_down() -> RoomError:
@@ -194,14 +184,7 @@ async def _move(service: Service, conn: Connection, req: MoveRequest) -> None:
             "id": req.id,
             "deal": d.deal,
             "t": t,
-            "result": {
-                "cards": [card_str(c) for c in outcome.cards],
-                "turned": card_str(outcome.turned) if outcome.turned is not None else None,
-                "events": [_EVENT_NAMES[e] for e in outcome.events],
-                "pass_started": outcome.pass_started,
-                "status": outcome.status.value,
-                "undone": outcome.undone,
-            },
+            "result": outcome_view(outcome),
             "board": board_view(deal, player),
             "score": room.score(deal, player, now),
         }

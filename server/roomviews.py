@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from protocol.views import player_view, progress, revealed_view
+from protocol.scoring import replay_outcomes
+from protocol.views import outcome_view, player_view, progress, revealed_view
 
 from .roomtypes import logged_move
 
@@ -32,6 +33,7 @@ __all__ = [
 ]
 
 SPECTATOR = "spectator"
+_REVEALED = ""  # revealed_deal's entry in Deal.views (player ids are never empty)
 
 
 def board_view(deal: Deal, player: str) -> dict[str, Any]:
@@ -93,17 +95,35 @@ def deal_started_event(room: Room, deal: Deal, who: str | None, now: int) -> dic
 
 
 def revealed_deal(deal: Deal) -> dict[str, Any]:
-    """Everything about a deal that is over for everyone: seed, boards, logs."""
-    return {
+    """Everything about a deal that is over for everyone: seed, boards, logs.
+
+    Each logged move carries its ``result``, the engine's account of what it did
+    (the map its ``moved`` reply carried), so that clients tell past moves without
+    rules of their own. The logs keep no outcomes, so they are replayed from the
+    seed; a deal that is over takes no more moves, so its map is built once and
+    kept in ``deal.views`` under a key no player id can be.
+    """
+    version = sum(len(log) for log in deal.logs.values())
+    cached = deal.views.get(_REVEALED)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    logs: dict[str, list[dict[str, Any]]] = {}
+    for p, log in deal.logs.items():
+        moves = [logged_move(e) for e in log]
+        outcomes = replay_outcomes(deal.seed, deal.rules, moves)
+        logs[p] = [
+            {"t": e[0], "move": m.to_wire(), "result": outcome_view(o)}
+            for e, m, o in zip(log, moves, outcomes, strict=True)
+        ]
+    revealed = {
         "number": deal.number,
         "seed": deal.seed,
         "commitment": deal.commitment,
         "boards": {p: revealed_view(r.board) for p, r in deal.replays.items()},
-        "logs": {
-            p: [{"t": e[0], "move": logged_move(e).to_wire()} for e in log]
-            for p, log in deal.logs.items()
-        },
+        "logs": logs,
     }
+    deal.views[_REVEALED] = (version, revealed)
+    return revealed
 
 
 def snapshot(room: Room, member: str, now: int) -> dict[str, Any]:
