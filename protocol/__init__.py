@@ -8,10 +8,10 @@ from .board import Board
 from .cards import card_from_str, card_str
 from .deal import commitment, deal_layout, verify_commitment
 from .moves import Event, IllegalMove, Move, MoveKind, Outcome, Reason, Status
-from .scoring import DealReplay, TimedMove, deal_score, replay
+from .scoring import DealReplay, TimedMove, deal_score, replay, replay_outcomes
 from .settings import DealRules, Scoring, Settings, SettingsError, Variant
 from .sheet import DealEntry, Sheet, build_sheet
-from .views import hidden_cards, player_view, progress, revealed_view
+from .views import hidden_cards, outcome_view, player_view, progress, revealed_view
 
 __all__ = [
     "Board",
@@ -38,9 +38,11 @@ __all__ = [
     "deal_layout",
     "deal_score",
     "hidden_cards",
+    "outcome_view",
     "player_view",
     "progress",
     "replay",
+    "replay_outcomes",
     "revealed_view",
     "verify_commitment",
 ]

@@ -24,6 +24,7 @@ __all__ = [
     "deal_score",
     "event_points",
     "replay",
+    "replay_outcomes",
 ]
 
 TICK_MS = 10_000  # Timed: 2 points off every full 10 seconds
@@ -77,6 +78,18 @@ def replay(seed: str, rules: DealRules, moves: Iterable[TimedMove]) -> DealRepla
     for timed in moves:
         result.record(timed, result.board.apply(timed.move))
     return result
+
+
+def replay_outcomes(seed: str, rules: DealRules, moves: Iterable[Move]) -> list[Outcome]:
+    """What each move of a log did, in order, as :meth:`Board.apply` reported it live.
+
+    The same replay as :func:`replay`, keeping every move's :class:`Outcome` (undos
+    and the moves they took back included) rather than the scoring trace, which drops
+    undone moves. A revealed deal carries these, so that no client needs the rules to
+    tell its moves. Raises ``IllegalMove`` if the log is not legal.
+    """
+    board = Board.deal(seed, rules)
+    return [board.apply(move) for move in moves]
 
 
 def event_points(event: Event, pass_started: int, draw: int) -> int:

@@ -5,7 +5,10 @@ The server never sends a :class:`~protocol.board.Board`; it sends these maps. A
 from it can carry a face-down card or the stock order (in Thoughtful every card is
 face up, so it shows them all). :func:`progress` is what rivals see mid-deal.
 :func:`revealed_view` shows everything and is sent only once a deal is over for
-everyone, when its seed is revealed too.
+everyone, when its seed is revealed too. :func:`outcome_view` is what an accepted
+move did, in the same terms: the mover gets it in the ``moved`` reply, and everyone
+gets it for every logged move of a revealed deal, so a client tells past moves from
+the engine's own account instead of re-implementing the rules to work them out.
 """
 
 from __future__ import annotations
@@ -14,9 +17,27 @@ from typing import Any
 
 from .board import Board
 from .cards import card_str
+from .moves import Event, Outcome
 from .settings import Variant
 
-__all__ = ["hidden_cards", "player_view", "progress", "revealed_view"]
+__all__ = [
+    "EVENT_NAMES",
+    "hidden_cards",
+    "outcome_view",
+    "player_view",
+    "progress",
+    "revealed_view",
+]
+
+# The wire names of scoring events (docs/protocol.md, the ``moved`` reply).
+EVENT_NAMES = {
+    Event.WASTE_TO_TABLEAU: "waste_tableau",
+    Event.WASTE_TO_FOUNDATION: "waste_foundation",
+    Event.TABLEAU_TO_FOUNDATION: "tableau_foundation",
+    Event.TURN_OVER: "turn_over",
+    Event.FOUNDATION_TO_TABLEAU: "foundation_tableau",
+    Event.RECYCLE: "recycle",
+}
 
 
 def _foundations(board: Board) -> list[str | None]:
@@ -77,6 +98,23 @@ def revealed_view(board: Board) -> dict[str, Any]:
     view["stock_cards"] = [card_str(c) for c in reversed(board.stock)]
     view["waste_cards"] = [card_str(c) for c in board.waste]
     return view
+
+
+def outcome_view(outcome: Outcome) -> dict[str, Any]:
+    """What an accepted move did, as the wire carries it (the ``result`` of ``moved``
+    and of each logged move of a revealed deal).
+
+    One function for both, so a past move is told exactly as it was reported live.
+    It names only cards the move showed: the ones it moved and the one it turned up.
+    """
+    return {
+        "cards": [card_str(c) for c in outcome.cards],
+        "turned": card_str(outcome.turned) if outcome.turned is not None else None,
+        "events": [EVENT_NAMES[e] for e in outcome.events],
+        "pass_started": outcome.pass_started,
+        "status": outcome.status.value,
+        "undone": outcome.undone,
+    }
 
 
 def progress(board: Board, score: int) -> dict[str, Any]:

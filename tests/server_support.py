@@ -226,6 +226,7 @@ class Ledger:
 
     def __init__(self) -> None:
         self.moves: dict[int, dict[str, list[Any]]] = {}
+        self.results: dict[int, dict[str, list[dict[str, Any]]]] = {}  # as ``moved`` said
         self.rules: dict[int, Any] = {}
         self.seeds: dict[int, str] = {}
         self.started_at: dict[int, int] = {}
@@ -240,6 +241,7 @@ class Ledger:
         self.seeds[n] = seed
         self.started_at[n] = deal["started_at"]
         self.moves[n] = {p: [] for p in players}
+        self.results[n] = {p: [] for p in players}
 
     def moved(self, player: str, reply: dict[str, Any], move: dict[str, Any]) -> None:
         from protocol.moves import Move
@@ -248,6 +250,7 @@ class Ledger:
         self.moves[reply["deal"]][player].append(
             TimedMove(reply["t"], next(self.order), Move.from_wire(move))
         )
+        self.results[reply["deal"]][player].append(reply["result"])
 
     def sheet(
         self, players: list[str], scoring: Any, bonus: int, now: int, carry: Any = None
@@ -265,7 +268,12 @@ class Ledger:
         return build_sheet(players, entries, scoring, bonus, carry)
 
     def logs_wire(self, n: int) -> dict[str, list[dict[str, Any]]]:
+        """Deal ``n``'s logs as a revealed deal must carry them: each move with the
+        ``result`` its ``moved`` reply carried live."""
         return {
-            p: [{"t": tm.t, "move": tm.move.to_wire()} for tm in ms]
+            p: [
+                {"t": tm.t, "move": tm.move.to_wire(), "result": result}
+                for tm, result in zip(ms, self.results[n][p], strict=True)
+            ]
             for p, ms in self.moves[n].items()
         }

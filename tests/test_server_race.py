@@ -253,10 +253,17 @@ async def test_undo_and_auto_complete() -> None:
         moves = [m.to_wire() for m in solution]
         before: dict[str, Any] = {"board": view, "score": 0}
         undone = False
+        told: list[dict[str, Any]] = []  # every accepted move and its live result
+
+        def tell(move: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
+            told.append({"t": reply["t"], "move": move, "result": reply["result"]})
+            return reply
+
         for move in moves:
-            reply = await ann.ok("move", deal=1, move=move)
+            reply = tell(move, await ann.ok("move", deal=1, move=move))
             if not undone and move["kind"] in ("waste_tableau", "tableau_foundation"):
-                back = await ann.ok("move", deal=1, move={"kind": "undo"})
+                undo = {"kind": "undo"}
+                back = tell(undo, await ann.ok("move", deal=1, move=undo))
                 assert (
                     back["result"]["undone"] and back["result"]["cards"] == reply["result"]["cards"]
                 )
@@ -265,9 +272,13 @@ async def test_undo_and_auto_complete() -> None:
                 assert back["score"] == before["score"]
                 again = await ann.request("move", deal=1, move={"kind": "undo"})
                 assert again["code"] == "undo_not_allowed"
-                reply = await ann.ok("move", deal=1, move=move)
+                reply = tell(move, await ann.ok("move", deal=1, move=move))
                 undone = True
             before = reply
         assert undone and moves[-1]["kind"] == "auto_complete"
         assert reply["result"]["status"] == "won" and reply["board"]["home"] == 52
         assert len(reply["result"]["cards"]) > 1
+        # The revealed deal tells every move, the undo and the move it took back
+        # included, exactly as the live replies did.
+        over = await ann.event("deal_over")
+        assert over["deal"]["logs"][ann.player] == told

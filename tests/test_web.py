@@ -21,6 +21,7 @@ import asyncio
 import hashlib
 import json
 import queue
+import random
 import re
 import subprocess
 import sys
@@ -38,11 +39,14 @@ from playwright.sync_api import Browser, Locator, Page, WebSocketRoute, expect, 
 from client import Session, connect
 from client.bot import Bot
 from client.bot import board_from_view as bot_board
+from protocol.board import Board
 from protocol.cards import card_str
-from protocol.deal import deal_layout
+from protocol.deal import commitment, deal_layout
 from protocol.moves import Move, MoveKind, Status
-from protocol.settings import Variant
-from protocol.views import player_view
+from protocol.scoring import replay_outcomes
+from protocol.settings import DealRules, Variant
+from protocol.views import outcome_view, player_view, revealed_view
+from tests.solver import solve
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts"
@@ -943,15 +947,25 @@ REPLAY = """async (seeds) => {
   const deals = [];
   for (const seed of seeds) {
     for (const variant of ['classic', 'double']) {
-      deals.push({seed, variant, commitment: m.commitmentOf(seed), ...m.dealLayout(seed, variant)});
+      deals.push({seed, variant, commitment: await m.commitmentOf(seed),
+        ...(await m.dealLayout(seed, variant))});
     }
   }
-  // A seed that does not match its commitment: the log is told without cards.
+  // A seed that does not match its commitment: the log (with no results) is told
+  // without cards, and not followed.
   const board = {variant: 'classic', draw: 1, tableau: [], foundations: []};
   const move = {kind: 'tableau_tableau', from: 1, to: 4, count: 2};
-  const forged = m.explainDeal({number: 1, seed: '0', commitment: 'ab',
+  const forged = await m.explainDeal({number: 1, seed: '0', commitment: 'ab',
     boards: {p: board}, logs: {p: [{t: 61500, move}]}});
-  return {deals, forged};
+  // The right seed, but a result naming a card that is not where the move takes it
+  // from: the log is told from its result, and the check says it does not follow.
+  const layout = await m.dealLayout('0');
+  const notTop = layout.piles[0][0] === 'AS' ? 'KS' : 'AS';
+  const lied = await m.explainDeal({number: 1, seed: '0', commitment: await m.commitmentOf('0'),
+    boards: {p: board}, logs: {p: [{t: 1000, move: {kind: 'tableau_foundation', from: 0},
+      result: {cards: [notTop], turned: null, events: ['tableau_foundation'], pass_started: 0,
+        status: 'playing', undone: false}}]}});
+  return {deals, forged, lied, notTop};
 }"""
 
 
@@ -972,6 +986,184 @@ def test_seed_check_and_layout_in_browser(server: str, browser: Browser) -> None
         steps = got["forged"]["players"]["p"]
         assert steps["replayed"] is False
         assert [s["text"] for s in steps["steps"]] == ["pile 2 → pile 5 (2 cards)"]
+        assert steps["error"] == "seed does not match"
+        assert got["lied"]["seedOk"] is True
+        lied = got["lied"]["players"]["p"]
+        top = ("10" if got["notTop"][0] == "T" else got["notTop"][0]) + "♣♦♥♠"[
+            "CDHS".index(got["notTop"][1])
+        ]
+        assert [s["text"].replace("\ufe0e", "") for s in lied["steps"]] == [
+            f"{top} pile 1 → foundation"
+        ]
+        assert lied["replayed"] is False
+        assert lied["error"] == f"{got['notTop']} is not on top of pile 1"
+        no_errors(client)
+    finally:
+        client.close()
+
+
+FOLLOW = """async (past) => {
+  const m = await import('/replay.js');
+  const checked = await m.checkDeal(past);
+  const told = Object.fromEntries(
+    Object.entries(past.logs).map(([id, log]) => [id, m.tellLog(log)]));
+  return {checked, told};
+}"""
+
+
+def revealed_by_engine(seed: str, plays: dict[str, tuple[DealRules, list[Move]]]) -> dict[str, Any]:
+    """A revealed deal built the way the server builds one (server/core/views.py):
+    each log replayed by the engine, every move with its outcome_view."""
+    boards, logs = {}, {}
+    for name, (rules, line) in plays.items():
+        board = Board.deal(seed, rules)
+        outcomes = [board.apply(move) for move in line]
+        assert replay_outcomes(seed, rules, line) == outcomes
+        boards[name] = revealed_view(board)
+        logs[name] = [
+            {"t": 1000 * i, "move": o.move.to_wire(), "result": outcome_view(o)}
+            for i, o in enumerate(outcomes)
+        ]
+    return {
+        "number": 1,
+        "seed": seed,
+        "commitment": commitment(seed),
+        "boards": boards,
+        "logs": logs,
+    }
+
+
+def random_line(seed: str, rules: DealRules, n: int) -> list[Move]:
+    """Up to ``n`` random legal moves, with an undo wherever one may follow."""
+    rng = random.Random(seed)
+    board = Board.deal(seed, rules)
+    line: list[Move] = []
+    while len(line) < n and board.status is Status.PLAYING:
+        options = board.legal_moves()
+        move = Move(MoveKind.UNDO) if board.can_undo() and rng.random() < 0.3 else None
+        move = move or (rng.choice(options) if options else Move(MoveKind.RESIGN))
+        board.apply(move)
+        line.append(move)
+    return line
+
+
+def test_logs_followed_from_the_seed_in_every_variant(server: str, browser: Browser) -> None:
+    """replay.js follows the engine's results from the seed's layout to the revealed
+    board in every variant (draw three, Double's two foundations a suit, undos, an
+    auto-complete), and tells each move as the engine reported it."""
+    seed = "follow-3"
+    won = DealRules(variant=Variant.THOUGHTFUL, undo=True)
+    win = solve(Board.deal("race-27", won))
+    assert win is not None and win[-1].kind is MoveKind.AUTO_COMPLETE
+    all_rules = {
+        "classic": DealRules(undo=True),
+        "three": DealRules(draw=3, pass_limit=3, undo=True),
+        "double": DealRules(variant=Variant.DOUBLE, undo=True),
+        "thoughtful": DealRules(variant=Variant.THOUGHTFUL, draw=3, undo=True),
+    }
+    plays = {name: (rules, random_line(seed, rules, 300)) for name, rules in all_rules.items()}
+    client = Client(browser, server, "follow")
+    try:
+        page = client.open()
+        for past in (
+            revealed_by_engine(seed, plays),
+            revealed_by_engine("race-27", {"won": (won, win)}),
+        ):
+            got = page.evaluate(FOLLOW, past)
+            assert got["checked"]["seedOk"] is True
+            for name, log in past["logs"].items():
+                assert got["checked"]["players"][name] == {"replayed": True, "error": None}, name
+                texts = [step["text"].replace("\ufe0e", "") for step in got["told"][name]]
+                assert len(texts) == len(log)
+                for text, entry in zip(texts, log, strict=True):
+                    kind, result = entry["move"]["kind"], entry["result"]
+                    if result["undone"]:
+                        assert text.startswith("undo: "), text
+                    elif kind not in ("draw", "recycle", "auto_complete", "resign"):
+                        head = result["cards"][0]
+                        assert text.startswith(card_text(head)), (text, entry)
+                    if result["turned"]:
+                        assert text.endswith(f" · turns up {card_text(result['turned'])}"), text
+        no_errors(client)
+    finally:
+        client.close()
+
+
+def card_text(code: str) -> str:
+    """A card as the panel writes it: "10♥" for TH."""
+    return ("10" if code[0] == "T" else code[0]) + "♣♦♥♠"["CDHS".index(code[1])]
+
+
+# FIPS 180-2, appendix B (and the NIST example values): the published SHA-256 test
+# vectors, None standing for one million repetitions of "a".
+SHA256_VECTORS = {
+    "": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "abc": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq": (
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+    ),
+    None: "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+}
+
+SHA256 = """async (vectors) => {
+  const m = await import('/replay.js');
+  const hex = (b) => [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+  const bytesOf = (text) => text === null
+    ? new Uint8Array(1000000).fill(0x61) : new TextEncoder().encode(text);
+  const subtle = async (bytes) =>
+    hex(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes)));
+  const out = {secure: window.isSecureContext, usesSubtle: m.usesSubtle(),
+    fallback: [], subtle: [], lengths: [], seeds: {}};
+  for (const text of vectors) {
+    out.fallback.push(hex(m.sha256(bytesOf(text))));
+    out.subtle.push(await subtle(bytesOf(text)));
+  }
+  // Every length across the padding boundaries of one, two and three blocks.
+  for (let n = 0; n <= 200; n += 1) {
+    const bytes = Uint8Array.from({length: n}, (_, i) => (i * 131 + n) & 0xff);
+    out.lengths.push([hex(m.sha256(bytes)), await subtle(bytes)]);
+  }
+  // The page's own checks, by crypto.subtle and then by the fallback alone.
+  const seed = 'héllo wörld ♠';
+  const check = async () => ({usesSubtle: m.usesSubtle(), commitment: await m.commitmentOf(seed),
+    layout: await m.dealLayout(seed, 'double')});
+  out.seeds.subtle = await check();
+  Object.defineProperty(window, 'isSecureContext', {value: false, configurable: true});
+  out.seeds.fallback = await check();
+  delete window.isSecureContext;
+  return out;
+}"""
+
+
+def test_sha256_fallback_pinned_and_agrees_with_crypto_subtle(
+    server: str, browser: Browser
+) -> None:
+    """replay.js: its written-out SHA-256 gives the published test vectors, and the
+    page's crypto.subtle agrees with it, on the vectors, on every message length up
+    to three blocks, and on the seed checks the page makes either way."""
+    client = Client(browser, server, "sha256")
+    vectors = list(SHA256_VECTORS)
+    try:
+        got = client.open().evaluate(SHA256, vectors)
+        # Served from 127.0.0.1, the page is a secure context and uses crypto.subtle.
+        assert got["secure"] is True and got["usesSubtle"] is True
+        assert got["fallback"] == list(SHA256_VECTORS.values())
+        assert got["subtle"] == list(SHA256_VECTORS.values())
+        assert len(got["lengths"]) == 201
+        for n, (fallback, subtle) in enumerate(got["lengths"]):
+            data = bytes((i * 131 + n) & 0xFF for i in range(n))
+            assert fallback == subtle == hashlib.sha256(data).hexdigest(), n
+        by_subtle, by_fallback = got["seeds"]["subtle"], got["seeds"]["fallback"]
+        assert by_subtle["usesSubtle"] is True and by_fallback["usesSubtle"] is False
+        seed = "héllo wörld ♠"
+        digest = hashlib.sha256(f"klondike-race/seed/v1:{seed}".encode()).hexdigest()
+        assert by_subtle["commitment"] == by_fallback["commitment"] == digest
+        piles, stock = deal_layout(seed, Variant.DOUBLE)
+        want = {
+            "piles": [[card_str(c) for c in p] for p in piles],
+            "stock": list(map(card_str, stock)),
+        }
+        assert by_subtle["layout"] == by_fallback["layout"] == want
         no_errors(client)
     finally:
         client.close()

@@ -1,13 +1,16 @@
 // Past deals (docs/rules.md §8): once a deal is over, every player's final board and
-// move log, with the revealed seed checked against its commitment and each log
-// replayed in the browser from the layout that seed deals (replay.js). Anyone can
+// move log, each move told from the result the engine reported for it. The page
+// checks the revealed seed against its commitment and follows each log's results
+// from the layout that seed deals to the revealed board (replay.js), so anyone can
 // see here that nobody was dealt a different game, without trusting the server.
+// The checks hash, which may be asynchronous (crypto.subtle): the logs show at
+// once, the check marks when the checks are done.
 
 import { renderBoard } from "./board.js";
 import { clock, h, replaceChildren, short, signed } from "./dom.js";
 import { statusText } from "./hud.js";
-import { cardText, explainDeal } from "./replay.js";
-import { $, me, nameOf, state } from "./state.js";
+import { cardText, checkDeal, tellLog } from "./replay.js";
+import { $, me, nameOf, render, state } from "./state.js";
 
 /** Card names in a text ("7♥︎ waste → pile 3") as spans coloured by suit. */
 function cardsInText(text) {
@@ -28,11 +31,18 @@ function cardList(codes) {
   return cardsInText(codes.map(cardText).join(" "));
 }
 
-function explained(past) {
+/** The checks of a past deal: null until they are done (a redraw follows then). */
+function checked(past) {
   let e = state.past.explained.get(past.number);
   if (!e || e.past !== past) {
-    e = { past, result: explainDeal(past) };
-    state.past.explained.set(past.number, e);
+    const entry = { past, result: null };
+    const settle = (result) => {
+      entry.result = result;
+      if (state.past.explained.get(past.number) === entry) render();
+    };
+    checkDeal(past).then(settle, (err) => settle({ seedOk: false, players: {}, error: String(err) }));
+    state.past.explained.set(past.number, entry);
+    e = entry;
   }
   return e.result;
 }
@@ -53,7 +63,8 @@ export function renderPast() {
   const row = room.sheet?.rows?.[pick - 1] || null;
   // Logs can be long: rebuild only when something shown here changed.
   const ids = Object.keys(past.boards || {});
-  const key = JSON.stringify([room.code, room.round, numbers, pick, row, state.firsts[pick] || null, ids.map(nameOf), me()]);
+  const checks = checked(past);
+  const key = JSON.stringify([room.code, room.round, numbers, pick, row, state.firsts[pick] || null, ids.map(nameOf), me(), checks !== null]);
   if (key === state.past.key) return;
   state.past.key = key;
 
@@ -67,13 +78,15 @@ export function renderPast() {
       },
     }, `Deal ${n}`)));
 
-  const { seedOk, players } = explained(past);
+  const seedOk = checks?.seedOk;
   const commit = String(past.commitment || "");
   const seedLine = h("p", { class: "past-seed" },
     "Seed ", h("code", { class: "seed" }, String(past.seed)), " ",
-    seedOk
-      ? h("span", { class: "ok", title: "sha256 of the seed equals the commitment made when the deal started" }, "✓ matches its commitment")
-      : h("span", { class: "bad" }, "✗ does not match its commitment"),
+    !checks
+      ? h("span", { class: "checking" }, "checking…")
+      : seedOk
+        ? h("span", { class: "ok", title: "sha256 of the seed equals the commitment made when the deal started" }, "✓ matches its commitment")
+        : h("span", { class: "bad" }, "✗ does not match its commitment"),
     " ", h("code", { class: "commit", title: commit }, short(commit)));
   const anyDown = ids.some((id) => past.boards[id].tableau.some((p) => p.down > 0));
   const legend = anyDown
@@ -86,7 +99,8 @@ export function renderPast() {
   const cards = order.map((id) => {
     const board = past.boards[id];
     const cell = row?.cells?.[id] || null;
-    const info = players[id] || { steps: [], replayed: false, error: "no log" };
+    const steps = tellLog(past.logs?.[id]);
+    const check = checks ? checks.players[id] || { replayed: false, error: "no log" } : null;
     const total = board.foundations.length * 13;
     const stock = board.stock_cards || [];
     const waste = board.waste_cards || [];
@@ -103,12 +117,14 @@ export function renderPast() {
         h("span", {}, h("b", {}, `Stock (${stock.length}): `), cardList(stock)), " ",
         h("span", {}, h("b", {}, `Waste (${waste.length}): `), cardList(waste))),
       h("details", { class: "past-log", open: true },
-        h("summary", {}, `Move log (${info.steps.length})`, " ",
-          info.replayed
-            ? h("span", { class: "ok", title: "replayed from the seed's layout, it ends on this board" }, "✓ replays to this board")
-            : h("span", { class: "bad", title: info.error || "" }, `✗ not replayed${info.error ? `: ${info.error}` : ""}`)),
-        info.steps.length
-          ? h("ol", { class: "log", tabindex: 0, "aria-label": `${nameOf(id)}'s moves in deal ${pick}` }, info.steps.map((step, i) =>
+        h("summary", {}, `Move log (${steps.length})`, " ",
+          !check
+            ? h("span", { class: "checking" }, "checking…")
+            : check.replayed
+              ? h("span", { class: "ok", title: "followed from the seed's layout, the moves end on this board" }, "✓ replays to this board")
+              : h("span", { class: "bad", title: check.error || "" }, `✗ not replayed${check.error ? `: ${check.error}` : ""}`)),
+        steps.length
+          ? h("ol", { class: "log", tabindex: 0, "aria-label": `${nameOf(id)}'s moves in deal ${pick}` }, steps.map((step, i) =>
               h("li", { dataset: { kind: step.move.kind, index: String(i) } },
                 h("span", { class: "t" }, clock(step.t)),
                 h("span", { class: "mv" }, cardsInText(step.text)))))

@@ -1,11 +1,19 @@
-// Past deals, checked in the browser: the seed against its commitment, the layout
-// the seed deals (docs/rules.md §2), and every player's move log replayed from that
-// layout, so each logged move can be told in words ("7♥ waste → pile 3") and the
-// replay's end compared with the board the server revealed.
+// Past deals, checked in the browser and told in words. The server's revealed deal
+// carries, for every logged move, the engine's own account of what it did (its
+// `result`: cards moved, card turned, pass started, undone), so this module knows no
+// rules of play: it only words those results ("7♥ waste → pile 3").
 //
-// Everything here is pure and synchronous. SHA-256 is written out because
-// `crypto.subtle` exists only in secure contexts, and a room served over plain
-// http on a LAN must be checkable too.
+// What it does check itself is what a commitment is for: that the revealed seed is
+// the one committed to when the deal started, and that the layout the seed deals
+// (docs/rules.md §2, written out here as there) is the one that was played. For
+// that it follows each logged move's result from the seed's layout, card by card
+// (the cards the engine says moved must be where the move says they came from),
+// and the board it ends on must be the one the server revealed. It checks that the
+// account is consistent, not that the moves were legal: that is the engine's job.
+//
+// SHA-256 is `crypto.subtle` where the page is a secure context (https, localhost),
+// and the JavaScript below otherwise: a room served over plain http on a LAN must
+// be checkable too.
 
 import { RANKS, SUITS, SUIT_SYMBOL } from "./cards.js";
 
@@ -23,7 +31,11 @@ const K = new Uint32Array([
   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 ]);
 
-/** SHA-256 of `bytes` (a Uint8Array): 32 bytes. */
+/**
+ * SHA-256 of `bytes` (a Uint8Array): 32 bytes, written out for pages that are not a
+ * secure context (`crypto.subtle` is missing there). tests/test_web.py pins it with
+ * the FIPS 180-2 test vectors and checks it against `crypto.subtle`.
+ */
 export function sha256(bytes) {
   const n = bytes.length;
   const total = Math.ceil((n + 9) / 64) * 64;
@@ -71,15 +83,26 @@ export function sha256(bytes) {
 const hex = (bytes) => [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
 const utf8 = (text) => new TextEncoder().encode(text);
 
+/** Whether this page hashes with `crypto.subtle` (a secure context that has it). */
+export function usesSubtle() {
+  return Boolean(globalThis.isSecureContext && globalThis.crypto?.subtle);
+}
+
+/** SHA-256 of `bytes`: a promise of 32 bytes, from `crypto.subtle` when there is one. */
+export async function digest(bytes) {
+  if (usesSubtle()) return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return sha256(bytes);
+}
+
 /** The commitment a seed makes: hex(SHA-256("klondike-race/seed/v1:" + seed)). */
-export function commitmentOf(seed) {
-  return hex(sha256(utf8(`klondike-race/seed/v1:${seed}`)));
+export async function commitmentOf(seed) {
+  return hex(await digest(utf8(`klondike-race/seed/v1:${seed}`)));
 }
 
 /** Whether `seed` is the one `commitment` promised (case and spaces of the hash ignored). */
-export function seedMatches(seed, commitment) {
+export async function seedMatches(seed, commitment) {
   if (seed === undefined || seed === null || !commitment) return false;
-  return commitmentOf(String(seed)) === String(commitment).trim().toLowerCase();
+  return (await commitmentOf(String(seed))) === String(commitment).trim().toLowerCase();
 }
 
 // ---------------------------------------------------------------------------
@@ -87,24 +110,31 @@ export function seedMatches(seed, commitment) {
 
 const cardCode = (k) => RANKS[k % 13] + SUITS[Math.floor(k / 13) % 4];
 
-/** The random words of a seed: 64-bit BigInts, SHA-256(S ‖ i) block after block. */
-function* words(seed) {
+/** The random words of a seed, 64-bit BigInts from SHA-256(S ‖ i) block after block:
+ * `next()` promises the next one. */
+function words(seed) {
   const s = utf8(seed);
   const buf = new Uint8Array(s.length + 8);
   buf.set(s);
   const counter = new DataView(buf.buffer, s.length, 8);
-  for (let i = 0n; ; i += 1n) {
-    counter.setBigUint64(0, i);
-    const block = new DataView(sha256(buf).buffer);
-    for (let w = 0; w < 4; w += 1) yield block.getBigUint64(w * 8);
-  }
+  let block = 0n;
+  let have = [];
+  return async () => {
+    if (!have.length) {
+      counter.setBigUint64(0, block);
+      block += 1n;
+      const out = new DataView((await digest(buf)).buffer);
+      have = [0, 1, 2, 3].map((w) => out.getBigUint64(w * 8));
+    }
+    return have.shift();
+  };
 }
 
 /**
  * The layout `seed` deals: `piles` bottom card first, `stock` in draw order.
  * The same for Classic and Thoughtful; Double uses two packs and nine piles.
  */
-export function dealLayout(seed, variant = "classic") {
+export async function dealLayout(seed, variant = "classic") {
   const packs = variant === "double" ? 2 : 1;
   const n = 52 * packs;
   const pack = Array.from({ length: n }, (_, k) => k % 52);
@@ -113,8 +143,8 @@ export function dealLayout(seed, variant = "classic") {
   for (let i = n - 1; i >= 1; i -= 1) {
     const b = BigInt(i + 1);
     const limit = two64 - (two64 % b);
-    let w = next.next().value;
-    while (w >= limit) w = next.next().value;
+    let w = await next();
+    while (w >= limit) w = await next();
     const j = Number(w % b);
     [pack[i], pack[j]] = [pack[j], pack[i]];
   }
@@ -128,7 +158,7 @@ export function dealLayout(seed, variant = "classic") {
 }
 
 // ---------------------------------------------------------------------------
-// Replaying a log
+// Following a log's results from the seed's layout
 
 /** "7♥" */
 export function cardText(code) {
@@ -136,192 +166,145 @@ export function cardText(code) {
 }
 
 const value = (code) => RANKS.indexOf(code[0]) + 1;
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-class Replay {
-  constructor(layout, { variant, draw }) {
+/**
+ * Where the cards are, moved only as the engine's results say: no rule of play is
+ * checked here, only that each card the engine names is where the move takes it
+ * from. A mismatch throws, saying where.
+ */
+class Follow {
+  constructor(layout, variant) {
     this.packs = variant === "double" ? 2 : 1;
-    this.total = 52 * this.packs;
-    this.draw = draw || 1;
     this.tableau = layout.piles.map((p) => p.slice());
     this.down = this.tableau.map((p) => (variant === "thoughtful" ? 0 : Math.max(0, p.length - 1)));
     this.stock = layout.stock.slice().reverse(); // the next card to draw last
     this.waste = [];
     this.foundations = new Array(4 * this.packs).fill(0); // cards on each
-    this.home = 0;
-    this.passes = 1;
-    this.lastUndo = null; // how to take back the last move: {move, f, cards}
+    this.before = null; // the cards before the last move, for an undo to go back to
   }
 
   fail(why) {
     throw new Error(why);
   }
 
+  state() {
+    return {
+      tableau: this.tableau.map((p) => p.slice()),
+      down: this.down.slice(),
+      stock: this.stock.slice(),
+      waste: this.waste.slice(),
+      foundations: this.foundations.slice(),
+    };
+  }
+
   pile(p) {
     const pile = this.tableau[p];
-    if (!pile) this.fail(`no pile ${p}`);
+    if (!pile) this.fail(`no pile ${p + 1}`);
     return pile;
   }
 
-  homeOf(code) {
-    const suit = SUITS.indexOf(code[1]);
+  take(from, card, where) {
+    if (from[from.length - 1] !== card) this.fail(`${card} is not on top of ${where}`);
+    from.pop();
+  }
+
+  /** A card goes home: onto the foundation of its suit that shows the card below it
+   * (the first such, as the engine picks between Double's two). */
+  home(card) {
+    const suit = SUITS.indexOf(card[1]);
     for (let f = suit * this.packs; f < (suit + 1) * this.packs; f += 1) {
-      if (this.foundations[f] === value(code) - 1) return f;
-    }
-    return this.fail(`${code} fits no foundation`);
-  }
-
-  turnOver(p) {
-    const d = this.down[p];
-    if (d && this.tableau[p].length === d) {
-      this.down[p] = d - 1;
-      return this.tableau[p][d - 1];
-    }
-    return null;
-  }
-
-  wasteTop() {
-    if (!this.waste.length) this.fail("the waste is empty");
-    return this.waste[this.waste.length - 1];
-  }
-
-  /** Play one logged move; returns {cards, turned, text-ready facts}. */
-  apply(move) {
-    let undo = null;
-    let cards = [];
-    let turned = null;
-    let pass = 0;
-    switch (move.kind) {
-      case "draw": {
-        if (!this.stock.length) this.fail("the stock is empty");
-        const k = Math.min(this.draw, this.stock.length);
-        cards = this.stock.splice(this.stock.length - k, k).reverse();
-        this.waste.push(...cards);
-        break;
+      if (this.foundations[f] === value(card) - 1) {
+        this.foundations[f] += 1;
+        return;
       }
+    }
+    this.fail(`no foundation shows the card below ${card}`);
+  }
+
+  turn(p, turned) {
+    if (!turned) return;
+    const d = this.down[p];
+    if (!d || this.tableau[p].length !== d || this.tableau[p][d - 1] !== turned) {
+      this.fail(`${turned} was not the card to turn up on pile ${p + 1}`);
+    }
+    this.down[p] = d - 1;
+  }
+
+  /** Follow one logged move's result; `last` is the result of the move before it. */
+  apply(move, result, last) {
+    const cards = result.cards || [];
+    if (result.undone) {
+      if (!this.before || !last || !same(cards, last.cards || [])) this.fail("an undo of nothing");
+      Object.assign(this, this.before);
+      this.before = null;
+      return;
+    }
+    const before = this.state();
+    switch (move.kind) {
+      case "draw":
+        if (!cards.length) this.fail("a draw of no card");
+        for (const c of cards) {
+          this.take(this.stock, c, "the stock");
+          this.waste.push(c);
+        }
+        break;
       case "recycle":
-        if (this.stock.length || !this.waste.length) this.fail("cannot recycle");
+        if (this.stock.length) this.fail("a recycle with cards in the stock");
         this.stock = this.waste.reverse();
         this.waste = [];
-        this.passes += 1;
-        pass = this.passes;
         break;
-      case "waste_tableau": {
-        const c = this.wasteTop();
-        this.pile(move.to).push(this.waste.pop());
-        cards = [c];
-        undo = { move };
+      case "waste_tableau":
+        this.take(this.waste, cards[0], "the waste");
+        this.pile(move.to).push(cards[0]);
         break;
-      }
-      case "waste_foundation": {
-        const c = this.wasteTop();
-        const f = this.homeOf(c);
-        this.waste.pop();
-        this.foundations[f] += 1;
-        this.home += 1;
-        cards = [c];
-        undo = { move, f };
+      case "waste_foundation":
+        this.take(this.waste, cards[0], "the waste");
+        this.home(cards[0]);
         break;
-      }
-      case "tableau_foundation": {
-        const pile = this.pile(move.from);
-        if (!pile.length) this.fail(`pile ${move.from} is empty`);
-        const c = pile[pile.length - 1];
-        const f = this.homeOf(c);
-        pile.pop();
-        this.foundations[f] += 1;
-        this.home += 1;
-        turned = this.turnOver(move.from);
-        cards = [c];
-        if (!turned) undo = { move, f };
+      case "tableau_foundation":
+        this.take(this.pile(move.from), cards[0], `pile ${move.from + 1}`);
+        this.home(cards[0]);
+        this.turn(move.from, result.turned);
         break;
-      }
       case "tableau_tableau": {
         const src = this.pile(move.from);
         const dst = this.pile(move.to);
-        const k = move.count;
-        if (!(k >= 1 && k <= src.length - this.down[move.from])) this.fail("bad count");
-        cards = src.splice(src.length - k, k);
-        dst.push(...cards);
-        turned = this.turnOver(move.from);
-        if (!turned) undo = { move };
+        if (cards.length !== move.count || !same(src.slice(src.length - cards.length), cards)) {
+          this.fail(`${cards.join(" ")} are not on top of pile ${move.from + 1}`);
+        }
+        dst.push(...src.splice(src.length - cards.length));
+        this.turn(move.from, result.turned);
         break;
       }
       case "foundation_tableau": {
         const f = move.from;
         const top = this.foundations[f];
-        if (!top) this.fail(`foundation ${f} is empty`);
-        const c = RANKS[top - 1] + SUITS[Math.floor(f / this.packs)];
+        if (!top || RANKS[top - 1] + SUITS[Math.floor(f / this.packs)] !== cards[0]) {
+          this.fail(`${cards[0]} is not on top of foundation ${f + 1}`);
+        }
         this.foundations[f] -= 1;
-        this.home -= 1;
-        this.pile(move.to).push(c);
-        cards = [c];
-        undo = { move, f };
+        this.pile(move.to).push(cards[0]);
         break;
       }
-      case "undo":
-        return this.takeBack();
-      case "resign":
-        break;
       case "auto_complete":
-        while (this.home < this.total) {
-          const p = this.tableau.findIndex((pile) => {
-            if (!pile.length) return false;
-            const top = pile[pile.length - 1];
-            const suit = SUITS.indexOf(top[1]);
-            for (let f = suit * this.packs; f < (suit + 1) * this.packs; f += 1) {
-              if (this.foundations[f] === value(top) - 1) return true;
-            }
-            return false;
-          });
-          if (p < 0) this.fail("auto-complete stuck");
-          const c = this.tableau[p].pop();
-          this.foundations[this.homeOf(c)] += 1;
-          this.home += 1;
-          cards.push(c);
+        for (const c of cards) {
+          const p = this.tableau.findIndex((pile, i) => pile.length > this.down[i] && pile[pile.length - 1] === c);
+          if (p < 0) this.fail(`${c} is on top of no pile`);
+          this.tableau[p].pop();
+          this.home(c);
         }
+        break;
+      case "resign":
         break;
       default:
         this.fail(`unknown move ${move.kind}`);
     }
-    this.lastUndo = undo ? { ...undo, cards } : null;
-    return { cards, turned, pass };
+    this.before = before;
   }
 
-  takeBack() {
-    const last = this.lastUndo;
-    if (!last) this.fail("nothing to undo");
-    const { move, f, cards } = last;
-    switch (move.kind) {
-      case "tableau_tableau": {
-        const dst = this.tableau[move.to];
-        this.tableau[move.from].push(...dst.splice(dst.length - move.count, move.count));
-        break;
-      }
-      case "waste_tableau":
-        this.waste.push(this.tableau[move.to].pop());
-        break;
-      case "waste_foundation":
-      case "tableau_foundation":
-        this.foundations[f] -= 1;
-        this.home -= 1;
-        if (move.kind === "waste_foundation") this.waste.push(cards[0]);
-        else this.tableau[move.from].push(cards[0]);
-        break;
-      case "foundation_tableau":
-        this.tableau[move.to].pop();
-        this.foundations[f] += 1;
-        this.home += 1;
-        break;
-      default:
-        this.fail("cannot undo that");
-    }
-    this.lastUndo = null;
-    return { cards, turned: null, pass: 0, undone: move };
-  }
-
-  /** Whether the replay ends where the server's revealed board says. */
+  /** Whether the cards are where the server's revealed board has them. */
   matches(board) {
-    const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
     const foundations = this.foundations.map((n, f) => (n ? RANKS[n - 1] + SUITS[Math.floor(f / this.packs)] : null));
     return (
       board.tableau.length === this.tableau.length &&
@@ -332,6 +315,9 @@ class Replay {
     );
   }
 }
+
+// ---------------------------------------------------------------------------
+// Telling a log
 
 const where = (move) => {
   switch (move.kind) {
@@ -360,55 +346,76 @@ export function plainText(move) {
     || move.kind.replaceAll("_", " ");
 }
 
-/** A logged move in words, given what the replay found it moved. */
-function moveText(move, done) {
-  const { cards, turned, pass, undone } = done;
+/**
+ * A logged move in words, from its result. An undo takes back the move before it
+ * (`previous`), so it is told as that move the other way round.
+ */
+export function moveText(move, result, previous = null) {
+  if (!result) return plainText(move);
+  const cards = result.cards || [];
   let text;
-  if (undone) {
-    const w = where(undone);
-    text = `undo: ${cardsText(cards)} ${w[1]} → ${w[0]}`;
+  const w = result.undone && previous ? where(previous) : null;
+  if (result.undone) {
+    text = w ? `undo: ${cardsText(cards)} ${w[1]} → ${w[0]}` : `undo: ${cardsText(cards)}`;
   } else if (move.kind === "draw") {
     text = `draw ${cardsText(cards)}`;
   } else if (move.kind === "recycle") {
-    text = `recycle the waste (pass ${pass})`;
+    text = `recycle the waste (pass ${result.pass_started})`;
   } else if (move.kind === "auto_complete") {
     text = `auto-complete: ${cards.length} card${cards.length === 1 ? "" : "s"} home`;
   } else if (move.kind === "resign") {
     text = "resigned";
   } else {
-    const w = where(move);
-    text = w ? `${cardsText(cards)} ${w[0]} → ${w[1]}` : plainText(move);
+    const at = where(move);
+    text = at ? `${cardsText(cards)} ${at[0]} → ${at[1]}` : plainText(move);
   }
-  if (turned) text += ` · turns up ${cardText(turned)}`;
+  if (result.turned) text += ` · turns up ${cardText(result.turned)}`;
   return text;
 }
 
+/** A player's log told in words: [{t, move, text}], each step from its result
+ * (from kind/from/to/count only where an entry has none). */
+export function tellLog(log) {
+  const entries = log || [];
+  return entries.map((e, i) => ({ t: e.t, move: e.move, text: moveText(e.move, e.result, entries[i - 1]?.move) }));
+}
+
 /**
- * Every player's log of a past deal, told in words.
- *   past: {seed, commitment, boards: {id: REVEALED_BOARD}, logs: {id: [{t, move}]}}
- * Returns {seedOk, players: {id: {steps: [{t, move, text}], replayed: bool, error}}}.
- * When the seed is missing or does not match, or a log does not replay, the steps
- * fall back to kind/from/to/count (`replayed` false) and `error` says why.
+ * A past deal checked: whether the seed matches its commitment, and per player
+ * whether the results of their log, followed from the layout the seed deals, end on
+ * the board the server revealed.
+ *   past: {seed, commitment, boards: {id: REVEALED_BOARD}, logs: {id: [{t, move, result}]}}
+ * Promises {seedOk, players: {id: {replayed: bool, error}}}; `error` says why not.
  */
-export function explainDeal(past) {
-  const seedOk = seedMatches(past.seed, past.commitment);
+export async function checkDeal(past) {
+  const seedOk = await seedMatches(past.seed, past.commitment);
   const players = {};
   const boards = past.boards || {};
+  const layouts = new Map(); // variant -> the seed's layout
   for (const [id, log] of Object.entries(past.logs || {})) {
+    const entries = log || [];
     const board = boards[id];
-    const plain = () => (log || []).map((e) => ({ t: e.t, move: e.move, text: plainText(e.move) }));
-    if (!seedOk || !board) {
-      players[id] = { steps: plain(), replayed: false, error: seedOk ? "no board" : "seed does not match" };
+    const why = !seedOk ? "seed does not match" : !board ? "no board" : entries.every((e) => e.result) ? null : "no results";
+    if (why) {
+      players[id] = { replayed: false, error: why };
       continue;
     }
     try {
-      const game = new Replay(dealLayout(past.seed, board.variant), board);
-      const steps = (log || []).map((e) => ({ t: e.t, move: e.move, text: moveText(e.move, game.apply(e.move)) }));
-      const ok = game.matches(board);
-      players[id] = ok ? { steps, replayed: true, error: null } : { steps: plain(), replayed: false, error: "the replay ends elsewhere" };
+      if (!layouts.has(board.variant)) layouts.set(board.variant, await dealLayout(past.seed, board.variant));
+      const follow = new Follow(layouts.get(board.variant), board.variant);
+      entries.forEach((e, i) => follow.apply(e.move, e.result, entries[i - 1]?.result));
+      const ok = follow.matches(board);
+      players[id] = { replayed: ok, error: ok ? null : "the moves end elsewhere" };
     } catch (err) {
-      players[id] = { steps: plain(), replayed: false, error: String(err.message || err) };
+      players[id] = { replayed: false, error: String(err.message || err) };
     }
   }
+  return { seedOk, players };
+}
+
+/** Both at once: promises {seedOk, players: {id: {steps, replayed, error}}}. */
+export async function explainDeal(past) {
+  const { seedOk, players } = await checkDeal(past);
+  for (const [id, log] of Object.entries(past.logs || {})) players[id] = { steps: tellLog(log), ...players[id] };
   return { seedOk, players };
 }

@@ -51,7 +51,13 @@ export function leaveToLobby(message) {
 /** A revealed seed, checked against the commitment the deal started with. */
 function noteDealOver(deal) {
   if (!deal || deal.seed === undefined || state.seeds[deal.number]?.seed === deal.seed) return;
-  state.seeds[deal.number] = { seed: deal.seed, commitment: deal.commitment, ok: seedMatches(deal.seed, deal.commitment) };
+  const entry = { seed: deal.seed, commitment: deal.commitment, ok: null }; // null: being hashed
+  state.seeds[deal.number] = entry;
+  const settle = (ok) => {
+    entry.ok = ok;
+    if (state.seeds[deal.number] === entry) render();
+  };
+  seedMatches(deal.seed, deal.commitment).then(settle, () => settle(false));
 }
 
 function resetPast() {

@@ -14,9 +14,10 @@ from typing import Any, Protocol
 
 from protocol import messages as M
 from protocol.messages import Message
+from protocol.scoring import replay_outcomes
 from protocol.settings import Settings
 from protocol.sheet import Sheet
-from protocol.views import player_view, progress, revealed_view
+from protocol.views import outcome_view, player_view, progress, revealed_view
 
 from .values import Deal, Member, Role, RoomState, logged_move
 
@@ -122,17 +123,34 @@ def deal_started_event(room: RoomLike, deal: Deal, who: str | None, now: int, se
 
 
 def revealed_deal(deal: Deal) -> dict[str, Any]:
-    """Everything about a deal that is over for everyone: seed, boards, logs."""
-    return {
+    """Everything about a deal that is over for everyone: seed, boards, logs.
+
+    Each logged move carries its ``result``, the engine's account of what it did
+    (the map its ``moved`` reply carried), so that clients tell past moves without
+    rules of their own. The logs keep no outcomes, so they are replayed from the
+    seed; a deal that is over takes no more moves, so its map is built once and
+    kept in ``deal.revealed``.
+    """
+    if deal.revealed is not None:
+        return deal.revealed
+    logs: dict[str, list[dict[str, Any]]] = {}
+    for p, log in deal.logs.items():
+        moves = [logged_move(e) for e in log]
+        outcomes = replay_outcomes(deal.seed, deal.rules, moves)
+        logs[p] = [
+            {"t": e[0], "move": m.to_wire(), "result": outcome_view(o)}
+            for e, m, o in zip(log, moves, outcomes, strict=True)
+        ]
+    revealed = {
         "number": deal.number,
         "seed": deal.seed,
         "commitment": deal.commitment,
         "boards": {p: revealed_view(r.board) for p, r in deal.replays.items()},
-        "logs": {
-            p: [{"t": e[0], "move": logged_move(e).to_wire()} for e in log]
-            for p, log in deal.logs.items()
-        },
+        "logs": logs,
     }
+    if deal.over:
+        deal.revealed = revealed
+    return revealed
 
 
 def snapshot(room: RoomLike, member: str, now: int) -> dict[str, Any]:

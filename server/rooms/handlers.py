@@ -16,8 +16,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from protocol import messages as M
-from protocol.cards import card_str
-from protocol.moves import Event
+from protocol.views import outcome_view
 from protocol.wire import (
     CloseRoom,
     CreateRoom,
@@ -60,16 +59,6 @@ class Front(Venue, Protocol):
 
 
 Handler = Callable[[Any, Peer, Any], Awaitable[None]]
-
-_EVENT_NAMES = {
-    Event.WASTE_TO_TABLEAU: "waste_tableau",
-    Event.WASTE_TO_FOUNDATION: "waste_foundation",
-    Event.TABLEAU_TO_FOUNDATION: "tableau_foundation",
-    Event.TURN_OVER: "turn_over",
-    Event.FOUNDATION_TO_TABLEAU: "foundation_tableau",
-    Event.RECYCLE: "recycle",
-}
-
 
 def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply:
     session = front.session_of(conn)
@@ -200,14 +189,7 @@ async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
             req.id,
             deal=d.deal,
             t=t,
-            result={
-                "cards": [card_str(c) for c in outcome.cards],
-                "turned": card_str(outcome.turned) if outcome.turned is not None else None,
-                "events": [_EVENT_NAMES[e] for e in outcome.events],
-                "pass_started": outcome.pass_started,
-                "status": outcome.status.value,
-                "undone": outcome.undone,
-            },
+            result=outcome_view(outcome),
             board=board_view(deal, player),
             score=room.score(deal, player, now),
         )

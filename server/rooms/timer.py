@@ -9,7 +9,7 @@ Three things happen to a room without anyone asking, all on the server's clock
   full 10 s. Scores are derived from the move log and the clock, so there is
   nothing to persist: at every tick the room sends a record-free ``sheet`` event
   (server/core/views.py ``tick_event``) with the sheet and the deal's progress.
-  It goes through :meth:`RoomHost.read`, queued behind undurable commands like
+  It goes through :meth:`RoomRunner.read`, queued behind undurable commands like
   any answer. Ticks missed (a busy loop, a clock that jumped) fold into one.
 - **Idle rooms close.** With nobody connected for ``Service.idle_room_ms`` (30
   minutes by default), the room closes the normal way (a ``closed`` record with
