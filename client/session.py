@@ -34,6 +34,8 @@ from typing import Any
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
+from protocol.messages import CloseCode
+
 from .codec import FrameError, decode, encode
 from .connection import RateLimiter, open_socket, with_backoff
 from .errors import ClientError, ConnectionLost, RequestTimeout, ServerError, SessionClosed
@@ -47,8 +49,8 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 # Close codes after which resuming would be wrong: the session lives on another
-# connection (4001), or we broke the protocol (4002, 1009) and would again.
-NO_RESUME = frozenset({4001, 4002, 1009})
+# connection, or we broke the protocol and would again.
+NO_RESUME = frozenset({CloseCode.RESUMED_ELSEWHERE, CloseCode.HELLO_FIRST, CloseCode.TOO_BIG})
 _ROOM_REPLIES = frozenset({"joined", "snapshot"})
 
 

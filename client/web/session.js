@@ -3,6 +3,7 @@
 // reconnecting with backoff. It is the only module that opens or closes sockets;
 // what arrives on them goes to room.js, which keeps the room current.
 
+import { CLOSE } from "./codes.js";
 import { hideBanner, showBanner, showLobbyMessage, toast } from "./feedback.js";
 import { Connection, ServerError, VERSION, wsUrl } from "./net.js";
 import { applyEvent, leaveToLobby, setRoom } from "./room.js";
@@ -74,7 +75,7 @@ async function resume(token) {
 function onClosed(code) {
   setConn("offline", "offline");
   if (state.closing) return;
-  if (code === 4001) {
+  if (code === CLOSE.RESUMED_ELSEWHERE) {
     state.replaced = true;
     if (!state.room) showLobbyMessage("This session was opened in another tab or window.");
     showBanner("This seat was opened in another tab or window.", "Use it here", () => {

@@ -1,0 +1,117 @@
+"""docs/protocol.md and the server agree on every name a client must know.
+
+The server sends a message only through a constructor of protocol/messages.py
+(``Message`` is a distinct type, so mypy refuses any other map), and every code
+it sends is a member of an enum there (or of the engine's ``Reason``). So the
+sets below are what the server can produce; this test holds each equal to what
+docs/protocol.md documents, both ways, and checks that the server really uses
+every one of them (nothing documented that cannot happen).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from protocol import messages as M
+from protocol.moves import Reason
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+SERVER = sorted((ROOT / "server").rglob("*.py"))
+
+# Close codes websockets itself sends for the server: its own close on shutdown
+# (1001), refused frames (1007 invalid UTF-8, 1009 too big), a normal close (1000).
+BY_WEBSOCKETS = {M.CloseCode.NORMAL, M.CloseCode.GOING_AWAY, M.CloseCode.INVALID_DATA,
+                 M.CloseCode.TOO_BIG}  # fmt: skip
+
+
+def section(title: str) -> str:
+    """The text of one heading's section, up to the next heading of its level or above."""
+    match = re.search(rf"^(#+) {re.escape(title)}\n", DOC, re.M)
+    assert match, f"docs/protocol.md has no section {title!r}"
+    level = len(match.group(1))
+    rest = DOC[match.end() :]
+    end = re.search(rf"^#{{1,{level}}} ", rest, re.M)
+    return rest[: end.start()] if end else rest
+
+
+def first_column(text: str) -> list[str]:
+    return re.findall(r"^\| `?([\w ]+?)`? \|", text, re.M)
+
+
+def server_source() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in SERVER)
+
+
+def test_message_types_are_the_documented_ones() -> None:
+    documented = {
+        row for row in first_column(section("Messages the server sends")) if row != "type"
+    }
+    events = {row for row in first_column(section("Room events")) if row != "type"}
+    assert documented == M.MESSAGE_TYPES
+    assert events <= documented
+
+
+def test_every_message_constructor_is_used_by_the_server() -> None:
+    source = server_source()
+    unused = {t for t in M.MESSAGE_TYPES if not re.search(rf"\bM\.{t}\(|\b{t}\(", source)}
+    assert unused == set()
+
+
+def test_only_protocol_messages_makes_a_message() -> None:
+    """``Message(...)`` is called nowhere in server/: frames come from the constructors."""
+    calls = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in SERVER
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name | ast.Attribute)
+        and (node.func.id if isinstance(node.func, ast.Name) else node.func.attr) == "Message"
+    ]
+    assert calls == []
+
+
+def test_error_codes_are_the_documented_ones() -> None:
+    text = section("Errors")
+    rows = set(first_column(text)) - {"code", "engine reasons"}
+    engine_row = re.search(r"^\| engine reasons \|(.*)\|$", text, re.M)
+    assert engine_row
+    engine = set(re.findall(r"`(\w+)`", engine_row.group(1)))
+    assert engine == {r.value for r in Reason} - rows  # deal_over has its own row
+    assert rows | engine == {c.value for c in M.ErrorCode} | {r.value for r in Reason}
+
+
+def test_every_error_code_is_produced_somewhere() -> None:
+    source = server_source() + (ROOT / "protocol" / "wire.py").read_text(encoding="utf-8")
+    unused = {c.name for c in M.ErrorCode if f"ErrorCode.{c.name}" not in source}
+    assert unused == set()
+
+
+def test_close_codes_are_the_documented_ones() -> None:
+    documented = {int(c) for c in first_column(section("Close codes")) if c.isdigit()}
+    assert documented == {int(c) for c in M.CloseCode}
+
+
+def test_every_close_code_is_produced_somewhere() -> None:
+    source = server_source()
+    ours = {c for c in M.CloseCode if f"CloseCode.{c.name}" in source}
+    assert ours | BY_WEBSOCKETS == set(M.CloseCode)
+
+
+def test_room_closed_reasons_are_the_documented_ones() -> None:
+    row = re.search(r"^\| `room_closed` \| `reason` \(([^)]*)\)", section("Room events"), re.M)
+    assert row
+    documented = set(re.findall(r"`(\w+)`", row.group(1)))
+    assert documented == {r.value for r in M.ClosedReason}
+    source = server_source()
+    assert all(f"ClosedReason.{r.name}" in source for r in M.ClosedReason)
+
+
+def test_the_browser_client_has_the_same_close_codes() -> None:
+    text = (ROOT / "client" / "web" / "codes.js").read_text(encoding="utf-8")
+    pairs = dict(re.findall(r"^\s+(\w+): (\d+),$", text, re.M))
+    assert {name: int(code) for name, code in pairs.items()} == {
+        c.name: int(c) for c in M.CloseCode
+    }
