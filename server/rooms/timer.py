@@ -71,8 +71,8 @@ RETRY_S = 1.0  # after a failure (the store down when time ran out), try again t
 
 
 class RoomTimer:
-    def __init__(self, host: Timed) -> None:
-        self.host = host
+    def __init__(self, runner: Timed) -> None:
+        self.runner = runner
         self._task: asyncio.Task[None] | None = None
         self._deadline: int | None = None
         self._busy = False  # firing: arm() waits for it to finish
@@ -84,11 +84,11 @@ class RoomTimer:
         """Keep one task sleeping until the room's next deadline, if it has one."""
         if self._stopped or self._busy:
             return
-        host = self.host
-        room = host.room
+        runner = self.runner
+        room = runner.room
         if room.state != RoomState.CLOSED and not any(m.connected for m in room.members.values()):
             if self._idle_since is None:
-                self._idle_since = host.clock.now()
+                self._idle_since = runner.clock.now()
         else:
             self._idle_since = None
         deadline = self._next()
@@ -108,7 +108,7 @@ class RoomTimer:
         self._task = None
 
     def _next(self) -> int | None:
-        room = self.host.room
+        room = self.runner.room
         times = []
         ends = room.round_ends_at
         if ends is not None and room.state == RoomState.PLAYING:
@@ -117,12 +117,12 @@ class RoomTimer:
         if tick is not None:
             times.append(tick[1])
         if self._idle_since is not None:
-            times.append(self._idle_since + self.host.idle_room_ms)
+            times.append(self._idle_since + self.runner.idle_room_ms)
         return min(times) if times else None
 
     def _next_tick(self) -> tuple[tuple[int, int], int] | None:
         """The running deal, and when its next Timed tick is due (None: no ticks)."""
-        room = self.host.room
+        room = self.runner.room
         deal = room.running
         if deal is None or room.settings.scoring is not Scoring.TIMED:
             return None
@@ -131,17 +131,17 @@ class RoomTimer:
         return key, deal.started_at + (last + 1) * TICK_MS
 
     async def _sleep_then_fire(self, deadline: int) -> None:
-        host = self.host
-        await host.clock.sleep_until(deadline)
+        runner = self.runner
+        await runner.clock.sleep_until(deadline)
         self._busy = True
         retry = False
         try:
             await self._fire()
         except RoomError as exc:
-            log.warning("room %s: timer: %s", host.code, exc.message)
+            log.warning("room %s: timer: %s", runner.code, exc.message)
             retry = True
         except Exception:
-            log.exception("room %s: timer failed", host.code)
+            log.exception("room %s: timer failed", runner.code)
             retry = True
         finally:
             self._busy = False
@@ -152,29 +152,29 @@ class RoomTimer:
         self.arm()
 
     async def _fire(self) -> None:
-        host = self.host
-        clock = host.clock
-        if host.room.time_up(clock.now()):
-            await host.run(decide_tick)
+        runner = self.runner
+        clock = runner.clock
+        if runner.room.time_up(clock.now()):
+            await runner.run(decide_tick)
         due = self._next_tick()
         now = clock.now()
         if due is not None and now >= due[1]:
-            deal = host.room.running
+            deal = runner.room.running
             assert deal is not None
             tick = deal.t(now) // TICK_MS
             self._ticked = (*due[0], tick)
-            await host.read(lambda: self._tick(tick))
+            await runner.read(lambda: self._tick(tick))
         idle = self._idle_since
-        if idle is not None and clock.now() >= idle + host.idle_room_ms:
-            await host.run(decide_idle_close)
+        if idle is not None and clock.now() >= idle + runner.idle_room_ms:
+            await runner.run(decide_idle_close)
 
     def _tick(self, tick: int) -> Release:
         """The tick event, built now (the room as of the commands before it)."""
-        host = self.host
-        room = host.room
+        runner = self.runner
+        room = runner.room
         deal = room.running
         if deal is None or room.settings.scoring is not Scoring.TIMED:
             return lambda: None  # the deal ended, or scoring changed, before the tick's turn
-        event = Fanout(room.seq, tick_event(room, deal, tick, host.clock.now()))
+        event = Fanout(room.seq, tick_event(room, deal, tick, runner.clock.now()))
         recipients = dict(room.members)
-        return lambda: host.fanout([event], recipients)
+        return lambda: runner.fanout([event], recipients)
