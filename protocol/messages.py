@@ -61,6 +61,7 @@ class CloseCode(IntEnum):
     GOING_AWAY = 1001  # shutting down, or the room moved: resume with your token
     INVALID_DATA = 1007  # a text frame that is not UTF-8 (websockets closes it)
     TOO_BIG = 1009  # a frame over the size limit (websockets closes it)
+    SERVER_ERROR = 1011  # sending to this connection failed (a bug); resume
     RESUMED_ELSEWHERE = 4001
     HELLO_FIRST = 4002
     FLOODING = 4008

@@ -84,18 +84,38 @@ class WireError(Exception):
 # ---------------------------------------------------------------------- frames
 
 
-def _check_depth(value: Any, depth: int = 0) -> None:
-    """Refuse absurd nesting; JSON and msgpack would otherwise recurse deeply."""
+def _sendable(text: str) -> None:
+    """Refuse text that could not be sent back: JSON may carry a lone surrogate
+    (``"\\ud800"`` is valid JSON), which no UTF-8 encoder takes. Echoed in a reply
+    (an id, a settings key), it would fail the write of every frame batched with
+    it, so it never gets past the decoder."""
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise WireError(
+                ErrorCode.BAD_REQUEST, "the frame holds text that is not valid Unicode"
+            ) from None
+
+
+def _check(value: Any, depth: int = 0) -> None:
+    """Refuse absurd nesting (JSON and msgpack would otherwise recurse deeply)
+    and text that could not be encoded again, keys included."""
     if depth > _MAX_DEPTH:
         raise WireError(ErrorCode.BAD_FRAME, f"frame nested deeper than {_MAX_DEPTH} levels")
     if isinstance(value, dict):
-        for v in value.values():
-            if isinstance(v, dict | list):
-                _check_depth(v, depth + 1)
+        for k, v in value.items():
+            _sendable(k)
+            if isinstance(v, str):
+                _sendable(v)
+            elif isinstance(v, dict | list):
+                _check(v, depth + 1)
     elif isinstance(value, list):
         for v in value:
-            if isinstance(v, dict | list):
-                _check_depth(v, depth + 1)
+            if isinstance(v, str):
+                _sendable(v)
+            elif isinstance(v, dict | list):
+                _check(v, depth + 1)
 
 
 def _no_constant(name: str) -> Any:
@@ -106,7 +126,8 @@ def decode(frame: bytes | str, binary: bool) -> dict[str, Any]:
     """One frame to one map; ``binary`` is the negotiated kind (msgpack, else JSON).
 
     Raises :class:`WireError` ``bad_frame`` for the wrong kind of frame, bytes that
-    do not decode, or anything but a map with string keys at the top.
+    do not decode, or anything but a map with string keys at the top;
+    ``bad_request`` for text that could not be encoded again (a lone surrogate).
     """
     if binary:
         if not isinstance(frame, bytes | bytearray | memoryview):
@@ -139,7 +160,7 @@ def decode(frame: bytes | str, binary: bool) -> dict[str, Any]:
         raise WireError(ErrorCode.BAD_FRAME, "a frame must be one map (object) with a 'type'")
     if not all(isinstance(k, str) for k in value):
         raise WireError(ErrorCode.BAD_FRAME, "map keys must be strings")
-    _check_depth(value)
+    _check(value)
     return value
 
 

@@ -118,7 +118,10 @@ class Flusher:
         self._scheduled = False
         conns, self._unflushed = self._unflushed, []
         for conn in conns:
-            conn.flush_batch()
+            try:
+                conn.flush_batch()
+            except Exception:  # one connection's failure is that connection's alone
+                conn.failed()
 
 
 class Connection:
@@ -220,7 +223,20 @@ class Connection:
         self.send(M.error(rid, code, message, **extra))
 
     def send(self, msg: M.Message) -> None:
-        self.send_data(encode(msg, self.binary))
+        try:
+            data = encode(msg, self.binary)
+        except Exception:
+            self.failed()
+            return
+        self.send_data(data)
+
+    def failed(self) -> None:
+        """Writing to this connection failed (a bug: the decoder lets through no
+        text that cannot be encoded): log it and close this connection alone, so
+        no other connection's frames wait or go missing because of it."""
+        log.exception("sending to a connection failed; closing it")
+        self._batch = []
+        self.close(CloseCode.SERVER_ERROR, "the server failed to send to you; resume", flush=False)
 
     def send_data(self, data: bytes | str) -> None:
         """Send one frame, without ever blocking; see the module docstring.
@@ -292,6 +308,9 @@ class Connection:
             await ws.close(CloseCode.TOO_SLOW, "too slow: fell behind reading events")
         except ConnectionClosed:
             pass
+        except Exception:
+            self.failed()
+            await ws.close(CloseCode.SERVER_ERROR, "the server failed to send to you; resume")
 
     def _too_slow(self) -> None:
         if self._close_args is None:

@@ -53,6 +53,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from protocol.messages import CloseCode
 from protocol.wire import encode
 
 from ..core import records as R
@@ -367,7 +368,12 @@ class RoomRunner:
                 key = (id(msg), conn.binary)
                 data = cache.get(key)
                 if data is None:
-                    data = cache[key] = encode(msg, conn.binary)
+                    try:
+                        data = cache[key] = encode(msg, conn.binary)
+                    except Exception:
+                        log.exception("room %s: an event could not be encoded", self.code)
+                        conn.close(CloseCode.SERVER_ERROR, "the server failed to send to you")
+                        continue
                 conn.send_data(data)
 
     def stop(self) -> None:
