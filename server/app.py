@@ -13,11 +13,12 @@ import asyncio
 import gc
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
 from protocol.wire import JSON, MSGPACK
@@ -25,7 +26,7 @@ from protocol.wire import JSON, MSGPACK
 from . import ids
 from .net.clock import Clock, SystemClock
 from .net.connection import Connection, Flusher, Limits
-from .net.http import DEFAULT_STATIC, HttpRoutes
+from .net.http import DEFAULT_STATIC, HttpRoutes, not_found
 from .net.metrics import Metrics
 from .sessions import IDLE_ROOM_MS, Service
 from .store.base import Store, StoreUnavailable
@@ -64,6 +65,8 @@ class RaceServer:
         store_factory: Callable[[], Awaitable[Store]] | None = None,
         clustered: bool = False,
         idle_room_ms: int = IDLE_ROOM_MS,
+        origins: Sequence[str] = (),
+        metrics_address: tuple[str, int] | None = None,
     ) -> None:
         self.store: Store = store if store is not None else MemoryStore()
         self._store_factory = store_factory
@@ -76,7 +79,19 @@ class RaceServer:
         self.service = Service(
             self.store, clock or SystemClock(), self.metrics, draw_seed, idle_room_ms
         )
-        self.http = HttpRoutes(self._health, self.metrics.render, static_dir)
+        self.http = HttpRoutes(
+            self._health,
+            self.metrics.render,
+            static_dir,
+            origins=origins,
+            metrics_here=metrics_address is None,
+        )
+        # /metrics on a listener of its own, answering any peer that reaches it
+        self.metrics_address = metrics_address
+        self._metrics_http = HttpRoutes(
+            self._health, self.metrics.render, None, metrics_anywhere=True
+        )
+        self._metrics_server: Server | None = None
         self.flusher = Flusher()
         self.ping_interval = ping_interval
         self._server: Server | None = None
@@ -128,6 +143,19 @@ class RaceServer:
         )
         sock = next(iter(self._server.sockets))
         self.port = sock.getsockname()[1]
+        if self.metrics_address is not None:
+            host, port = self.metrics_address
+            self._metrics_server = await serve(
+                self._no_socket, host, port, process_request=self._metrics_only, server_header=None
+            )
+            self.metrics_address = host, next(iter(self._metrics_server.sockets)).getsockname()[1]
+
+    def _metrics_only(self, connection: ServerConnection, request: Request) -> Response:
+        answer = self._metrics_http(connection, request)
+        return answer if answer is not None else not_found()
+
+    async def _no_socket(self, ws: ServerConnection) -> None:  # pragma: no cover
+        await ws.close()
 
     @property
     def url(self) -> str:
@@ -139,6 +167,10 @@ class RaceServer:
             self._server.close(close_connections=True)
             await self._server.wait_closed()
             self._server = None
+        if self._metrics_server is not None:
+            self._metrics_server.close()
+            await self._metrics_server.wait_closed()
+            self._metrics_server = None
         for runner in self.service.rooms.values():
             runner.stop()
         if self._cluster is not None:

@@ -38,6 +38,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="keep rooms in Redis at URL (default: in memory; env KLONDIKE_REDIS_URL)",
     )
     parser.add_argument(
+        "--origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a browser origin besides the server's own that may open the game socket "
+        "(e.g. https://cards.example.org; repeat for more)",
+    )
+    parser.add_argument(
+        "--metrics",
+        type=_address,
+        default=None,
+        metavar="HOST:PORT",
+        help="serve /metrics on a listener of its own at HOST:PORT, to any peer "
+        "(default: on the game port, to loopback peers only)",
+    )
+    parser.add_argument(
         "--rate-limit",
         type=float,
         default=50.0,
@@ -45,6 +61,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="frames a second per connection, bursts of 2N (default 50; benchmarks raise it)",
     )
     parser.set_defaults(func=serve_command)
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT")
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def serve_command(args: argparse.Namespace) -> int:
@@ -67,6 +90,8 @@ def serve_command(args: argparse.Namespace) -> int:
         store_factory=factory,
         limits=limits,
         clustered=factory is not None,  # any number of nodes may share the Redis
+        origins=args.origin,
+        metrics_address=args.metrics,
     )
     return run(server)
 

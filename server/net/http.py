@@ -4,15 +4,27 @@ websockets hands every request to ``process_request`` before its handshake; a
 request for ``/ws`` goes on to become a WebSocket, anything else is answered here
 and the connection closes. Static files come from client/web/ (when it exists),
 ``/`` being its index.html; paths are resolved and must stay inside that folder.
+
+As a careful server does it: GET and HEAD only (405 otherwise; HEAD gets the
+headers of GET and no body); every answer forbids framing and inline code
+(``Content-Security-Policy``: the page's own scripts, styles and socket only)
+and sends no referrer. The WebSocket handshake is refused (403) to a page of
+another origin — a browser sends ``Origin``, so another site's page cannot drive
+a player's session with the player's cookies or network — unless that origin is
+listed (a client hosted elsewhere); clients without ``Origin`` (the Python
+client, tools) are not browsers and pass. ``/metrics`` tells about every room, so
+it answers loopback peers only, unless it has a listener of its own
+(``serve --metrics HOST:PORT``).
 """
 
 from __future__ import annotations
 
 import email.utils
 import http
+import ipaddress
 import json
 import mimetypes
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
@@ -24,6 +36,12 @@ from websockets.http11 import Request, Response
 __all__ = ["DEFAULT_STATIC", "WS_PATH", "HttpRoutes"]
 
 WS_PATH = "/ws"
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; "
+    "form-action 'none'; frame-ancestors 'none'"
+)
+_METHODS = ("GET", "HEAD")
 DEFAULT_STATIC = Path(__file__).resolve().parents[2] / "client" / "web"
 _MAX_FILE = 16 * 1024 * 1024
 
@@ -51,6 +69,9 @@ def response(status: int, body: bytes, content_type: str, **headers: str) -> Res
             ("Content-Length", str(len(body))),
             ("Content-Type", content_type),
             ("X-Content-Type-Options", "nosniff"),
+            ("Content-Security-Policy", CSP),
+            ("Referrer-Policy", "no-referrer"),
+            ("X-Frame-Options", "DENY"),
         ]
     )
     for name, value in headers.items():
@@ -58,34 +79,81 @@ def response(status: int, body: bytes, content_type: str, **headers: str) -> Res
     return Response(code.value, code.phrase, hdrs, body)
 
 
-def _text(status: int, text: str) -> Response:
-    return response(status, text.encode(), "text/plain; charset=utf-8")
+def _text(status: int, text: str, **headers: str) -> Response:
+    return response(status, text.encode(), "text/plain; charset=utf-8", **headers)
+
+
+def not_found() -> Response:
+    return _text(404, "not found\n")
+
+
+def _loopback(connection: Any) -> bool:
+    peer = getattr(connection, "remote_address", None)
+    try:
+        return peer is not None and ipaddress.ip_address(peer[0]).is_loopback
+    except ValueError:
+        return False
 
 
 class HttpRoutes:
     """Answers the plain HTTP requests; ``health`` and ``metrics`` are callbacks
-    into the server so this module knows nothing of rooms."""
+    into the server so this module knows nothing of rooms.
+
+    ``origins``: browser origins besides the server's own that may open the
+    WebSocket. ``metrics_anywhere``: answer /metrics to any peer (its own
+    listener, bound where the operator chose); otherwise loopback peers only."""
 
     def __init__(
         self,
         health: Callable[[], dict[str, Any]],
         metrics: Callable[[], bytes],
         static_dir: Path | None = DEFAULT_STATIC,
+        *,
+        origins: Sequence[str] = (),
+        metrics_anywhere: bool = False,
+        metrics_here: bool = True,
     ) -> None:
         self._health = health
         self._metrics = metrics
         self._static = static_dir.resolve() if static_dir is not None else None
+        self._origins = {o.rstrip("/").lower() for o in origins}
+        self._metrics_anywhere = metrics_anywhere
+        self._metrics_here = metrics_here
 
-    def __call__(self, _connection: Any, request: Request) -> Response | None:
+    def __call__(self, connection: Any, request: Request) -> Response | None:
         path = urlsplit(request.path).path
+        if request.method not in _METHODS or (path == WS_PATH and request.method != "GET"):
+            allow = "GET" if path == WS_PATH else ", ".join(_METHODS)
+            return _text(405, f"method not allowed: use {allow}\n", Allow=allow)
         if path == WS_PATH:
+            if not self._origin_ok(request):
+                return _text(403, "this origin may not open the game socket\n")
             return None  # the WebSocket handshake goes on
+        answer = self._answer(connection, path)
+        if request.method == "HEAD":
+            return Response(answer.status_code, answer.reason_phrase, answer.headers, b"")
+        return answer
+
+    def _answer(self, connection: Any, path: str) -> Response:
         if path == "/healthz":
             body = json.dumps(self._health()).encode()
             return response(200, body, "application/json", Cache_Control="no-store")
-        if path == "/metrics":
-            return response(200, self._metrics(), CONTENT_TYPE_LATEST)
+        if path == "/metrics" and self._metrics_here:
+            if not (self._metrics_anywhere or _loopback(connection)):
+                return _text(403, "metrics answer loopback peers only\n")
+            return response(200, self._metrics(), CONTENT_TYPE_LATEST, Cache_Control="no-store")
         return self._file(path)
+
+    def _origin_ok(self, request: Request) -> bool:
+        origin = request.headers.get("Origin")
+        if origin is None:
+            return True  # not a browser
+        origin = origin.rstrip("/").lower()
+        if origin in self._origins:
+            return True
+        parts = urlsplit(origin)
+        host = (request.headers.get("Host") or "").lower()
+        return parts.scheme in ("http", "https") and bool(host) and parts.netloc == host
 
     def _file(self, path: str) -> Response:
         root = self._static

@@ -1,0 +1,104 @@
+"""HTTP as a careful server does it, over real sockets: GET and HEAD only, headers
+that forbid framing and foreign code, the game socket refused to other origins,
+/metrics for loopback peers or on a listener of its own."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.datastructures import Headers
+from websockets.exceptions import InvalidStatus
+from websockets.http11 import Request
+
+from server.net.http import CSP, HttpRoutes
+from tests.server_support import running_server
+
+WEB = {"static_dir": None}
+
+
+async def http(
+    port: int, method: str, path: str, **headers: str
+) -> tuple[int, dict[str, str], bytes]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    lines = [f"{method} {path} HTTP/1.1", f"Host: 127.0.0.1:{port}"]
+    lines += [f"{k.replace('_', '-')}: {v}" for k, v in headers.items()]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+    await writer.drain()
+    raw = await reader.read()  # the server closes after one answer
+    writer.close()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode().split("\r\n")
+    fields = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        fields[name.strip().lower()] = value.strip()
+    return int(status_line.split()[1]), fields, body
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"])
+async def test_only_get_and_head(method: str) -> None:
+    async with running_server() as server:
+        status, headers, _ = await http(server.port, method, "/")
+        assert status == 405
+        assert headers["allow"] == "GET, HEAD"
+        status, headers, _ = await http(server.port, method, "/ws")
+        assert (status, headers["allow"]) == (405, "GET")
+
+
+async def test_head_is_get_without_a_body() -> None:
+    async with running_server(static_dir=None) as server:
+        got = await http(server.port, "GET", "/healthz")
+        head = await http(server.port, "HEAD", "/healthz")
+        assert got[0] == head[0] == 200
+        assert head[2] == b""
+        assert head[1]["content-length"] == str(len(got[2])) != "0"
+
+
+async def test_every_answer_forbids_framing_and_foreign_code() -> None:
+    async with running_server() as server:
+        for path in ("/", "/healthz", "/no-such-file"):
+            _, headers, _ = await http(server.port, "GET", path)
+            assert headers["content-security-policy"] == CSP
+            assert "frame-ancestors 'none'" in CSP and "script-src 'self'" in CSP
+            assert headers["referrer-policy"] == "no-referrer"
+            assert headers["x-frame-options"] == "DENY"
+
+
+async def test_the_socket_opens_only_for_its_own_origin() -> None:
+    async with running_server(origins=["https://cards.example.org"]) as server:
+        own = f"http://127.0.0.1:{server.port}"
+        for origin in (None, own, "https://cards.example.org"):
+            headers = {"Origin": origin} if origin else {}
+            async with connect(server.url, additional_headers=headers) as ws:
+                await ws.send(b"\x80")  # any frame: the socket is open
+        for origin in ("http://evil.example", f"http://localhost:{server.port + 1}", "null"):
+            with pytest.raises(InvalidStatus) as refused:
+                async with connect(server.url, additional_headers={"Origin": origin}):
+                    pass
+            assert refused.value.response.status_code == 403
+
+
+async def test_metrics_answer_loopback_peers() -> None:
+    async with running_server() as server:
+        status, _, body = await http(server.port, "GET", "/metrics")
+        assert status == 200 and b"klondike" in body
+    routes = HttpRoutes(dict, lambda: b"m 1\n", None)
+
+    class Peer:
+        remote_address = ("203.0.113.7", 40000)  # a documentation address: not loopback
+
+    request = Request("/metrics", Headers())
+    answer: Any = routes(Peer(), request)
+    assert answer.status_code == 403
+
+
+async def test_metrics_on_a_listener_of_their_own() -> None:
+    async with running_server(metrics_address=("127.0.0.1", 0)) as server:
+        assert server.metrics_address is not None
+        status, _, body = await http(server.metrics_address[1], "GET", "/metrics")
+        assert status == 200 and b"klondike" in body
+        assert (await http(server.port, "GET", "/metrics"))[0] == 404
+        assert (await http(server.metrics_address[1], "GET", "/"))[0] == 404
