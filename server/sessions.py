@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import unicodedata
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
 from protocol import messages as M
+from protocol import names
 from protocol.messages import ErrorCode
 from protocol.wire import VERSION, Hello, Ping, Request
 
@@ -39,7 +39,6 @@ __all__ = ["IDLE_ROOM_MS", "ClusterHooks", "Service"]
 
 log = logging.getLogger("klondike_race.service")
 
-MAX_NAME = 24
 IDLE_ROOM_MS = 30 * 60_000  # see server/rooms/timer.py
 
 
@@ -57,12 +56,11 @@ class ClusterHooks(Protocol):
 
 
 def check_name(raw: str) -> str:
-    name = raw.strip()
-    if not 1 <= len(name) <= MAX_NAME:
-        raise RoomError(ErrorCode.BAD_NAME, f"a name is 1 to {MAX_NAME} characters")
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn") for ch in name):
-        raise RoomError(ErrorCode.BAD_NAME, "a name may not hold control or invisible characters")
-    return name
+    """The name normalised as people will see it (protocol/names.py), or ``bad_name``."""
+    try:
+        return names.normalise(raw)
+    except names.NameError_ as exc:
+        raise RoomError(ErrorCode.BAD_NAME, str(exc)) from None
 
 
 def _presence(player: str, connected: bool) -> Callable[[Room, D.Ctx], Decision]:

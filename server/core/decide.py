@@ -23,6 +23,7 @@ from typing import Any
 
 from protocol.messages import ClosedReason, ErrorCode
 from protocol.moves import IllegalMove, Move, Reason, Status
+from protocol.names import unique_in
 from protocol.settings import Scoring, Settings, SettingsError
 from protocol.sheet import DealEntry, build_sheet
 
@@ -195,6 +196,7 @@ def decide_join(room: Room, actor: str, name: str, role: Role) -> Decision:
             raise RoomError(
                 ErrorCode.ROOM_FULL, f"the room has {MAX_SPECTATORS} spectators already"
             )
+    name = unique_in(name, (m.name for m in room.members.values()))
     return Decision([{"k": R.JOINED, "p": actor, "name": name, "role": role.value}])
 
 
