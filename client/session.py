@@ -301,9 +301,14 @@ class Session(EventHub, RoomRequests):
             self.stats.resyncs += 1
             self._spawn(self._resync())
             return
+        seen = room.settings.get("spectators")
         room.apply(frame)
         self.stats.events += 1
         self._publish(RoomEvent(str(frame.get("type")), seq, frame))
+        if room.role == "spectator" and room.settings.get("spectators") != seen:
+            # What spectators may see changed: the boards come with a snapshot.
+            self._resyncing = True
+            self._spawn(self._resync())
 
     async def _resync(self) -> None:
         try:

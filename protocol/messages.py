@@ -85,6 +85,7 @@ class ErrorCode(StrEnum):
     ALREADY_IN_ROOM = "already_in_room"
     NOT_IN_ROOM = "not_in_room"
     ROOM_FULL = "room_full"
+    NO_SPECTATORS = "no_spectators"
     ROUND_IN_PROGRESS = "round_in_progress"
     NOT_HOST = "not_host"
     NOT_A_PLAYER = "not_a_player"

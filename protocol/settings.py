@@ -19,6 +19,7 @@ __all__ = [
     "Scoring",
     "Settings",
     "SettingsError",
+    "Spectators",
     "Variant",
 ]
 
@@ -50,6 +51,20 @@ class Variant(StrEnum):
     @property
     def cards(self) -> int:
         return 52 * self.packs
+
+
+class Spectators(StrEnum):
+    """What spectators see while a deal runs (fair play: the layouts are
+    identical, so with live boards a player could watch their own race — every
+    rival's face-up cards are their own face-down ones — from a second device)."""
+
+    LIVE = "live"  # every board, live
+    AFTER_DEAL = "after_deal"  # progress only; the boards open when the deal is over
+    NONE = "none"  # no spectators at all
+
+    @property
+    def see_boards(self) -> bool:
+        return self is Spectators.LIVE
 
 
 class SettingsError(ValueError):
@@ -84,11 +99,13 @@ class Settings:
     variant: Variant = Variant.CLASSIC
     undo: bool = False
     foundation_to_tableau: bool = True
+    spectators: Spectators = Spectators.LIVE
 
     def to_wire(self) -> dict[str, Any]:
         d = asdict(self)
         d["scoring"] = self.scoring.value
         d["variant"] = self.variant.value
+        d["spectators"] = self.spectators.value
         return d
 
     def updated(self, changes: Mapping[str, Any]) -> Settings:
@@ -129,6 +146,8 @@ def _validate(name: str, value: Any) -> Any:
         return _enum(name, Scoring, value)
     if name == "variant":
         return _enum(name, Variant, value)
+    if name == "spectators":
+        return _enum(name, Spectators, value)
     if name in ("undo", "foundation_to_tableau"):
         if not isinstance(value, bool):
             raise SettingsError(name, f"{name} must be true or false")
@@ -147,7 +166,7 @@ def _validate(name: str, value: Any) -> Any:
     raise SettingsError(name, f"unknown setting {name!r}")
 
 
-def _enum(name: str, kind: type[Scoring] | type[Variant], value: Any) -> Any:
+def _enum(name: str, kind: type[Scoring] | type[Variant] | type[Spectators], value: Any) -> Any:
     try:
         return kind(value)
     except ValueError:

@@ -89,6 +89,10 @@ export function applyEvent(ev) {
       rememberNames(room);
       break;
     case "settings":
+      if (room.role === "spectator" && ev.settings.spectators !== room.settings?.spectators) {
+        // What spectators may see changed: the boards come with a fresh snapshot.
+        state.conn?.resync();
+      }
       room.settings = ev.settings;
       // The server adds round_ends_at here: a new time limit moves the round's end.
       if (ev.round_ends_at !== undefined) room.round_ends_at = ev.round_ends_at;

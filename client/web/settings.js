@@ -18,6 +18,11 @@ export const FIELDS = [
   },
   { name: "undo", label: "Undo", type: "checkbox", def: false },
   { name: "foundation_to_tableau", label: "Foundation to tableau", type: "checkbox", def: true },
+  {
+    name: "spectators", label: "Spectators see", type: "select", def: "live",
+    options: [["live", "Every board, live"], ["after_deal", "Scores live, boards after the deal"], ["none", "No spectators"]],
+    hint: "with live boards a player can watch their own race from another device",
+  },
 ];
 
 export const DEFAULTS = Object.fromEntries(FIELDS.map((f) => [f.name, f.def]));
@@ -25,6 +30,7 @@ export const DEFAULTS = Object.fromEntries(FIELDS.map((f) => [f.name, f.def]));
 export const LABELS = {
   scoring: Object.fromEntries(FIELDS[0].options),
   variant: { classic: "Classic", thoughtful: "Thoughtful", double: "Double" },
+  spectators: { live: "spectators see live boards", after_deal: "spectators see boards after each deal", none: "no spectators" },
 };
 
 /** A one-line summary of settings for people who cannot change them. */
@@ -39,6 +45,7 @@ export function summary(s) {
     LABELS.variant[s.variant] || s.variant,
     s.undo ? "undo on" : "undo off",
     s.foundation_to_tableau ? "foundation→tableau on" : "foundation→tableau off",
+    LABELS.spectators[s.spectators] || s.spectators,
   ];
   return parts.join(" · ");
 }

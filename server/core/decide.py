@@ -24,7 +24,7 @@ from typing import Any
 from protocol.messages import ClosedReason, ErrorCode
 from protocol.moves import IllegalMove, Move, Reason, Status
 from protocol.names import unique_in
-from protocol.settings import Scoring, Settings, SettingsError
+from protocol.settings import Scoring, Settings, SettingsError, Spectators
 from protocol.sheet import DealEntry, build_sheet
 
 from . import lifecycle
@@ -192,6 +192,8 @@ def decide_join(room: Room, actor: str, name: str, role: Role) -> Decision:
             raise RoomError(ErrorCode.ROOM_FULL, f"the room has {MAX_PLAYERS} players already")
     else:
         lifecycle.check(room.state, Action.JOIN_AS_SPECTATOR)
+        if room.settings.spectators is Spectators.NONE:
+            raise RoomError(ErrorCode.NO_SPECTATORS, "this room takes no spectators")
         if roles.count(Role.SPECTATOR) >= MAX_SPECTATORS:
             raise RoomError(
                 ErrorCode.ROOM_FULL, f"the room has {MAX_SPECTATORS} spectators already"
@@ -259,6 +261,10 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
     wire = settings.to_wire()
     valid = {k: wire[k] for k in changes}
     out: list[Record] = [{"k": R.SETTINGS, "changes": valid, "at": ctx.now}]
+    if settings.spectators is Spectators.NONE and room.settings.spectators is not Spectators.NONE:
+        for m in room.members.values():  # no spectators: those watching leave
+            if m.role == Role.SPECTATOR and m.id != actor:
+                out.append({"k": R.REMOVED, "p": m.id, "host": room.host})
     ends = round_deadline(settings, room.round_started_at)
     if room.running is not None and ends is not None and ctx.now >= ends:
         out += _close_deal(room, ctx, "time", settings=settings)

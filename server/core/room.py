@@ -223,7 +223,7 @@ class Room:
             fan = Fanout(
                 self.seq, M.progress(self.seq, player=player, deal=deal.number, progress=seen)
             )
-            if self.has_spectators():
+            if self.settings.spectators.see_boards and self.has_spectators():
                 fan.spectators = M.progress(
                     self.seq,
                     player=player,

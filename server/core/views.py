@@ -98,7 +98,7 @@ def deal_view(room: RoomLike, deal: Deal, who: str | None, now: int) -> dict[str
     (every board), or None (no board). Once the deal is over for everyone every
     board is on show to all: the revealed boards are in ``history`` anyway."""
     own = who if who is not None and who in deal.replays else None
-    every = who == SPECTATOR_VIEW or deal.over
+    every = (who == SPECTATOR_VIEW and room.settings.spectators.see_boards) or deal.over
     boards = {p: board_view(deal, p) for p in deal.replays} if every else {}
     return {
         "number": deal.number,
