@@ -93,6 +93,7 @@ class ErrorCode(StrEnum):
     NO_SUCH_PLAYER = "no_such_player"
     WRONG_DEAL = "wrong_deal"
     RATE_LIMITED = "rate_limited"
+    LIMIT_REACHED = "limit_reached"
     STORAGE_UNAVAILABLE = "storage_unavailable"
     INTERNAL_ERROR = "internal_error"
 

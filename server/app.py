@@ -13,6 +13,7 @@ import asyncio
 import gc
 import logging
 import signal
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,10 @@ from protocol.wire import JSON, MSGPACK
 
 from . import ids
 from .net.clock import Clock, SystemClock
-from .net.connection import Connection, Flusher, Limits
-from .net.http import DEFAULT_STATIC, HttpRoutes, not_found
+from .net.connection import Connection, Flusher, GameSocket, Limits
+from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, too_many
 from .net.metrics import Metrics
+from .net.ratelimit import client_address
 from .sessions import IDLE_ROOM_MS, Service
 from .store.base import Store, StoreUnavailable
 from .store.memory import MemoryStore
@@ -77,7 +79,7 @@ class RaceServer:
         self.limits = limits or Limits()
         self.metrics = Metrics()
         self.service = Service(
-            self.store, clock or SystemClock(), self.metrics, draw_seed, idle_room_ms
+            self.store, clock or SystemClock(), self.metrics, draw_seed, idle_room_ms, self.limits
         )
         self.http = HttpRoutes(
             self._health,
@@ -93,6 +95,7 @@ class RaceServer:
         )
         self._metrics_server: Server | None = None
         self.flusher = Flusher()
+        self._per_address: Counter[str] = Counter()
         self.ping_interval = ping_interval
         self._server: Server | None = None
         m = self.metrics
@@ -115,7 +118,29 @@ class RaceServer:
         }
 
     async def _handler(self, ws: ServerConnection) -> None:
-        await Connection(self.service, ws, self.limits, self.flusher).serve()
+        conn = Connection(self.service, ws, self.limits, self.flusher)
+        self._per_address[conn.address] += 1
+        try:
+            await conn.serve()
+        finally:
+            self._per_address[conn.address] -= 1
+            if not self._per_address[conn.address]:
+                del self._per_address[conn.address]
+
+    def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
+        """HTTP first (server/net/http.py); a handshake from an address that has
+        its connections already is refused with 429 before it costs a socket."""
+        answer = self.http(connection, request)
+        if answer is None:
+            limit = self.limits.connections_per_address
+            peer = connection.remote_address
+            forwarded = request.headers.get("X-Forwarded-For")
+            address = client_address(
+                str(peer[0]) if peer else "unknown", forwarded, self.limits.trusted_proxies
+            )
+            if self._per_address[address] >= limit:
+                return too_many(f"at most {limit} connections from one address")
+        return answer
 
     async def start(self) -> None:
         """Connect the store (when it needs the loop), rebuild open rooms, listen."""
@@ -133,7 +158,8 @@ class RaceServer:
             self.port,
             subprotocols=[Subprotocol(MSGPACK), Subprotocol(JSON)],
             select_subprotocol=select_subprotocol,
-            process_request=self.http,
+            process_request=self._process_request,
+            create_connection=GameSocket,
             compression=None,
             max_size=MAX_FRAME,
             max_queue=64,

@@ -18,6 +18,8 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from .net.connection import Limits
+
 __all__ = ["add_serve", "klondike_race", "main", "serve_command"]
 
 
@@ -60,6 +62,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="frames a second per connection, bursts of 2N (default 50; benchmarks raise it)",
     )
+    d = Limits()
+    for flag, field, what in (
+        ("--connections-per-address", "connections_per_address", "open connections"),
+        ("--sessions-per-minute", "sessions_per_minute", "new sessions a minute"),
+        ("--rooms-per-minute", "rooms_per_minute", "new rooms a minute"),
+        ("--join-codes-per-minute", "wrong_codes_per_minute", "wrong join codes a minute"),
+    ):
+        default = getattr(d, field)
+        parser.add_argument(
+            flag,
+            dest=field,
+            type=int,
+            default=default,
+            metavar="N",
+            help=f"{what} allowed per client address (default {default})",
+        )
+    parser.add_argument(
+        "--trusted-proxy",
+        action="append",
+        default=[],
+        metavar="NET",
+        help="a proxy (address or network, e.g. 172.16.0.0/12) whose X-Forwarded-For names "
+        "the client; repeat for more (default: none, the socket's peer is the client)",
+    )
     parser.set_defaults(func=serve_command)
 
 
@@ -72,7 +98,6 @@ def _address(text: str) -> tuple[str, int]:
 
 def serve_command(args: argparse.Namespace) -> int:
     from .app import RaceServer, run
-    from .net.connection import Limits
 
     factory: Any = None
     if args.redis:
@@ -83,7 +108,15 @@ def serve_command(args: argparse.Namespace) -> int:
         async def factory() -> Any:
             return await RedisStore.from_url(url)
 
-    limits = Limits(rate=args.rate_limit, burst=2 * args.rate_limit)
+    limits = Limits(
+        rate=args.rate_limit,
+        burst=2 * args.rate_limit,
+        connections_per_address=args.connections_per_address,
+        sessions_per_minute=args.sessions_per_minute,
+        rooms_per_minute=args.rooms_per_minute,
+        wrong_codes_per_minute=args.wrong_codes_per_minute,
+        trusted_proxies=tuple(args.trusted_proxy),
+    )
     server = RaceServer(
         host=args.host,
         port=args.port,

@@ -24,6 +24,7 @@ class Peer(Protocol):
     session: SessionState | None
     binary: bool  # msgpack (True) or JSON frames
     closing: bool
+    address: str  # the client's address, which its limits are keyed by
 
     def send(self, msg: Message) -> None:
         """Queue one message (encoded for this connection); never blocks."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
@@ -29,7 +30,9 @@ from .core.room import Room
 from .core.values import Decision, RoomError
 from .core.views import snapshot
 from .net.clock import Clock
+from .net.connection import Limits
 from .net.metrics import Metrics
+from .net.ratelimit import Allowance, Limiter
 from .peer import Peer, SessionState
 from .rooms.handlers import ROOM_HANDLERS, Handler
 from .rooms.runner import Release, RoomRunner
@@ -40,6 +43,7 @@ __all__ = ["IDLE_ROOM_MS", "ClusterHooks", "Service"]
 log = logging.getLogger("klondike_race.service")
 
 IDLE_ROOM_MS = 30 * 60_000  # see server/rooms/timer.py
+_WHAT = {"sessions": "new sessions", "rooms": "new rooms", "join_codes": "wrong join codes"}
 
 
 class ClusterHooks(Protocol):
@@ -75,7 +79,15 @@ class Service:
         metrics: Metrics,
         draw_seed: Callable[[], str] = ids.new_seed,
         idle_room_ms: int = IDLE_ROOM_MS,
+        limits: Limits | None = None,
     ) -> None:
+        self.limits = limits = limits or Limits()
+        self.limiter = Limiter(limits.rate, limits.burst, limits.max_strikes, limits.address_factor)
+        self._allowances = {
+            "sessions": Allowance(limits.sessions_per_minute),
+            "rooms": Allowance(limits.rooms_per_minute),
+            "join_codes": Allowance(limits.wrong_codes_per_minute),
+        }
         self.store = store
         self.clock = clock
         self.metrics = metrics
@@ -91,6 +103,24 @@ class Service:
 
     def draw_seed(self) -> str:
         return self._draw_seed()
+
+    def admit(self, what: str, peer: Peer, *, spend: bool = True) -> None:
+        """``limit_reached`` when ``peer``'s address has created its ``what``
+        (sessions, rooms; or tried its wrong join codes) for this minute.
+        ``spend`` false: only check that one is left."""
+        allowance = self._allowances[what]
+        now = time.monotonic()
+        if spend:
+            ok = self.limiter.allow(what, peer.address, allowance, now)
+        else:
+            ok = self.limiter.left(what, peer.address, allowance, now)
+        if not ok:
+            raise RoomError(
+                ErrorCode.LIMIT_REACHED,
+                f"too many {_WHAT[what]} from your address: at most "
+                f"{allowance.per_minute} a minute; wait a little",
+                limit=what,
+            )
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
@@ -212,7 +242,9 @@ class Service:
         if req.token is not None:
             session = await self.resume_session(req.token)
         else:
-            session = await self._new_session(check_name(req.name or ""))
+            name = check_name(req.name or "")
+            self.admit("sessions", conn)
+            session = await self._new_session(name)
         self.attach(session, conn)
         runner = self.rooms.get(session.room_code) if session.room_code else None
         if runner is None:

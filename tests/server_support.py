@@ -26,6 +26,16 @@ from server.store.base import SessionRecord, StoreUnavailable
 from server.store.memory import MemoryStore
 
 TIMEOUT = 10.0
+# Tests open many sessions and rooms from one address, flat out: no caps unless a
+# test sets its own limits.
+UNLIMITED = Limits(
+    rate=1e6,
+    burst=1e6,
+    connections_per_address=10**6,
+    sessions_per_minute=10**6,
+    rooms_per_minute=10**6,
+    wrong_codes_per_minute=10**6,
+)
 
 
 class FakeClock:
@@ -82,7 +92,7 @@ class Seeds:
 async def running_server(**kwargs: Any) -> AsyncIterator[RaceServer]:
     kwargs.setdefault("port", 0)
     kwargs.setdefault("static_dir", None)
-    kwargs.setdefault("limits", Limits(rate=1e6, burst=1e6))
+    kwargs.setdefault("limits", UNLIMITED)
     server = RaceServer(**kwargs)
     await server.start()
     try:

@@ -14,8 +14,9 @@ per destination so a busy room costs one PUBLISH per tick, not one per frame:
 ======== =========== ====================================================
 kind     direction   payload
 ======== =========== ====================================================
-``open`` edge→owner  ``[binary, token]``: a new tunnel (token: attach the
-                     session now, for a client that said hello at the edge)
+``open`` edge→owner  ``[binary, token, address]``: a new tunnel (token: attach
+                     the session now, for a client that said hello at the
+                     edge; address: the client's, which its limits go by)
 ``req``  edge→owner  ``[request class name, fields]``
 ``bye``  edge→owner  the client's socket closed
 ``live`` both ways   ``[conn ids]``: the tunnels this node still has with you
@@ -150,6 +151,7 @@ class RemoteConn:
         binary: bool,
         me: str,
         token: str | None = None,
+        address: str = "",
     ) -> None:
         self.service = service
         self.outbox = outbox
@@ -157,6 +159,7 @@ class RemoteConn:
         self.conn_id = conn_id
         self.binary = binary
         self.me = me
+        self.address = address or f"relay:{node}"
         self.session: SessionState | None = None
         self.closing = False
         self._n = 0

@@ -165,7 +165,7 @@ class Tunnels:
         self._tunnels[id(conn)] = (node, conn)
         self._next_in[id(conn)] = 1
         self._heard.setdefault(node, time.monotonic())
-        self.outbox.put(node, [OPEN, self.node_id, id(conn), 0, [conn.binary, token]])
+        self.outbox.put(node, [OPEN, self.node_id, id(conn), 0, [conn.binary, token, conn.address]])
 
     def forward(self, node: str, conn: Peer, req: Request) -> None:
         self.outbox.put(node, [REQ, self.node_id, id(conn), req.id, request_to_wire(req)])
@@ -225,9 +225,11 @@ class Tunnels:
         if kind in (OUT, SHUT, MOVE):
             self._to_client(kind, conn_id, n, payload)
         elif kind == OPEN:
-            binary, token = payload
+            binary, token, address = payload
             key = (src, conn_id)
-            new = RemoteConn(self.service, self.outbox, src, conn_id, binary, self.node_id, token)
+            new = RemoteConn(
+                self.service, self.outbox, src, conn_id, binary, self.node_id, token, address
+            )
             self._remotes[key] = new
             new.done(lambda: self._forget_remote(key, new))
         elif kind == REQ:

@@ -23,12 +23,14 @@ import logging
 import socket
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame as WsFrame
+from websockets.frames import Opcode
 from websockets.protocol import State
 
 from protocol import messages as M
@@ -48,7 +50,7 @@ from protocol.wire import (
 from ..core.values import RoomError
 from ..peer import Peer, SessionState
 from .metrics import Metrics
-from .ratelimit import TokenBucket
+from .ratelimit import Limiter, TokenBucket, client_address
 
 __all__ = ["Connection", "Dispatcher", "Flusher", "Limits"]
 
@@ -61,13 +63,21 @@ _DIRECT_LIMIT = 32 * 1024
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Per-connection limits (docs/protocol.md "Transport"); tests shrink them."""
+    """The limits of docs/protocol.md "Transport" (settings of ``serve``); tests
+    shrink them. Rates are per session and, ``address_factor`` times that, per
+    client address (server/net/ratelimit.py)."""
 
     hello_timeout: float = 10.0
     requests_before_hello: int = 3
     rate: float = 50.0
     burst: float = 100.0
     max_strikes: int = 200
+    address_factor: float = 4.0
+    connections_per_address: int = 32
+    sessions_per_minute: int = 20
+    rooms_per_minute: int = 10
+    wrong_codes_per_minute: int = 20
+    trusted_proxies: tuple[str, ...] = ()
     queue_bytes: int = 1024 * 1024
     send_timeout: float = 5.0
     # The kernel's send buffer per socket. Left to autotuning it may grow to
@@ -90,6 +100,7 @@ class Dispatcher(Protocol):
 
     metrics: Metrics
     connections: set[Peer]
+    limiter: Limiter
 
     async def handle(self, conn: Peer, req: Request) -> None: ...
 
@@ -124,6 +135,26 @@ class Flusher:
                 conn.failed()
 
 
+class GameSocket(ServerConnection):
+    """websockets' server connection, telling us of the control frames it answers
+    by itself: a ping costs a pong, so pings and pongs pay for frames too."""
+
+    on_control: Callable[[], None] | None = None
+
+    def process_event(self, event: Any) -> None:
+        control = isinstance(event, WsFrame) and event.opcode in (Opcode.PING, Opcode.PONG)
+        if control and self.on_control is not None:
+            self.on_control()
+        super().process_event(event)
+
+
+def address_of(ws: ServerConnection, limits: Limits) -> str:
+    peer = ws.remote_address
+    host = str(peer[0]) if peer else "unknown"
+    forwarded = ws.request.headers.get("X-Forwarded-For") if ws.request is not None else None
+    return client_address(host, forwarded, limits.trusted_proxies)
+
+
 class Connection:
     """One client's WebSocket; a :class:`~server.peer.Peer`."""
 
@@ -136,7 +167,8 @@ class Connection:
         self.flusher = flusher
         self.binary = ws.subprotocol != JSON
         self.session: SessionState | None = None
-        self.bucket = TokenBucket(limits.rate, limits.burst, limits.max_strikes)
+        self.address = address_of(ws, limits)
+        self._buckets: list[TokenBucket] = []  # what the last frame paid from
         self._queue: deque[bytes | str] = deque()
         self._queued = 0
         self._wake = asyncio.Event()
@@ -153,6 +185,8 @@ class Connection:
         writer = loop.create_task(self._write_loop())
         hello_timer = loop.call_later(self.limits.hello_timeout, self._hello_timeout)
         self.service.connections.add(self)
+        if isinstance(self.ws, GameSocket):
+            self.ws.on_control = self._control_frame
         sock = self.ws.transport.get_extra_info("socket")
         if self.limits.socket_sndbuf and sock is not None:
             with contextlib.suppress(OSError):
@@ -176,16 +210,36 @@ class Connection:
                 writer.cancel()
             await self.service.disconnected(self)
 
+    def _paid(self) -> bool:
+        """Pay for one frame from the session's bucket (once there is a session)
+        and the address's; False when over either (a strike on each)."""
+        now = time.monotonic()
+        limiter = self.service.limiter
+        limiter.prune(now)
+        # Looked up for every frame, never kept: a pruned bucket was as good as new.
+        self._buckets = [limiter.frames(self.address, address=True)]
+        if self.session is not None:
+            self._buckets.append(limiter.frames(self.session.player, address=False))
+        return all([b.take(now) for b in self._buckets])  # every bucket pays, or strikes
+
+    def _flooding(self) -> None:
+        """Close, 4008, once the strikes of this session or address run out."""
+        if any(b.exhausted for b in self._buckets):
+            self.close(CloseCode.FLOODING, "rate limit exceeded repeatedly")
+
+    def _control_frame(self) -> None:
+        if not self.closing and not self._paid():
+            self._flooding()
+
     async def _frame(self, frame: bytes | str) -> None:
         metrics = self.service.metrics
         metrics.frames_in.inc()
         started = time.perf_counter()
-        if not self.bucket.take(time.monotonic()):
+        if not self._paid():
             self.error(
                 _quick_id(frame, self.binary), ErrorCode.RATE_LIMITED, "too many frames: slow down"
             )
-            if self.bucket.exhausted:
-                self.close(CloseCode.FLOODING, "rate limit exceeded repeatedly")
+            self._flooding()
             return
         msg: dict[str, Any] | None = None
         rid: Any = None

@@ -87,6 +87,10 @@ def not_found() -> Response:
     return _text(404, "not found\n")
 
 
+def too_many(why: str) -> Response:
+    return _text(429, f"too many requests: {why}\n", Retry_After="10")
+
+
 def _loopback(connection: Any) -> bool:
     peer = getattr(connection, "remote_address", None)
     try:

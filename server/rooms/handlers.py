@@ -57,6 +57,8 @@ class Front(Venue, Protocol):
 
     def save_session(self, session: SessionState) -> None: ...
 
+    def admit(self, what: str, peer: Peer, *, spend: bool = True) -> None: ...
+
 
 Handler = Callable[[Any, Peer, Any], Awaitable[None]]
 
@@ -86,6 +88,7 @@ async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
     session = front.session_of(conn)
     _not_in_a_room(session)
     D.validate_settings(req.settings)  # before a code is reserved for nothing
+    front.admit("rooms", conn)
     code = await _reserve_code(front)
     runner = RoomRunner(front, Room(code))
     front.rooms[code] = runner
@@ -115,8 +118,10 @@ async def _reserve_code(front: Front) -> str:
 async def _join(front: Front, conn: Peer, req: JoinRoom) -> None:
     session = front.session_of(conn)
     _not_in_a_room(session)
+    front.admit("join_codes", conn, spend=False)  # once out of guesses, no answers
     runner = front.rooms.get(req.code.strip().upper())
     if runner is None:
+        front.admit("join_codes", conn)
         raise RoomError(M.ErrorCode.NO_SUCH_ROOM, "no open room has that code")
     await runner.run(
         lambda r, _c: D.decide_join(r, session.player, session.name, Role(req.role)),
