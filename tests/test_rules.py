@@ -966,6 +966,7 @@ def test_defaults() -> None:
         "variant": "classic",
         "undo": False,
         "foundation_to_tableau": True,
+        "spectators": "live",
     }
     assert s.deal_rules() == DealRules(
         variant=Variant.CLASSIC, draw=1, pass_limit=0, undo=False, foundation_to_tableau=True
