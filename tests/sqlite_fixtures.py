@@ -96,12 +96,13 @@ def moves_in_log(data_dir: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """Every move record in the database, per room and player, in log order."""
     conn = sqlite3.connect(data_dir / DB_NAME)
     try:
-        rows = conn.execute("SELECT code, data FROM records ORDER BY code, seq").fetchall()
+        rows = conn.execute("SELECT code, data FROM chunks ORDER BY code, seq").fetchall()
     finally:
         conn.close()
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for code, data in rows:
-        record = msgpack.unpackb(data, raw=False, strict_map_key=False)
-        if record["k"] == "move":
-            out.setdefault(code, {}).setdefault(record["p"], []).append(record)
+    for code, chunk in rows:  # a chunk: a msgpack array of records, each msgpack
+        for data in msgpack.unpackb(chunk, raw=False):
+            record = msgpack.unpackb(data, raw=False, strict_map_key=False)
+            if record["k"] == "move":
+                out.setdefault(code, {}).setdefault(record["p"], []).append(record)
     return out

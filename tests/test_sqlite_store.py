@@ -12,10 +12,11 @@ import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import msgpack  # type: ignore[import-untyped]
 import pytest
 
 from server.store.base import SessionRecord, StoreUnavailable, token_key
-from server.store.sqlite import DB_NAME, SqliteStore
+from server.store.sqlite import CHECKPOINT_EVERY, DB_NAME, SqliteStore
 
 
 @pytest.fixture
@@ -46,13 +47,37 @@ async def next_tick() -> None:
 
 
 def log_of(raw: sqlite3.Connection, code: str) -> list[bytes]:
-    rows = raw.execute("SELECT data FROM records WHERE code = ? ORDER BY seq", (code,))
-    return [bytes(d) for (d,) in rows]
+    """A room's log as the database holds it: chunks, each a msgpack array of records
+    starting at record ``seq`` (checked to follow on without a gap)."""
+    out: list[bytes] = []
+    for seq, n, data in raw.execute(
+        "SELECT seq, n, data FROM chunks WHERE code = ? ORDER BY seq", (code,)
+    ):
+        records = msgpack.unpackb(data, raw=False)
+        assert (seq, n) == (len(out), len(records))
+        out.extend(records)
+    return out
 
 
 async def test_wal_and_full_sync(store: SqliteStore, raw: sqlite3.Connection) -> None:
     assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # persistent
     assert await store.pragmas() == {"journal_mode": "wal", "synchronous": 2}  # 2: FULL
+
+
+async def test_checkpoints_run_beside_the_writer(tmp_path: Path) -> None:
+    store = await SqliteStore.at(tmp_path / "d")
+    try:
+        for i in range(CHECKPOINT_EVERY + 1):
+            assert await store.append("AAAAAA", [b"%d" % i]) == i + 1
+        assert store.transactions == CHECKPOINT_EVERY + 1
+    finally:
+        await store.close()
+    assert store.checkpoints == 1  # its future settled before close() returned
+    again = await SqliteStore.at(tmp_path / "d")
+    try:
+        assert await again.load("AAAAAA") == [b"%d" % i for i in range(CHECKPOINT_EVERY + 1)]
+    finally:
+        await again.close()
 
 
 async def test_append_and_load_keep_order_across_reopen(tmp_path: Path) -> None:
@@ -116,7 +141,7 @@ async def test_a_failed_transaction_refuses_all_of_it_and_leaves_nothing(
     assert await store.append("BBBBBB", [b"b0"]) == 1
     # A real SQLite error in the middle of a transaction, as a full disk would raise.
     raw.execute(
-        "CREATE TRIGGER refuse BEFORE INSERT ON records WHEN NEW.data = X'DEAD'"
+        "CREATE TRIGGER refuse BEFORE INSERT ON chunks WHEN instr(NEW.data, X'DEAD') > 0"
         " BEGIN SELECT RAISE(ABORT, 'refused by the test'); END"
     )
     failed_before, tx_before = store.failed, store.transactions

@@ -11,7 +11,11 @@ Tables (``PRAGMA user_version`` 1):
 - ``rooms(code, touched_ms, closed_ms)``: a reserved or open room; ``closed_ms`` set
   once closed. A closed code stays taken for ``closed_ttl`` (as with Redis, so a stale
   link cannot land in a new room), an idle one is dropped after ``idle_ttl``.
-- ``records(code, seq, data)``: each room's log, ``seq`` from 0, in append order.
+- ``chunks(code, seq, n, at_ms, data)``: each room's log, one row per append (the
+  records of one group commit of the room): ``seq`` is the index of its first record
+  (from 0), ``n`` how many it holds, ``data`` a msgpack array of the records' bytes.
+  One row per append, not per record, because every row is a step of SQLite during
+  which the writer thread gives up the GIL and must win it back from the event loop.
 - ``sessions(key, player, name, room, touched_ms)``: keyed by the token's hash
   (:func:`server.store.base.token_key`); expired after ``session_ttl`` unused.
 
@@ -33,6 +37,15 @@ Why it is built the way it is:
   COMMIT (one fsync) for all of it. So throughput grows with load instead of paying an
   fsync per move. A room's append waiting unsent is :meth:`joinable`: the room's
   runner (server/rooms/runner.py) adds its next records to it, and they share its fate.
+- *Checkpoints off the commit path.* SQLite's automatic checkpoint would copy the WAL
+  into the database (and fsync it) inside whichever COMMIT crosses the threshold,
+  stalling every move in that transaction; a third connection, in its own thread,
+  runs a passive checkpoint every ``CHECKPOINT_EVERY`` transactions instead, which
+  never blocks the writer.
+- *A short GIL switch interval.* While a transaction runs, its thread and the event
+  loop take turns at the GIL; CPython makes a waiting thread wait up to the switch
+  interval (5 ms by default) before the running one must yield. A move waits for
+  several such turns, so the store lowers the interval to ``SWITCH_INTERVAL``.
 """
 
 from __future__ import annotations
@@ -43,12 +56,15 @@ import fcntl
 import logging
 import os
 import sqlite3
+import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
+
+import msgpack  # type: ignore[import-untyped]
 
 from .base import SessionRecord, StoreUnavailable, token_key
 
@@ -59,6 +75,8 @@ log = logging.getLogger(__name__)
 DB_NAME = "klondike.db"
 DAY_MS = 24 * 3600 * 1000
 TOUCH_EVERY_MS = 3600 * 1000  # a session read refreshes its expiry at most this often
+CHECKPOINT_EVERY = 256  # transactions between two passive checkpoints
+SWITCH_INTERVAL = 0.0005  # seconds; see the module docstring
 
 T = TypeVar("T")
 
@@ -68,12 +86,14 @@ CREATE TABLE IF NOT EXISTS rooms (
     touched_ms INTEGER NOT NULL,
     closed_ms INTEGER
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS records (
+CREATE TABLE IF NOT EXISTS chunks (
     code TEXT NOT NULL,
     seq INTEGER NOT NULL,
+    n INTEGER NOT NULL,
+    at_ms INTEGER NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY (code, seq)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS sessions (
     key TEXT PRIMARY KEY,
     player TEXT NOT NULL,
@@ -112,13 +132,21 @@ class _Writer:
 
     def run(self, ops: list[_Op]) -> list[Any]:
         """One transaction for every op, in order; its results, or raises after a
-        rollback (then nothing of it was written)."""
+        rollback (then nothing of it was written).
+
+        The appends' rows go in one ``executemany`` at the end: appends to different
+        rooms are independent, and no other op reads what an append writes."""
         conn = self.conn
         now = _now_ms()
         tails: dict[str, int] = {}
+        rows: list[tuple[str, int, int, int, bytes]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
-            results = [self._one(op, now, tails) for op in ops]
+            results = [self._one(op, now, tails, rows) for op in ops]
+            if rows:
+                conn.executemany(
+                    "INSERT INTO chunks (code, seq, n, at_ms, data) VALUES (?, ?, ?, ?, ?)", rows
+                )
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -137,28 +165,26 @@ class _Writer:
         n = tails.get(code)
         if n is None:
             n = self.tails.get(code)
-        if n is None:
+        if n is None:  # the room's first append since the store opened
             row = self.conn.execute(
-                "SELECT COALESCE(MAX(seq) + 1, 0) FROM records WHERE code = ?", (code,)
+                "SELECT COALESCE(MAX(seq + n), 0) FROM chunks WHERE code = ?", (code,)
             ).fetchone()
             n = int(row[0])
+            self.conn.execute(  # a room appended to without a reservation is open too
+                "INSERT OR IGNORE INTO rooms (code, touched_ms) VALUES (?, ?)", (code, _now_ms())
+            )
         return n
 
-    def _one(self, op: _Op, now: int, tails: dict[str, int]) -> Any:
+    def _one(
+        self, op: _Op, now: int, tails: dict[str, int], rows: list[tuple[str, int, int, int, bytes]]
+    ) -> Any:
         conn = self.conn
         if op.kind == "append":
             start = self._tail(op.key, tails)
-            conn.executemany(
-                "INSERT INTO records (code, seq, data) VALUES (?, ?, ?)",
-                [(op.key, start + i, data) for i, data in enumerate(op.records)],
-            )
-            conn.execute(
-                "INSERT INTO rooms (code, touched_ms) VALUES (?, ?)"
-                " ON CONFLICT (code) DO UPDATE SET touched_ms = excluded.touched_ms",
-                (op.key, now),
-            )
-            tails[op.key] = start + len(op.records)
-            return start + len(op.records)
+            n = len(op.records)
+            rows.append((op.key, start, n, now, msgpack.packb(op.records, use_bin_type=True)))
+            tails[op.key] = start + n
+            return start + n
         if op.kind == "reserve":
             row = conn.execute(
                 "SELECT touched_ms, closed_ms FROM rooms WHERE code = ?", (op.key,)
@@ -169,7 +195,7 @@ class _Writer:
                     return False
                 if closed is not None and closed > now - self.closed_ttl_ms:
                     return False
-            conn.execute("DELETE FROM records WHERE code = ?", (op.key,))
+            conn.execute("DELETE FROM chunks WHERE code = ?", (op.key,))
             conn.execute(
                 "INSERT OR REPLACE INTO rooms (code, touched_ms, closed_ms) VALUES (?, ?, NULL)",
                 (op.key, now),
@@ -177,7 +203,7 @@ class _Writer:
             tails[op.key] = 0
             return True
         if op.kind == "close":
-            conn.execute("DELETE FROM records WHERE code = ?", (op.key,))
+            conn.execute("DELETE FROM chunks WHERE code = ?", (op.key,))
             conn.execute("UPDATE rooms SET closed_ms = ? WHERE code = ?", (now, op.key))
             tails[op.key] = 0
             return None
@@ -200,12 +226,15 @@ class _Writer:
     def _open_rooms(self, now: int) -> list[str]:
         """Drop what has expired, then list the open rooms."""
         conn = self.conn
-        stale = (
-            "(closed_ms IS NOT NULL AND closed_ms <= ?) OR (closed_ms IS NULL AND touched_ms <= ?)"
+        # A room's last activity: its last chunk, or its reservation.
+        last = (
+            "COALESCE((SELECT at_ms FROM chunks WHERE chunks.code = rooms.code"
+            " ORDER BY seq DESC LIMIT 1), touched_ms)"
         )
+        stale = f"(closed_ms IS NOT NULL AND closed_ms <= ?) OR (closed_ms IS NULL AND {last} <= ?)"
         cutoffs = (now - self.closed_ttl_ms, now - self.idle_ttl_ms)
         conn.execute(
-            f"DELETE FROM records WHERE code IN (SELECT code FROM rooms WHERE {stale})", cutoffs
+            f"DELETE FROM chunks WHERE code IN (SELECT code FROM rooms WHERE {stale})", cutoffs
         )
         conn.execute(f"DELETE FROM rooms WHERE {stale}", cutoffs)
         conn.execute("DELETE FROM sessions WHERE touched_ms <= ?", (now - self.session_ttl_ms,))
@@ -218,7 +247,8 @@ class _Writer:
 
 
 def _connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
-    """A connection in autocommit mode (transactions are explicit), WAL, full fsync."""
+    """A connection in autocommit mode (transactions are explicit), WAL, full fsync,
+    no automatic checkpoints (see the module docstring)."""
     conn = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout_ms / 1000)
     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
     if str(mode).lower() != "wal":
@@ -226,6 +256,7 @@ def _connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
         raise StoreUnavailable(f"{path}: SQLite refused WAL mode ({mode})")
     conn.execute("PRAGMA synchronous = FULL")
     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
     return conn
 
 
@@ -251,6 +282,11 @@ class SqliteStore:
         self.failed = 0  # transactions rolled back
         self._writer_pool = ThreadPoolExecutor(1, thread_name_prefix="sqlite-writer")
         self._reader_pool = ThreadPoolExecutor(1, thread_name_prefix="sqlite-reader")
+        self._checkpoint_pool = ThreadPoolExecutor(1, thread_name_prefix="sqlite-checkpoint")
+        self._checkpointer: sqlite3.Connection | None = None
+        self._since_checkpoint = 0  # transactions committed since the last checkpoint began
+        self._checkpointing = False
+        self.checkpoints = 0
         self._writer: _Writer | None = None
         self._reader: sqlite3.Connection | None = None
         self._lock: IO[bytes] | None = None
@@ -292,12 +328,17 @@ class SqliteStore:
         try:
             self._writer = await self._in(self._writer_pool, lambda: _Writer(self.path, busy, ttls))
             self._reader = await self._in(self._reader_pool, lambda: _connect(self.path, busy))
+            self._checkpointer = await self._in(
+                self._checkpoint_pool, lambda: _connect(self.path, busy)
+            )
         except (sqlite3.Error, OSError) as exc:
             await self._release()
             raise StoreUnavailable(f"cannot open {self.path}: {exc}") from exc
         except BaseException:
             await self._release()
             raise
+        if sys.getswitchinterval() > SWITCH_INTERVAL:
+            sys.setswitchinterval(SWITCH_INTERVAL)
         log.info("sqlite store at %s (WAL, synchronous=FULL)", self.path)
 
     async def _in(self, pool: ThreadPoolExecutor, fn: Callable[[], T]) -> T:
@@ -367,6 +408,9 @@ class SqliteStore:
                         fut.set_exception(err)
         else:
             self.transactions += 1
+            self._since_checkpoint += 1
+            if self._since_checkpoint >= CHECKPOINT_EVERY:
+                self._checkpoint()
             for op, result in zip(ops, outcome, strict=True):
                 total = len(op.records)
                 for fut, end in op.waiters:
@@ -376,6 +420,34 @@ class SqliteStore:
         if self._queue and not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
+
+    def _checkpoint(self) -> None:
+        """Copy the WAL into the database in the checkpoint thread, unless a
+        checkpoint is running already. Passive: it never blocks the writer; a failure
+        only leaves the WAL longer, so it is logged, nothing more."""
+        conn = self._checkpointer
+        if self._checkpointing or conn is None or self._closed:
+            return
+        self._checkpointing, self._since_checkpoint = True, 0
+
+        def run() -> None:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+
+        def done(fut: asyncio.Future[None]) -> None:
+            self._checkpointing = False
+            if fut.cancelled():
+                return
+            if fut.exception() is not None:
+                log.warning("sqlite store: checkpoint failed: %s", fut.exception())
+            else:
+                self.checkpoints += 1
+
+        try:
+            asyncio.get_running_loop().run_in_executor(
+                self._checkpoint_pool, run
+            ).add_done_callback(done)
+        except RuntimeError:  # the pool was shut down
+            self._checkpointing = False
 
     # -- rooms -----------------------------------------------------------------------
 
@@ -407,9 +479,12 @@ class SqliteStore:
         def read() -> list[bytes]:
             assert self._reader is not None
             rows = self._reader.execute(
-                "SELECT data FROM records WHERE code = ? ORDER BY seq", (code,)
+                "SELECT data FROM chunks WHERE code = ? ORDER BY seq", (code,)
             )
-            return [bytes(data) for (data,) in rows]
+            out: list[bytes] = []
+            for (data,) in rows:
+                out.extend(msgpack.unpackb(data, raw=False))
+            return out
 
         return await self._read(read)
 
@@ -485,14 +560,16 @@ class SqliteStore:
         await self._release()
 
     async def _release(self) -> None:
-        writer, reader = self._writer, self._reader
-        self._writer = self._reader = None
-        if writer is not None:
-            await self._in(self._writer_pool, writer.close)
+        writer, reader, checkpointer = self._writer, self._reader, self._checkpointer
+        self._writer = self._reader = self._checkpointer = None
+        if checkpointer is not None:  # after a running checkpoint, in the same thread
+            await self._in(self._checkpoint_pool, checkpointer.close)
         if reader is not None:
             await self._in(self._reader_pool, reader.close)
-        self._writer_pool.shutdown(wait=False)
-        self._reader_pool.shutdown(wait=False)
+        if writer is not None:  # the last to close: SQLite checkpoints the WAL then
+            await self._in(self._writer_pool, writer.close)
+        for pool in (self._writer_pool, self._reader_pool, self._checkpoint_pool):
+            pool.shutdown(wait=False)
         if self._lock is not None:
             self._lock.close()  # releases the flock
             self._lock = None
