@@ -72,7 +72,7 @@ class Redis:
 
 
 async def start_server(redis: Redis | None) -> Proc:
-    extra = ["--rate-limit", str(RATE_LIMIT)] + (["--redis", redis.url] if redis else [])
+    extra = ["--rate-limit", str(RATE_LIMIT)] + (["--redis", redis.url] if redis else ["--memory"])
     return await Proc.start("server", SERVER, *extra)
 
 
@@ -101,7 +101,13 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         try:
             # Each room lives on the first node; its seats alternate between the two.
             two = await drive(
-                "race", procs, args.rooms, args.spectators, 0.0, args.warmup, args.seconds,
+                "race",
+                procs,
+                args.rooms,
+                args.spectators,
+                0.0,
+                args.warmup,
+                args.seconds,
                 settings={"deals_per_round": 20},
             )
         finally:

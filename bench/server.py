@@ -241,7 +241,11 @@ async def measure(kind: str, args: argparse.Namespace, rooms: int, rate: float) 
     if kind == "race":
         # Bots play flat out, far above a person's 50 frames a second.
         proc = await Proc.start(
-            "server", r"listening on ws://[^:]+:(\d+)/ws", "--rate-limit", str(RATE_LIMIT)
+            "server",
+            r"listening on ws://[^:]+:(\d+)/ws",
+            "--rate-limit",
+            str(RATE_LIMIT),
+            "--memory",
         )
     else:
         proc = await Proc.start("bench.relay", r"relay listening on ws://[^:]+:(\d+)/ws")

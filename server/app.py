@@ -264,7 +264,7 @@ def run(server: RaceServer) -> int:
     try:
         runner(serve_forever(server))
     except StoreUnavailable as exc:
-        log.error("klondike-race: the store is unreachable: %s", exc)
+        log.error("klondike-race: the store is unavailable: %s", exc)
         return 1
     except OSError as exc:  # e.g. the port is taken
         log.error("klondike-race: cannot listen on %s:%s: %s", server.host, server.port, exc)

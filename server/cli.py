@@ -7,8 +7,14 @@ client adds its own subparsers (``bot``, ``watch``, ``loadtest``, ``verify``) an
 this file only registers both sides and dispatches. ``python -m server`` is
 ``serve`` alone.
 
-The in-memory store is the default; ``--redis URL`` (or ``KLONDIKE_REDIS_URL``)
-selects the Redis store, imported only then so that the server runs without it.
+Stores: the embedded SQLite store is the default, so that a plain ``serve`` keeps
+its rooms and sessions across a restart or a crash (server/store/sqlite.py), in
+``--data-dir`` (default ``./klondike-data``, relative to the working directory, or
+``$KLONDIKE_DATA_DIR``). ``--memory`` keeps everything in this process, for
+development and tests; ``--redis URL`` (or ``KLONDIKE_REDIS_URL``) selects the Redis
+store, imported only then so that the server runs without it, and lets several nodes
+share it. ``--memory`` and ``--redis`` exclude each other; ``--memory`` also overrides
+``KLONDIKE_REDIS_URL``.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from .net.connection import Limits
@@ -33,11 +40,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--port", type=int, default=8765, help="port for WebSocket and HTTP (0 picks a free one)"
     )
-    parser.add_argument(
+    stores = parser.add_mutually_exclusive_group()
+    stores.add_argument(
         "--redis",
         default=os.environ.get("KLONDIKE_REDIS_URL") or None,
         metavar="URL",
-        help="keep rooms in Redis at URL (default: in memory; env KLONDIKE_REDIS_URL)",
+        help="keep rooms and sessions in Redis at URL, shared by any number of nodes"
+        " (env KLONDIKE_REDIS_URL)",
+    )
+    stores.add_argument(
+        "--memory",
+        action="store_true",
+        help="keep rooms and sessions in this process only: a restart forgets them (development)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="the embedded store's directory, used when neither --memory nor --redis is"
+        " given (default ./klondike-data in the working directory, or env"
+        " KLONDIKE_DATA_DIR); it keeps rooms and sessions across restarts and kill -9",
     )
     parser.add_argument(
         "--origin",
@@ -100,13 +122,24 @@ def serve_command(args: argparse.Namespace) -> int:
     from .app import RaceServer, run
 
     factory: Any = None
-    if args.redis:
+    memory = args.memory
+    if args.data_dir is not None and (memory or args.redis):
+        raise SystemExit("--data-dir is the embedded store's: not with --memory or --redis")
+    if args.redis and not memory:
         from .store.redis import RedisStore
 
         url = args.redis
 
         async def factory() -> Any:
             return await RedisStore.from_url(url)
+
+    elif not memory:
+        from .store.sqlite import SqliteStore
+
+        data_dir = Path(args.data_dir) if args.data_dir else SqliteStore.default_dir()
+
+        async def factory() -> Any:
+            return await SqliteStore.at(data_dir)
 
     limits = Limits(
         rate=args.rate_limit,
@@ -122,7 +155,7 @@ def serve_command(args: argparse.Namespace) -> int:
         port=args.port,
         store_factory=factory,
         limits=limits,
-        clustered=factory is not None,  # any number of nodes may share the Redis
+        clustered=bool(args.redis) and not memory,  # any number of nodes may share the Redis
         origins=args.origin,
         metrics_address=args.metrics,
     )

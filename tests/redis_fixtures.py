@@ -187,7 +187,7 @@ class ServerProcess(_Child):
         exe = Path(sys.executable).parent / "klondike-race"
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop("KLONDIKE_REDIS_URL", None)
-        store = [] if self.redis_url is None else ["--redis", self.redis_url]
+        store = ["--memory"] if self.redis_url is None else ["--redis", self.redis_url]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [str(exe), "serve", "--port", str(self.port), *store],

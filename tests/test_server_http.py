@@ -101,6 +101,7 @@ async def test_process_port_zero_and_sigterm() -> None:
         "server",
         "--port",
         "0",
+        "--memory",
         cwd=ROOT,
         env=env,
         stderr=asyncio.subprocess.PIPE,

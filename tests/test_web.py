@@ -76,7 +76,7 @@ T = TypeVar("T")
 def server() -> Iterator[str]:
     """A real server on a free port; yields its http:// base address."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server", "--port", "0", "--host", "127.0.0.1"],
+        [sys.executable, "-m", "server", "--port", "0", "--host", "127.0.0.1", "--memory"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -10,8 +10,10 @@ log through the same room core rebuilds the room exactly.
 Sessions (token → identity) are kept apart from room logs because a session outlives
 its rooms. Tokens are stored hashed, so a dump of the store cannot take over a seat.
 
-The in-memory store is the default: one process, nothing survives a restart. The
-Redis store (server/store/redis.py) implements the same interface durably.
+Three stores implement it: the embedded SQLite store (server/store/sqlite.py), the
+default of ``serve``, durable on one machine; the in-memory store (``--memory``):
+one process, nothing survives a restart; the Redis store (server/store/redis.py),
+durable and shared by several nodes.
 """
 
 from __future__ import annotations
