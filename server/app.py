@@ -139,10 +139,11 @@ class RaceServer:
             self._server.close(close_connections=True)
             await self._server.wait_closed()
             self._server = None
-        for runner in self.service.rooms.values():
-            runner.stop()
         if self._cluster is not None:
+            # First, while the rooms still run: relayed clients' departures are
+            # recorded, then the leases are handed over.
             await self._cluster.stop()
+        await self.service.stop()
         await self.store.close()
 
     async def __aenter__(self) -> RaceServer:
