@@ -197,10 +197,11 @@ class RaceServer:
             self._metrics_server.close()
             await self._metrics_server.wait_closed()
             self._metrics_server = None
-        for runner in self.service.rooms.values():
-            runner.stop()
         if self._cluster is not None:
+            # First, while the rooms still run: relayed clients' departures are
+            # recorded, then the leases are handed over.
             await self._cluster.stop()
+        await self.service.stop()
         await self.store.close()
 
     async def __aenter__(self) -> RaceServer:

@@ -7,14 +7,25 @@ a client that reconnects with its token gets the same id, role, room and board â
 and its current room is kept in the store next to its hashed token. Everything a
 room decides goes through its runner; the service only resolves the room and
 turns results into replies.
+
+**One runner per room.** A room is rebuilt from its log (:meth:`Service.adopt_room`)
+after a restart, or when this node takes over a dead node's room, often because
+many of its clients resume here at the same moment. Adoption is single-flight per
+room code: whoever asks while one is under way waits for that one, so they all get
+the same runner. Each adoption is a new incarnation with a writer of its own (with
+several nodes, a fresh lease token: server/cluster/leases.py), and a runner that
+is replaced or given up is stopped, timer included. Presence after a rebuild is
+decided in one step, before anything else can reach the room: a member is online
+exactly when a session of theirs is connected to this node now.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol
 
 from protocol import messages as M
@@ -35,7 +46,7 @@ from .net.metrics import Metrics
 from .net.ratelimit import Allowance, Limiter
 from .peer import Peer, SessionState
 from .rooms.handlers import ROOM_HANDLERS, Handler
-from .rooms.runner import Release, RoomRunner
+from .rooms.runner import Release, RoomRunner, Writer
 from .store.base import SessionRecord, Store, StoreUnavailable, unavailable
 
 __all__ = ["IDLE_ROOM_MS", "ClusterHooks", "Service"]
@@ -56,7 +67,15 @@ class ClusterHooks(Protocol):
     def disconnected(self, conn: Peer) -> None: ...
 
     async def claim(self, code: str) -> bool:
-        """True when this node may run the room (it now holds the room's lease)."""
+        """True when this node may run the room: it now holds the room's lease,
+        under a token new to this claim. Only the service's single-flight
+        adoption calls it, for a room not running here."""
+
+    async def release(self, code: str) -> None:
+        """Give the room's lease back (an adoption that came to nothing)."""
+
+    def writer(self, code: str) -> Writer:
+        """Appends fenced by the token the room's lease holds here now."""
 
 
 def check_name(raw: str) -> str:
@@ -69,6 +88,18 @@ def check_name(raw: str) -> str:
 
 def _presence(player: str, connected: bool) -> Callable[[Room, D.Ctx], Decision]:
     return lambda room, _ctx: D.decide_presence(room, player, connected)
+
+
+def _presence_of_all(connected: Callable[[str], bool]) -> Callable[[Room, D.Ctx], Decision]:
+    """Every member's presence as ``connected`` says it is, in one decision."""
+
+    def decide(room: Room, _ctx: D.Ctx) -> Decision:
+        records = []
+        for pid in room.members:
+            records += D.decide_presence(room, pid, connected(pid)).records
+        return Decision(records)
+
+    return decide
 
 
 class Service:
@@ -97,6 +128,7 @@ class Service:
         self.sessions: dict[str, SessionState] = {}  # by player id
         self.connections: set[Peer] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._adoptions: dict[str, asyncio.Task[bool]] = {}  # rebuilds under way, by code
         self.cluster: ClusterHooks | None = None  # several nodes: server/cluster/
 
     # ------------------------------------------------------------------ plumbing
@@ -125,7 +157,34 @@ class Service:
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.get_running_loop().create_task(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._spawned)
+
+    def _spawned(self, task: asyncio.Task[Any]) -> None:
+        """Nobody awaits a spawned task: its failure is logged here, once (a
+        WARNING for the store being away, which is expected), instead of at
+        garbage collection as 'Task exception was never retrieved'."""
+        self._tasks.discard(task)
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        what = getattr(task.get_coro(), "__qualname__", task.get_name())
+        if isinstance(exc, StoreUnavailable) or (
+            isinstance(exc, RoomError) and exc.code == ErrorCode.STORAGE_UNAVAILABLE
+        ):
+            log.warning("%s: %s", what, exc)
+        else:
+            log.error("%s failed", what, exc_info=exc)
+
+    def writer(self, code: str) -> Writer:
+        """How a runner made now appends to ``code``'s log: with several nodes,
+        fenced by this incarnation's lease token (the cluster's); alone, plainly."""
+        if self.cluster is not None:
+            return self.cluster.writer(code)
+        store = self.store
+
+        def append(records: Sequence[bytes]) -> Awaitable[int]:
+            return store.append(code, records)
+
+        return append
 
     def peer_of(self, player: str) -> Peer | None:
         session = self.sessions.get(player)
@@ -143,26 +202,100 @@ class Service:
         """Rebuild every open room from its log (after a restart, or a crash of
         another node); with several nodes, only those this node may run."""
         for code in await self.store.open_rooms():
-            if code not in self.rooms and (self.cluster is None or await self.cluster.claim(code)):
+            if code not in self.rooms:
                 await self.adopt_room(code)
 
-    async def adopt_room(self, code: str) -> bool:
-        """Rebuild one room from its log and run it here; False when it is closed.
+    def adopting(self, code: str) -> bool:
+        """A rebuild of the room is under way here (the cluster keeps its lease)."""
+        return code in self._adoptions
 
-        Nobody is connected to it yet, so whoever the log says is connected is
-        marked as dropped, through the normal path (records, events)."""
-        records = await self.store.load(code)
-        room, durable = DurableLog.fold(code, records)
-        if not records or room.state == "closed":
-            await self.store.close_room(code)
+    async def adopt_room(self, code: str) -> bool:
+        """Run the room here, rebuilt from its log unless it runs here already;
+        False when it cannot: it is closed, or (several nodes) another node runs it.
+
+        Single-flight: every caller for one code while a rebuild is under way
+        (eight clients resuming at once, the cluster's scan) shares that rebuild
+        and its runner. A waiter that gives up (its connection closed) does not
+        cancel it for the others."""
+        if code in self.rooms:
+            return True
+        task = self._adoptions.get(code)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self._adopt(code))
+            self._adoptions[code] = task
+            task.add_done_callback(lambda done: self._adopted(code, done))
+        return await asyncio.shield(task)
+
+    def _adopted(self, code: str, task: asyncio.Task[bool]) -> None:
+        """The rebuild is over; its failure is logged once here (waiters get it
+        too, or none is left to retrieve it): the store being away is expected."""
+        if self._adoptions.get(code) is task:
+            del self._adoptions[code]
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        if isinstance(exc, StoreUnavailable):
+            log.warning("room %s not rebuilt: %s", code, exc)
+        else:
+            log.error("room %s not rebuilt", code, exc_info=exc)
+
+    async def _adopt(self, code: str) -> bool:
+        """Claim (with several nodes), load, fold, then publish the runner with
+        every member's presence decided in the same step.
+
+        The presence decision and the runner's publication have no await between
+        them, so nothing can decide on the room before it: a client that resumes
+        meanwhile is either connected now (marked online here) or arrives after
+        (and its own hello marks it online). Whoever the log says is connected but
+        is not connected here now is marked offline. If those records cannot be
+        stored the rebuild is given up: the runner is withdrawn and stopped, and
+        the lease handed back for whoever tries next."""
+        if code in self.rooms:
+            return True
+        cluster = self.cluster
+        if cluster is not None and not await cluster.claim(code):
             return False
-        runner = RoomRunner(self, room, durable)
-        self.rooms[code] = runner
-        for pid in [m.id for m in room.members.values() if m.connected]:
-            await runner.run(_presence(pid, False))
+        runner: RoomRunner | None = None
+        try:
+            records = await self.store.load(code)
+            room, durable = DurableLog.fold(code, records)
+            if not records or room.state == "closed":
+                await self.store.close_room(code)
+                if cluster is not None:
+                    await cluster.release(code)
+                return False
+            runner = RoomRunner(self, room, durable)
+            old = self.rooms.get(code)
+            if old is not None:  # cannot happen (single-flight); never leave two running
+                log.error("room %s was running while it was rebuilt; the old runner stops", code)
+                old.stop()
+            self.rooms[code] = runner
+            self.metrics.room_adoptions.inc()
+            try:
+                await runner.run(_presence_of_all(lambda pid: self.peer_of(pid) is not None))
+            except RoomError as exc:
+                why = f"presence after the rebuild not stored: {exc.message}"
+                raise StoreUnavailable(why) from None
+        except BaseException:
+            if runner is not None:
+                if self.rooms.get(code) is runner:
+                    del self.rooms[code]
+                runner.stop()
+            if cluster is not None:
+                await cluster.release(code)
+            raise
         runner.timer.arm()
-        log.info("room %s rebuilt (%d records, seq %d)", code, len(records), room.seq)
+        log.info("room %s rebuilt (%d records, seq %d)", code, len(records), runner.room.seq)
         return True
+
+    async def stop(self) -> None:
+        """At shutdown: give up rebuilds under way and stop every runner."""
+        for task in list(self._adoptions.values()):
+            task.cancel()
+        for task in list(self._adoptions.values()):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for runner in self.rooms.values():
+            runner.stop()
 
     def after_commit(self, runner: RoomRunner, decision: Decision) -> None:
         """Keep sessions in step with membership: who left, who was removed, and

@@ -11,15 +11,22 @@ it renews all its leases every ``lease_ms / 3`` in one script call. Every append
 carries the token it was granted (the store's *fence*), so a node that lost its
 lease — frozen, cut off, declared dead — cannot write another word to the log.
 
+**One token per incarnation.** Every claim takes a new token, even when this node
+held the lease already, and a runner appends with the token of the claim it was
+made for (:meth:`Cluster.writer`). So a runner that was replaced or given up,
+even in this process, is fenced off by the store like a dead node is. Claims are
+only made by the service's single-flight adoption (server/sessions.py), so
+concurrent requests for one room make one claim and one runner.
+
 **Liveness is a subscription.** Each node subscribes to its own channel
 (server/cluster/tunnels.py). ``PUBSUB NUMSUB`` of that channel is 0 once the node's process
 is gone (the kernel closes its socket at once), so a crashed owner is noticed
 within a second instead of a lease period; a node is declared dead after two
 consecutive checks find no subscriber, to ride out a reconnect.
 
-**Takeover.** A room is claimed (log loaded, room rebuilt, every member marked
-offline as after a restart) when a client asks for it and its holder is dead, and
-by a scan every ``lease_ms`` of open rooms without a live lease, so rooms with
+**Takeover.** A room is claimed (log loaded, room rebuilt, every member not
+connected here marked offline) when a client asks for it and its holder is dead,
+and by a scan every ``lease_ms`` of open rooms without a live lease, so rooms with
 timers but no clients move too. Clients of a dead owner are closed with 1001 by
 their edge and resume with their tokens, as after any server restart.
 
@@ -36,12 +43,14 @@ import logging
 import os
 import secrets
 import socket
+from collections.abc import Sequence
 from typing import Any
 
 from protocol.messages import CloseCode
 from protocol.wire import Hello, JoinRoom, Request
 
 from ..peer import Peer
+from ..rooms.runner import Writer
 from ..sessions import Service
 from ..store.base import StoreUnavailable, unavailable
 from ..store.redis import RedisStore
@@ -96,6 +105,7 @@ _RELEASE = Script(
 )
 
 LOCAL = ""  # locate(): the room runs here
+NO_LEASE = b""  # a writer's fence when this node holds no lease: the store refuses it
 
 
 def _node_of(token: bytes) -> str:
@@ -155,6 +165,18 @@ class Cluster:
             except Exception:
                 log.exception("cluster %s failed", job.__name__)
 
+    def writer(self, code: str) -> Writer:
+        """Appends to ``code``'s log fenced by the token this node holds for it
+        now, for good: the runner made with it writes as this incarnation, and
+        once the room is claimed again (or dropped) the store refuses it."""
+        token = self._leases.get(code, NO_LEASE)
+        store = self.store
+
+        def append(records: Sequence[bytes]) -> asyncio.Future[int]:
+            return store.append(code, records, fence=token)
+
+        return append
+
     # -- LeaseOwner (the store asks for a token when it reserves a new room) -----
 
     def new_token(self) -> bytes:
@@ -171,12 +193,22 @@ class Cluster:
         return held
 
     async def claim(self, code: str) -> bool:
-        """Become the room's owner if nobody alive is; True when it may run here
-        (the caller then rebuilds it from the log)."""
-        if code in self._leases:
-            return True
+        """Become the room's owner if nobody alive is, under a token new to this
+        claim; True when it may run here (the caller then rebuilds it from the log).
+
+        Never "true, we hold it already": the caller is the service's adoption,
+        which runs one at a time per room and only for a room not running here,
+        so a lease of this node's own is a leftover (an adoption that failed) and
+        is taken over like a dead node's; whatever still holds its token is
+        fenced off."""
+        if code in self.service.rooms:
+            return False  # claiming anew would fence off the runner we have
         held = await self._lease_holder(code)
-        if held is not None and not await self.tunnels.is_dead(_node_of(held)):
+        if (
+            held is not None
+            and _node_of(held) != self.node_id
+            and not await self.tunnels.is_dead(_node_of(held))
+        ):
             return False
         token = self.new_token()
         keys = self.store.keys
@@ -196,30 +228,32 @@ class Cluster:
 
     async def locate(self, code: str) -> str | None:
         """Where the room runs: LOCAL (perhaps claimed and rebuilt just now),
-        another node's id, or None when there is no such open room."""
+        another node's id, or None when there is no such open room.
+
+        Any number of calls for one room at once (clients resuming together, the
+        scan) share one adoption: :meth:`Service.adopt_room` is single-flight."""
         for _ in range(3):
             if code in self.service.rooms:
                 return LOCAL
-            held = await self._lease_holder(code)
-            if held is not None and _node_of(held) != self.node_id:
-                node = _node_of(held)
-                if not await self.tunnels.is_dead(node):
-                    return node
-            if await self.claim(code):
-                try:
-                    adopted = await self.service.adopt_room(code)
-                except BaseException:
-                    await self._release(code)
-                    raise
-                if adopted:
-                    return LOCAL
-                await self._release(code)
-                return None
+            if not self.service.adopting(code):
+                held = await self._lease_holder(code)
+                if held is not None and _node_of(held) != self.node_id:
+                    node = _node_of(held)
+                    if not await self.tunnels.is_dead(node):
+                        return node
+            if await self.service.adopt_room(code):
+                return LOCAL
             async with guard("locate", self.store.pool.timeout):
                 index = self.store.pool.protocol()
                 if await index.zscore(self.store.keys.rooms, code.encode()) is None:
                     return None
         return None
+
+    async def release(self, code: str) -> None:
+        """Hand the lease back: an adoption that came to nothing (closed room,
+        the store away), so that the next claim, here or elsewhere, need not wait
+        for it to expire."""
+        await self._release(code)
 
     async def _release(self, code: str) -> None:
         token = self._leases.pop(code, None)
@@ -248,7 +282,8 @@ class Cluster:
     async def _tick(self) -> None:
         """Renew our leases (all in one script call), then check on our peers."""
         for code in [c for c in self._leases if c not in self.service.rooms]:
-            self._leases.pop(code, None)  # closed here: close_room deleted the lease
+            if not self.service.adopting(code):  # (an adoption holds its lease already)
+                self._leases.pop(code, None)  # closed here: close_room deleted the lease
         if self._leases:
             codes = list(self._leases)
             keys: list[bytes] = []

@@ -110,7 +110,14 @@ class Outbox:
             self._busy.add(node)
             task = asyncio.get_running_loop().create_task(self._send(node, entries))
             self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task[None]) -> None:
+        """Nobody awaits a send: a failure _send did not handle (a bug in
+        ``failed``) is logged here once, not left to the garbage collector."""
+        self._tasks.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("relay: sending a batch failed", exc_info=exc)
 
     async def _send(self, node: str, entries: list[list[Any]]) -> None:
         try:

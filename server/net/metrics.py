@@ -34,6 +34,12 @@ class Metrics:
             registry=r,
         )
         self.frames_in = Counter("klondike_frames_in", "Frames received", registry=r)
+        self.room_adoptions = Counter(
+            "klondike_room_adoptions",
+            "Rooms rebuilt from their log to run here (a restart, a takeover): one per"
+            " runner started, so a room rebuilt twice at once shows as two",
+            registry=r,
+        )
         self.closed_slow = Counter(
             "klondike_slow_consumers_closed", "Connections closed for falling behind", registry=r
         )

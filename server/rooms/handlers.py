@@ -99,6 +99,7 @@ async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
         )
     except BaseException:
         front.rooms.pop(code, None)
+        runner.stop()  # with its timer: a room never created must not close itself later
         raise
 
 

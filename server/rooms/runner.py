@@ -38,6 +38,10 @@ Invariants:
   append may have written after all (server/store/redis.py).
 - With a store whose appends are done on return (the in-memory store), a command
   is decided, stored, committed and released before the next one is looked at.
+- A runner writes only as the incarnation it was made for (:meth:`Venue.writer`).
+  With several nodes that is a lease token of its own, checked by the store on
+  every append, so a runner that was stopped, replaced or forgotten cannot add a
+  record to the log even if something still calls it.
 
 Fan-out only queues bytes on each connection (server/net/connection.py), which writes
 them at the next pass of the event loop; a slow reader is cut off there and never
@@ -49,7 +53,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -67,7 +71,7 @@ from ..peer import Peer
 from ..store.base import Store, StoreUnavailable, unavailable
 from .timer import Release, RoomTimer
 
-__all__ = ["Read", "Release", "Reply", "RoomRunner", "Venue"]
+__all__ = ["Read", "Release", "Reply", "RoomRunner", "Venue", "Writer"]
 
 log = logging.getLogger("klondike_race.room")
 
@@ -79,6 +83,10 @@ it) and returns how to send it: later commands may have changed the room by the
 time it is durable."""
 Read = Callable[[], Release]
 """Builds an answer from the room as it stands; see :meth:`RoomRunner.read`."""
+Writer = Callable[[Sequence[bytes]], Awaitable[int]]
+"""Appends records to one room's log on behalf of one runner (see
+:meth:`Venue.writer`): :meth:`Store.append` bound to the room and, with several
+nodes, to the lease token of this runner's incarnation."""
 
 
 class Venue(Protocol):
@@ -93,6 +101,11 @@ class Venue(Protocol):
 
     def peer_of(self, player: str) -> Peer | None:
         """The connection that speaks for ``player`` now, if any."""
+
+    def writer(self, code: str) -> Writer:
+        """How a runner made now appends to the room's log. Asked once, when the
+        runner is made, so that it writes as that incarnation for good: once the
+        room has been rebuilt again (here or elsewhere) the store refuses it."""
 
     def after_commit(self, runner: RoomRunner, decision: Decision) -> None:
         """Keep sessions in step with a command now durable (who left, closes)."""
@@ -137,6 +150,8 @@ class RoomRunner:
         self._sending: list[list[bytes]] = []  # appends in flight: one, or joined
         self._epoch = 0  # bumped by a rollback: appends sent before it are moot
         self._paused = False  # see _release
+        self._stopped = False
+        self._write = venue.writer(room.code)  # this incarnation's, for good
         self.timer = RoomTimer(self)
 
     @property
@@ -189,6 +204,11 @@ class RoomRunner:
     def _submit(
         self, decide: Callable[[Room, Ctx], Decision], reply: Reply | None, ctx: Ctx
     ) -> _Entry:
+        if self._stopped:
+            # Someone still holds this runner (a request that began before the
+            # room moved or closed). The store would refuse its records anyway
+            # (its writer's fence is stale); say so before deciding anything.
+            raise unavailable("this room is not run here any more")
         room = self.room
         try:
             decision = decide(room, ctx)
@@ -251,7 +271,7 @@ class RoomRunner:
         self._sending.append(data)
         future: asyncio.Future[int]
         try:
-            future = asyncio.ensure_future(store.append(self.code, data))
+            future = asyncio.ensure_future(self._write(data))
         except Exception as exc:  # a store that fails before it returns
             future = asyncio.get_running_loop().create_future()
             future.set_exception(exc)
@@ -262,10 +282,14 @@ class RoomRunner:
             future.add_done_callback(lambda f: self._appended(epoch, f))
 
     def _appended(self, epoch: int, future: asyncio.Future[int]) -> None:
+        # Retrieved first, whatever happens next: the appends joined into one
+        # group commit fail together, the first one rolls back, and the rest
+        # would otherwise end as "Future exception was never retrieved" (an
+        # ERROR with a traceback, for what is an expected outage).
+        exc = StoreUnavailable("append cancelled") if future.cancelled() else future.exception()
         if epoch != self._epoch:
             return  # sent before a rollback, which refused its commands already
         data = self._sending.pop(0)
-        exc = StoreUnavailable("append cancelled") if future.cancelled() else future.exception()
         if exc is not None:
             if not isinstance(exc, StoreUnavailable):
                 log.error("room %s: append failed", self.code, exc_info=exc)
@@ -377,7 +401,15 @@ class RoomRunner:
                 conn.send_data(data)
 
     def stop(self) -> None:
+        """This runner is done: its room closed, moved to another node, or was
+        rebuilt again. Its timer stops (an orphan's idle timer would otherwise
+        close the room under its players) and it decides nothing more."""
+        self._stopped = True
         self.timer.stop()
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"<RoomRunner {self.code} {self.room.state} seq={self.room.seq}>"

@@ -28,6 +28,12 @@ Why appends look the way they do:
   unacknowledged tail before appending. Only the room's owner may do that, so when a
   fencing token is set (by the cluster lease) the script also refuses to write unless
   the lease still holds that token: a node that lost its room cannot touch the log.
+- *Fenced per runner, not per room.* Every rebuild of a room takes a lease token of
+  its own, and its runner's appends carry it (``append(..., fence=token)``). The
+  store refuses at once an append whose token is not the room's current one in this
+  process, and Redis refuses one whose token is no longer the lease; so a runner
+  that was replaced, even by another in the same process, cannot append, and a
+  pending batch is never sent under a token its records were not given with.
 """
 
 from __future__ import annotations
@@ -167,8 +173,10 @@ _GET_SESSION = Script("get_session", _GET_SESSION_LUA)
 
 @dataclass
 class _Batch:
-    """Appends to one room waiting for the next flush, in call order."""
+    """Appends to one room waiting for the next flush, in call order, all under
+    the fencing token the room had when the batch began."""
 
+    fence: bytes
     records: list[bytes] = field(default_factory=list)
     waiters: list[tuple[asyncio.Future[int], int]] = field(default_factory=list)  # (fut, end)
 
@@ -251,15 +259,27 @@ class RedisStore:
             owner.acquired(code, token)
         return True
 
-    def append(self, code: str, records: Sequence[bytes]) -> asyncio.Future[int]:
+    def append(
+        self, code: str, records: Sequence[bytes], fence: bytes | None = None
+    ) -> asyncio.Future[int]:
         """Queue the records for the next group commit (this loop tick's, or, when
         the room has an append in flight, the one after it); the future settles
         with it. A future, not a coroutine: see :meth:`server.store.Store.append`.
 
+        ``fence``: the token of the runner that writes (server/cluster/leases.py).
+        Unless it is the room's current token here, the future fails at once with
+        LeaseLost; None appends under whatever token the room has (one node).
+
         Sending each append at once instead saves a turn of the event loop but
         costs a script call per room; measured under load, batching wins."""
         fut: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        batch = self._pending.setdefault(code, _Batch())
+        current = self._fences.get(code, b"")
+        if fence is not None and (fence != current or not fence):
+            fut.set_exception(LeaseLost(f"room {code}: this runner's lease is not the room's"))
+            return fut
+        batch = self._pending.get(code)
+        if batch is None:
+            batch = self._pending[code] = _Batch(current)
         batch.records.extend(records)
         batch.waiters.append((fut, len(batch.records)))
         if not self._flush_scheduled:
@@ -282,7 +302,12 @@ class RedisStore:
         self._inflight.update(ready)
         task = asyncio.get_running_loop().create_task(self._send(ready))
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._sent)
+
+    def _sent(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.error("group commit failed", exc_info=exc)  # a bug: _send settles all
 
     async def _send(self, batches: dict[str, _Batch]) -> None:
         keys = [self.keys.rooms]
@@ -292,7 +317,7 @@ class RedisStore:
             args += [
                 code.encode(),
                 b"%d" % self._lengths.get(code, -1),
-                self._fences.get(code, b""),
+                batch.fence,
                 b"%d" % len(batch.records),
                 *batch.records,
             ]
@@ -301,6 +326,8 @@ class RedisStore:
                 async with guard("append", self.pool.timeout):
                     reply = await self.pool.script(_APPEND, keys, args)
                 results = [int(n) for n in reply.split(b",")]
+                if len(results) != len(batches):
+                    raise ValueError(f"append: {len(results)} results for {len(batches)} rooms")
             except (StoreUnavailable, asyncio.CancelledError) as exc:
                 unsent = exc if isinstance(exc, StoreUnavailable) else StoreUnavailable("cancelled")
                 for batch in batches.values():
@@ -308,9 +335,17 @@ class RedisStore:
                 if isinstance(exc, asyncio.CancelledError):
                     raise
                 return
+            except Exception as exc:  # a bug, or a reply we cannot read: fail, do not hang
+                log.error("append: unexpected failure", exc_info=exc)
+                for batch in batches.values():
+                    _settle(batch, StoreUnavailable(f"append failed: {exc}"))
+                return
             for (code, batch), n in zip(batches.items(), results, strict=True):
                 if n >= 0:
-                    self._lengths[code] = n
+                    if self._fences.get(code, b"") == batch.fence:
+                        # (Not after the room was claimed anew meanwhile: the new
+                        # incarnation's load() counted the log, these included.)
+                        self._lengths[code] = n
                     _settle(batch, n)
                 elif n == -1:
                     _settle(batch, LeaseLost(f"room {code}: this node lost its lease"))
@@ -351,16 +386,27 @@ class RedisStore:
         return self._lengths.get(code, -1)
 
     def fence(self, code: str, token: bytes | None) -> None:
-        """Write the room's log only while its lease holds ``token`` (None: always)."""
+        """Write the room's log only while its lease holds ``token`` (None: always).
+        Records still waiting under an earlier token are refused (LeaseLost): they
+        belong to an incarnation of the room that is over."""
+        self._refuse_pending(code, token or b"")
         if token is None:
             self._fences.pop(code, None)
         else:
             self._fences[code] = token
 
     def forget(self, code: str) -> None:
-        """Drop what this process remembers of a room it no longer runs."""
+        """Drop what this process remembers of a room it no longer runs; appends
+        that still carry its token are refused from now on."""
+        self._refuse_pending(code, None)
         self._lengths.pop(code, None)
         self._fences.pop(code, None)
+
+    def _refuse_pending(self, code: str, keep: bytes | None) -> None:
+        batch = self._pending.get(code)
+        if batch is not None and batch.fence != keep:
+            del self._pending[code]
+            _settle(batch, LeaseLost(f"room {code}: this runner's lease is not the room's"))
 
     # -- sessions ----------------------------------------------------------------
 
