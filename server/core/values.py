@@ -113,6 +113,7 @@ class Deal:
     first: str | None = None  # first winner
     scores: dict[str, tuple[Any, int]] = field(default_factory=dict)  # see Room.score
     views: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # board_view
+    retried: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # views.replayed_move
     revealed: dict[str, Any] | None = None  # views.revealed_deal, once the deal is over
 
     @property

@@ -89,17 +89,29 @@ def replayed_move(
     engine from the seed and the log up to that move. The score is the one the
     reply carried then — the score the move left, with the race bonus if it was
     the deal's first win — counted under the room's scoring now (the same unless
-    the host changed scoring or bonus since)."""
+    the host changed scoring or bonus since).
+
+    A replay costs up to a few ms for a long log, so the last one per player is
+    kept: a client that sends one move again and again pays for one replay. A
+    log's first ``n + 1`` moves never change while the room holds the deal (a
+    rollback builds a new room)."""
+    settings = room.settings
+    key = (n, settings.scoring, settings.race_bonus)
+    cached = deal.retried.get(player)
+    if cached is not None and cached[0] == key:
+        parts: tuple[int, Outcome, dict[str, Any], int] = cached[1]
+        return parts
     log = deal.logs[player][: n + 1]
     # ``seq`` only orders wins across players for the sheet; one deal_score ignores it.
     moves = [TimedMove(e[0], i, logged_move(e)) for i, e in enumerate(log)]
     replay, outcome = replay_through(deal.seed, deal.rules, moves)
     t = log[-1][0]
-    settings = room.settings
     score = deal_score(replay, settings.scoring, t)
     if outcome.status is Status.WON and deal.first == player:
         score += settings.race_bonus
-    return t, outcome, {**player_view(replay.board), "logged": len(log)}, score
+    parts = (t, outcome, {**player_view(replay.board), "logged": len(log)}, score)
+    deal.retried[player] = (key, parts)
+    return parts
 
 
 def members_payload(room: RoomLike) -> dict[str, Any]:
