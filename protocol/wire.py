@@ -353,8 +353,8 @@ def _join(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
 
 def _move(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
     deal, move, n = req_int(msg, "deal"), req_map(msg, "move"), req_int(msg, "n")
-    if n < 0:
-        raise WireError(ErrorCode.BAD_REQUEST, f"field 'n' must be 0 or more, not {n}")
+    if not 0 <= n <= _MAX_SAFE_INT:  # and short enough to name in a refusal
+        raise WireError(ErrorCode.BAD_REQUEST, "field 'n' must be between 0 and 2**53")
     return MoveRequest(rid, deal, move, n)
 
 

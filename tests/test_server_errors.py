@@ -104,6 +104,7 @@ async def test_bad_frames_then_still_working(
         ),
         ({"type": "move", "deal": 1, "n": "0", "move": {"kind": "draw"}}, "bad_request", "'n'"),
         ({"type": "move", "deal": 1, "n": -1, "move": {"kind": "draw"}}, "bad_request", "'n'"),
+        ({"type": "move", "deal": 1, "n": 2**60, "move": {"kind": "draw"}}, "bad_request", "'n'"),
         ({"type": "remove_player", "player": None}, "bad_request", "player"),
         ({"type": "create_room", "settings": "fast"}, "bad_request", "settings"),
     ],
