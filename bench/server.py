@@ -145,7 +145,8 @@ class RelayBot(Seat):
                 await pacer.wait()
             if load.stopping:
                 return
-            frame = encode({"type": "move", "id": rid, "p": self.me, "deal": 1, "move": move}, "")
+            msg = {"type": "move", "id": rid, "p": self.me, "deal": 1, "n": rid - 1, "move": move}
+            frame = encode(msg, "")
             self.in_flight = True
             sent = time.perf_counter()
             await self.ws.send(frame)

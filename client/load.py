@@ -78,12 +78,14 @@ PROTOCOL_RATE_LIMIT = 50.0  # frames a second per connection a server allows by 
 _HEADROOM = 0.9  # under a rate limit a seat sends at most 90 % of it
 _MOVED_ON = frozenset({"wrong_deal", "deal_over", "wrong_state"})  # not the bot's fault
 _RETRY = frozenset({"rate_limited", "storage_unavailable"})  # nothing applied: try again
+_BEHIND = "wrong_move_number"  # our board is not the server's: take a snapshot
 _QUIET = 5.0  # seconds a seat with nothing to play waits for a frame before a snapshot
 _OPENING = 50  # rooms being opened at once
 _RESUME_FOR = 30.0  # seconds a dropped seat tries to resume before it gives up
 # Events a player has no use for: counted, not decoded (see Player._next).
-_IGNORED = frozenset({b"progress", b"deal_over", b"sheet", b"members", b"first_finisher",
-                      b"settings"})
+_IGNORED = frozenset(
+    {b"progress", b"deal_over", b"sheet", b"members", b"first_finisher", b"settings"}
+)
 _TYPE_KEY = b"\xa4type"  # msgpack "type": what a server frame's map starts with
 
 
@@ -318,7 +320,8 @@ class Player(Seat):
         move = self.decisions.decide(self.bot, deal, board) if self._refused < 3 else RESIGN
         self.in_flight = True
         sent = time.perf_counter()
-        reply = await self.request("move", deal=deal, move=move.to_wire())
+        n = int(board.get("logged", 0))  # our next number in the log (docs/protocol.md)
+        reply = await self.request("move", deal=deal, n=n, move=move.to_wire())
         now = time.perf_counter()
         self.in_flight = False
         if reply.get("type") != "moved":
@@ -339,6 +342,8 @@ class Player(Seat):
                 self.board = None  # wait for the next deal_started (or resync)
         elif code in _RETRY:
             await asyncio.sleep(0.2)
+        elif code == _BEHIND:
+            await self._resync()
         else:  # the engine disagreed with our view of the board
             self._refused += 1
             await self._resync()
@@ -446,17 +451,32 @@ async def open_room(
     n = len(urls)
     player = functools.partial(Player, decisions=Decisions())
     try:
-        host, joined = await _enter(player, urls[0], f"load{index}-p1", stats,
-                                    "create_room", settings=dict(settings))
+        host, joined = await _enter(
+            player, urls[0], f"load{index}-p1", stats, "create_room", settings=dict(settings)
+        )
         room.players.append(host)
         code = joined["room"]["code"]
         for p in range(1, players):
-            seat, _ = await _enter(player, urls[p % n], f"load{index}-p{p + 1}", stats,
-                                   "join_room", code=code, role="player")
+            seat, _ = await _enter(
+                player,
+                urls[p % n],
+                f"load{index}-p{p + 1}",
+                stats,
+                "join_room",
+                code=code,
+                role="player",
+            )
             room.players.append(seat)
         for s in range(spectators):
-            seat, _ = await _enter(Watcher, urls[(s + 1) % n], f"load{index}-s{s + 1}", stats,
-                                   "join_room", code=code, role="spectator")
+            seat, _ = await _enter(
+                Watcher,
+                urls[(s + 1) % n],
+                f"load{index}-s{s + 1}",
+                stats,
+                "join_room",
+                code=code,
+                role="spectator",
+            )
             room.watchers.append(seat)
     except BaseException:
         await asyncio.gather(*(s.ws.close() for s in room.seats), return_exceptions=True)

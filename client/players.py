@@ -127,13 +127,17 @@ class BotPlayer:
                     await self._resync()
             elif exc.code == "rate_limited":
                 await asyncio.sleep(0.5)
+            elif exc.code == "wrong_move_number":
+                pass  # our board was behind; the session fetched a snapshot already
             else:
                 self._refused += 1
                 await self._resync()  # the engine disagreed with our view of the board
             return
         except ClientError:
+            # The session sent it again after resuming, unless it could not: the
+            # round moved on, or it stayed down. Its room says where we stand.
             self.in_flight = False
-            self.stats.unacknowledged += 1  # the session resumes and resyncs by itself
+            self.stats.unacknowledged += 1
             return
         self.in_flight = False
         self._refused = 0
@@ -164,8 +168,9 @@ async def run_bots(
             session = await connect(url, name=f"{name}-{i + 1}" if count > 1 else name)
             sessions.append(session)
             await session.join_room(code, "player")
-        bots = [BotPlayer(s, pace=pace, stop=stop, stats=stats, seed=i)
-                for i, s in enumerate(sessions)]
+        bots = [
+            BotPlayer(s, pace=pace, stop=stop, stats=stats, seed=i) for i, s in enumerate(sessions)
+        ]
         await asyncio.gather(*(b.play() for b in bots))
     finally:
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)

@@ -14,6 +14,9 @@ should not have to think about:
   token (``hello`` resume); the ``welcome`` carries a fresh snapshot. Requests that
   were in flight fail with :class:`~client.errors.ConnectionLost` because the client
   cannot know whether they were applied; the caller resyncs from :attr:`room`.
+  Moves are the exception: each carries its number in the player's log, so
+  :meth:`~client.session_api.RoomRequests.move` sends the same one again after the
+  resume and the server plays it once (docs/protocol.md, ``move``).
 
 Whenever the state is replaced wholesale (joined, snapshot, resync, resume) the
 event stream yields a synthetic ``snapshot`` event whose ``reason`` says why.
@@ -33,6 +36,7 @@ from typing import Any
 
 from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
+from websockets.protocol import State
 
 from protocol.messages import CloseCode
 
@@ -115,6 +119,7 @@ class Session(EventHub, RoomRequests):
         self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
         EventHub.__init__(self)
         self._ready = asyncio.Event()
+        self._moving = asyncio.Lock()
         self._resyncing = False
         self._buffer: list[dict[str, Any]] = []
         self._closing = False
@@ -150,8 +155,9 @@ class Session(EventHub, RoomRequests):
             self._install(room, "resume" if "token" in who else "joined")
         elif self.room is not None:
             self.room = None
-            self._publish(RoomEvent("snapshot", None, {"type": "snapshot", "room": None,
-                                                       "reason": "resume"}))
+            self._publish(
+                RoomEvent("snapshot", None, {"type": "snapshot", "room": None, "reason": "resume"})
+            )
 
     async def close(self) -> None:
         """Close the socket (code 1000) and end the event streams. Idempotent."""
@@ -233,7 +239,25 @@ class Session(EventHub, RoomRequests):
         self._ws = ws
         self.stats.reconnects += 1
         self._ready.set()
+        self._notify()  # for whoever waits to send again (see _reconnected)
         return None
+
+    async def _reconnected(self) -> bool:
+        """Wait until the session is on an open connection (again, after a drop)
+        or has ended for good; whether it is connected. A request that failed with
+        ``ConnectionLost`` may see the dead socket still in place: the reader has
+        not taken the close in yet, so wait for a socket that is open."""
+        try:
+            async with asyncio.timeout(self.reconnect_for + self.request_timeout):
+                while not self._finished and not self._connected():
+                    await self.wait_update()
+        except TimeoutError:
+            return False
+        return not self._finished
+
+    def _connected(self) -> bool:
+        ws = self._ws
+        return self._ready.is_set() and ws is not None and ws.state is State.OPEN
 
     def _receive(self, data: bytes | str) -> None:
         try:

@@ -6,12 +6,15 @@ sequencing, reconnects) and this file reads like the protocol's table of request
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from protocol.moves import Move, MoveKind
 
+from .errors import ClientError, ConnectionLost, ServerError
 from .room import RoomState
 
 __all__ = ["MoveLike", "Moved", "RoomRequests"]
@@ -43,10 +46,20 @@ def move_to_wire(move: MoveLike) -> dict[str, Any]:
     return dict(move)
 
 
+MOVE_ATTEMPTS = 4
+"""How many times one move is sent in all, when connections keep dropping under it."""
+
+
 class RoomRequests:
     """Room requests on top of :meth:`request`; :class:`client.session.Session` uses it."""
 
     room: RoomState | None
+    _moving: asyncio.Lock  # one move at a time: each takes its number from the last reply
+
+    async def _reconnected(self) -> bool:
+        """Wait until the session is on an open connection again (resumed after a
+        drop) or has ended for good; whether it is connected."""
+        raise NotImplementedError
 
     async def request(
         self, kind: str, /, timeout: float | None = None, **fields: Any
@@ -110,17 +123,49 @@ class RoomRequests:
         """The server's clock, in ms since the epoch."""
         return int((await self.request("ping"))["now"])
 
-    async def move(self, move: MoveLike, *, deal: int | None = None) -> Moved:
-        """Play a move in the running deal (or ``deal``, when given).
+    async def move(self, move: MoveLike, *, deal: int | None = None, n: int | None = None) -> Moved:
+        """Play a move in the running deal (or ``deal``, when given), exactly once.
 
-        Raises ``ServerError`` with the engine's reason (e.g. ``not_one_lower``) or
-        ``wrong_deal``/``deal_over`` when the deal has moved on.
+        ``n`` is the move's number in our log of the deal (docs/protocol.md, ``move``):
+        by default the ``logged`` of our board view. Moves go one at a time, so that
+        each one's number is read from the board the previous reply left.
+
+        When the connection drops before the reply, the session resumes and the
+        very same request goes again: the server answers a number it has logged
+        with the original reply, so the move is played once whether the first one
+        got through or not. It is not sent again in another room or round (deal
+        numbers start over each round), nor more than :data:`MOVE_ATTEMPTS` times
+        in all; then ``ConnectionLost`` is raised and :attr:`room` tells.
+
+        Raises ``ServerError`` with the engine's reason (e.g. ``not_one_lower``),
+        ``wrong_deal``/``deal_over`` when the deal has moved on, or
+        ``wrong_move_number`` (its ``frame["expected"]`` is our log's length) when
+        our board was not the server's: the session has fetched a snapshot by then,
+        so :attr:`room` is current and the caller may decide again.
         """
-        if deal is None:
-            deal = self.room.deal_number if self.room is not None else None
-        reply, latency = await self.timed_request(
-            "move", None, move=move_to_wire(move), deal=deal or 0
-        )
+        async with self._moving:
+            room = self.room
+            if deal is None:
+                deal = room.deal_number if room is not None else None
+            if n is None:
+                n = _logged(room, deal)
+            where = (room.code, room.round) if room is not None else None
+            fields = {"move": move_to_wire(move), "deal": deal or 0, "n": n}
+            for attempt in range(1, MOVE_ATTEMPTS + 1):
+                try:
+                    reply, latency = await self.timed_request("move", None, **fields)
+                    break
+                except ConnectionLost:
+                    if attempt == MOVE_ATTEMPTS or not await self._reconnected():
+                        raise
+                    now = self.room
+                    if now is None or (now.code, now.round) != where:
+                        raise  # the move's deal numbering is gone with its round
+                except ServerError as exc:
+                    if exc.code == "wrong_move_number":
+                        with contextlib.suppress(ClientError, ServerError):
+                            await self.snapshot()
+                    raise
         return Moved(
             deal=int(reply.get("deal", deal or 0)),
             t=int(reply.get("t", 0)),
@@ -144,3 +189,21 @@ class RoomRequests:
     async def auto_complete(self) -> Moved:
         """Play every remaining card home (stock and waste empty, all face up)."""
         return await self.move("auto_complete")
+
+
+def _logged(room: RoomState | None, deal: int | None) -> int:
+    """Our next move's number in ``deal``: the ``logged`` of our board view of it,
+    or for a deal over for everyone the length of our log in its revealed record.
+    A guess would be worse than useless: a number the log holds, with the move
+    logged there, is taken for a retry of it (0 only when we hold nothing)."""
+    if room is None:
+        return 0
+    board = room.my_board if room.deal_number == deal else None
+    if board is not None and isinstance(board.get("logged"), int):
+        return int(board["logged"])
+    for past in room.history:
+        if past.get("number") == deal:
+            logs = past.get("logs")
+            mine = logs.get(room.me) if isinstance(logs, dict) else None
+            return len(mine) if isinstance(mine, list) else 0
+    return 0

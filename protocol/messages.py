@@ -92,6 +92,7 @@ class ErrorCode(StrEnum):
     WRONG_STATE = "wrong_state"
     NO_SUCH_PLAYER = "no_such_player"
     WRONG_DEAL = "wrong_deal"
+    WRONG_MOVE_NUMBER = "wrong_move_number"  # carries ``expected``
     RATE_LIMITED = "rate_limited"
     LIMIT_REACHED = "limit_reached"
     STORAGE_UNAVAILABLE = "storage_unavailable"
@@ -174,7 +175,7 @@ def moved(
 @_message
 def error(rid: RequestId, code: Code, message: str, **extra: Any) -> Message:
     """``extra``: ``field`` for ``bad_setting``, ``supported`` for
-    ``unsupported_version``."""
+    ``unsupported_version``, ``expected`` for ``wrong_move_number``."""
     return _make("error", {"id": rid, "code": code.value, "message": message, **extra})
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "event_points",
     "replay",
     "replay_outcomes",
+    "replay_through",
 ]
 
 TICK_MS = 10_000  # Timed: 2 points off every full 10 seconds
@@ -78,6 +79,28 @@ def replay(seed: str, rules: DealRules, moves: Iterable[TimedMove]) -> DealRepla
     for timed in moves:
         result.record(timed, result.board.apply(timed.move))
     return result
+
+
+def replay_through(
+    seed: str, rules: DealRules, moves: Sequence[TimedMove]
+) -> tuple[DealReplay, Outcome]:
+    """The board and scoring trace right after the last of ``moves``, and what that
+    move did, as :meth:`Board.apply` reported it live.
+
+    A retried move (docs/protocol.md, ``move``) is answered with its original reply,
+    which the room does not keep: the logs hold moves, not replies, so the reply is
+    rebuilt from a replay of the log up to it. ``moves`` must not be empty; raises
+    ``IllegalMove`` if the log is not legal.
+    """
+    if not moves:
+        raise ValueError("replay_through needs at least one move")
+    result = DealReplay(Board.deal(seed, rules))
+    outcome: Outcome | None = None
+    for timed in moves:
+        outcome = result.board.apply(timed.move)
+        result.record(timed, outcome)
+    assert outcome is not None
+    return result, outcome
 
 
 def replay_outcomes(seed: str, rules: DealRules, moves: Iterable[Move]) -> list[Outcome]:

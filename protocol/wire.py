@@ -338,8 +338,13 @@ class CloseRoom(Request):
 
 @dataclass(frozen=True, slots=True)
 class MoveRequest(Request):
+    """``n`` is the move's index in the player's log of ``deal`` (every accepted
+    move counts, undos too): what makes a resent move an idempotent retry rather
+    than a second move (docs/protocol.md, ``move``)."""
+
     deal: int
     move: dict[str, Any]
+    n: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,6 +372,13 @@ def _join(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
     return JoinRoom(rid, req_str(msg, "code"), role)
 
 
+def _move(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
+    deal, move, n = req_int(msg, "deal"), req_map(msg, "move"), req_int(msg, "n")
+    if not 0 <= n <= _MAX_SAFE_INT:  # and short enough to name in a refusal
+        raise WireError(ErrorCode.BAD_REQUEST, "field 'n' must be between 0 and 2**53")
+    return MoveRequest(rid, deal, move, n)
+
+
 _PARSERS: dict[str, Any] = {
     "hello": _hello,
     "ping": lambda rid, msg: Ping(rid),
@@ -379,7 +391,7 @@ _PARSERS: dict[str, Any] = {
     "remove_player": lambda rid, msg: RemovePlayer(rid, req_str(msg, "player")),
     "rematch": lambda rid, msg: Rematch(rid),
     "close_room": lambda rid, msg: CloseRoom(rid),
-    "move": lambda rid, msg: MoveRequest(rid, req_int(msg, "deal"), req_map(msg, "move")),
+    "move": _move,
     "snapshot": lambda rid, msg: Snapshot(rid),
 }
 

@@ -113,7 +113,13 @@ class Frame:
 
 @dataclass
 class Client:
-    """A raw protocol client: requests get replies by id, events queue by seq."""
+    """A raw protocol client: requests get replies by id, events queue by seq.
+
+    A ``move`` request without an ``n`` gets the one docs/protocol.md says a client
+    sends: the ``logged`` of the last board view received for that deal, plus the
+    moves of that deal still in flight (``auto_number`` false sends none at all).
+    Tests of the numbering itself pass ``n`` explicitly.
+    """
 
     ws: ClientConnection
     binary: bool
@@ -129,6 +135,9 @@ class Client:
     _reader: asyncio.Task[None] | None = None
     close_code: int | None = None
     on_frame: Callable[[Client, Frame], None] | None = None
+    auto_number: bool = True
+    logged: dict[int, int] = field(default_factory=dict)  # deal -> its board's "logged"
+    _numbered: dict[Any, int] = field(default_factory=dict)  # move rid in flight -> deal
 
     @classmethod
     async def open(cls, url: str, proto: str | None = MSGPACK, **kwargs: Any) -> Client:
@@ -148,6 +157,7 @@ class Client:
                     self.on_frame(self, frame)
                 if "seq" in msg and msg.get("type") not in ("snapshot", "joined", "welcome"):
                     self.events.append(msg)
+                self._track(msg)
                 fut = self._pending.pop(msg.get("id"), None) if "id" in msg else None
                 if fut is not None and not fut.done():
                     fut.set_result(msg)
@@ -157,10 +167,33 @@ class Client:
         finally:
             rcvd = self.ws.protocol.close_rcvd
             self.close_code = rcvd.code if rcvd is not None else 1006
+            self._numbered.clear()
             self._arrived.set()
             for fut in self._pending.values():
                 if not fut.done():
                     fut.set_exception(ConnectionError(f"closed {self.close_code}"))
+
+    def _track(self, msg: dict[str, Any]) -> None:
+        """Keep each deal's ``logged`` from the board views this client is sent."""
+        self._numbered.pop(msg.get("id"), None)
+        kind = msg.get("type")
+        if kind == "moved":
+            number, board = msg.get("deal"), msg.get("board")
+        elif kind in ("joined", "snapshot", "welcome", "deal_started"):
+            holder = msg if kind == "deal_started" else msg.get("room")
+            deal = holder.get("deal") if isinstance(holder, dict) else None
+            if not isinstance(deal, dict):
+                return
+            number, board = deal.get("number"), deal.get("board")
+        else:
+            return
+        if isinstance(number, int) and isinstance(board, dict) and "logged" in board:
+            self.logged[number] = board["logged"]
+
+    def next_n(self, deal: int) -> int:
+        """The ``n`` the next move of ``deal`` carries, as a client works it out."""
+        in_flight = sum(1 for d in self._numbered.values() if d == deal)
+        return self.logged.get(deal, 0) + in_flight
 
     async def send_raw(self, data: bytes | str) -> None:
         await self.ws.send(data)
@@ -172,6 +205,10 @@ class Client:
         rid = next(self._ids)
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[rid] = fut
+        if kind == "move" and "n" not in fields and self.auto_number:
+            deal = fields.get("deal")
+            fields["n"] = self.next_n(deal) if isinstance(deal, int) else 0
+            self._numbered[rid] = deal
         await self.send({"type": kind, "id": rid, **fields})
         return await asyncio.wait_for(fut, TIMEOUT)
 

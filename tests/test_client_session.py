@@ -305,3 +305,80 @@ async def test_timed_ticks_update_the_room_without_a_gap() -> None:
             assert ann.stats.resyncs == 0
             assert ann.room.sheet["rows"][0]["cells"][ann.player]["score"] == 0
             assert ann.room.deal["progress"][ann.player]["moves"] == 0
+
+
+async def test_a_move_whose_reply_was_lost_is_sent_again_and_played_once(
+    live_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server played the move, then the connection went before its reply came:
+    the session resumes and sends the same request (the same ``n``), and the reply
+    it gets is the one that was lost: the move is played once."""
+    async with connect(live_url, name="Ann", rate=0) as s:
+        await _playing(s, draw=3)
+        tap = ReceiveTap(s, monkeypatch)
+        ws = s._ws
+        assert ws is not None
+        cut: list[dict[str, Any]] = []
+        receive = s._receive
+
+        def cut_at_the_reply(data: bytes | str) -> None:
+            frame = decode(data, s._subprotocol)
+            if frame.get("type") == "moved" and not cut:
+                cut.append(frame)
+                ws.transport.abort()  # the reply is lost with the connection
+                return
+            receive(data)
+
+        monkeypatch.setattr(s, "_receive", cut_at_the_reply)
+        moved = await s.draw()
+        assert cut and s._ws is not ws and s.stats.reconnects == 1
+        (again,) = [f for f in tap.frames if f.get("type") == "moved"]
+        assert {k: v for k, v in again.items() if k != "id"} == {
+            k: v for k, v in cut[0].items() if k != "id"
+        }
+        assert moved.board == cut[0]["board"] and moved.board["logged"] == 1
+        room = await s.snapshot()
+        assert room.my_board is not None and room.my_board["logged"] == 1
+        assert room.my_board["waste"] == 3  # one draw of three, not two
+        moved = await s.draw()  # and the next move numbers on
+        assert moved.board["logged"] == 2 and moved.board["waste"] == 6
+
+
+async def test_a_move_cut_off_after_sending_is_played_once(
+    live_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The frame left and the connection went at once: whether or not the server
+    read it, the move sent again after the resume leaves exactly one move."""
+    async with connect(live_url, name="Ann", rate=0) as s:
+        await _playing(s, draw=3)
+        ws = s._ws
+        assert ws is not None
+        send = ws.send
+
+        async def send_then_cut(data: Any, *args: Any, **kwargs: Any) -> None:
+            await send(data, *args, **kwargs)
+            if decode(data, s._subprotocol)["type"] == "move":
+                ws.transport.abort()
+
+        monkeypatch.setattr(ws, "send", send_then_cut)
+        moved = await s.draw()
+        assert s.stats.reconnects == 1
+        assert moved.board["logged"] == 1 and moved.board["waste"] == 3
+
+
+async def test_a_wrong_move_number_resyncs_the_room(live_url: str) -> None:
+    async with connect(live_url, name="Ann", rate=0) as s:
+        await _playing(s)
+        await s.draw()
+        events = s.events()
+        with pytest.raises(ServerError) as info:
+            await s.move("draw", n=5)
+        assert info.value.code == "wrong_move_number" and info.value.frame["expected"] == 1
+        fetched = await _next(events)  # the session took a snapshot rather than guess
+        assert (fetched.type, fetched["reason"]) == ("snapshot", "snapshot")
+        assert s.room is not None and s.room.my_board is not None
+        assert s.room.my_board["logged"] == 1
+        with pytest.raises(ServerError) as info:  # a logged number, another move
+            await s.move("resign", n=0)
+        assert info.value.code == "wrong_move_number"
+        assert (await s.draw()).board["logged"] == 2

@@ -97,6 +97,14 @@ async def test_bad_frames_then_still_working(
         ({"type": "move", "deal": "1", "move": {"kind": "draw"}}, "bad_request", "deal"),
         ({"type": "move", "deal": True, "move": {"kind": "draw"}}, "bad_request", "deal"),
         ({"type": "move", "deal": 1, "move": "draw"}, "bad_request", "move"),
+        (
+            {"type": "move", "deal": 1, "move": {"kind": "draw"}, "unnumbered": 1},
+            "bad_request",
+            "'n'",
+        ),
+        ({"type": "move", "deal": 1, "n": "0", "move": {"kind": "draw"}}, "bad_request", "'n'"),
+        ({"type": "move", "deal": 1, "n": -1, "move": {"kind": "draw"}}, "bad_request", "'n'"),
+        ({"type": "move", "deal": 1, "n": 2**60, "move": {"kind": "draw"}}, "bad_request", "'n'"),
         ({"type": "remove_player", "player": None}, "bad_request", "player"),
         ({"type": "create_room", "settings": "fast"}, "bad_request", "settings"),
     ],
@@ -105,6 +113,7 @@ async def test_wrong_field_types(
     server: Any, request_: dict[str, Any], code: str, needle: str
 ) -> None:
     client = await player(server, "Ann")
+    client.auto_number = not request_.pop("unnumbered", False)  # a move without its n
     reply = await client.request(request_.pop("type"), **request_)
     assert reply["type"] == "error" and reply["code"] == code
     assert needle in reply["message"]

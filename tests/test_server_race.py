@@ -267,8 +267,13 @@ async def test_undo_and_auto_complete() -> None:
                 assert (
                     back["result"]["undone"] and back["result"]["cards"] == reply["result"]["cards"]
                 )
-                same = {k: v for k, v in before["board"].items() if k != "can_undo"}
-                assert {k: v for k, v in back["board"].items() if k != "can_undo"} == same
+                # The board is as before, but for the log: the move and its undo
+                # are in it (the next move's number, ``logged``, is two on).
+                same = {k: v for k, v in before["board"].items() if k not in ("can_undo", "logged")}
+                assert {
+                    k: v for k, v in back["board"].items() if k not in ("can_undo", "logged")
+                } == same
+                assert back["board"]["logged"] == before["board"]["logged"] + 2
                 assert back["score"] == before["score"]
                 again = await ann.request("move", deal=1, move={"kind": "undo"})
                 assert again["code"] == "undo_not_allowed"

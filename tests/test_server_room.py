@@ -11,14 +11,16 @@ import pytest
 
 from client.bot import Bot
 from protocol.board import Board
-from protocol.moves import Status
+from protocol.moves import IllegalMove, Move, MoveKind, Status
 from protocol.settings import DealRules
-from protocol.views import player_view
+from protocol.views import outcome_view, player_view
 from server.core import decide as C
 from server.core.records import decode_record, encode_record
 from server.core.room import Room
-from server.core.values import Decision, Role, RoomError
-from server.core.views import snapshot
+from server.core.values import Decision, Role, RoomError, logged_move
+from server.core.views import board_view, replayed_move, snapshot
+
+from .solver import board_from_view, solve
 
 
 class Harness:
@@ -85,7 +87,8 @@ def test_decide_does_not_touch_the_room_and_rebuild_is_exact() -> None:
             move = {"kind": "resign"}
         state = copy.deepcopy(snapshot(h.room, pid, h.now))
         fp = board.fingerprint()
-        decision = C.decide_move(h.room, pid, deal.number, move, h.ctx())
+        n = len(deal.logs[pid])
+        decision = C.decide_move(h.room, pid, deal.number, n, move, h.ctx())
         assert board.fingerprint() == fp  # validated on a copy
         assert snapshot(h.room, pid, h.now) == state
         h.run(decision)
@@ -101,11 +104,11 @@ def test_refusals_add_nothing() -> None:
     h = Harness()
     ids = setup_room(h)
     with pytest.raises(RoomError) as err:
-        C.decide_move(h.room, ids[1], 1, {"kind": "draw"}, h.ctx())
+        C.decide_move(h.room, ids[1], 1, 0, {"kind": "draw"}, h.ctx())
     assert err.value.code == "wrong_state"
     h.run(C.decide_start(h.room, ids[0], h.ctx()))
     with pytest.raises(RoomError) as err:
-        C.decide_move(h.room, ids[1], 1, {"kind": "recycle"}, h.ctx())
+        C.decide_move(h.room, ids[1], 1, 0, {"kind": "recycle"}, h.ctx())
     assert err.value.code == "stock_not_empty"
     with pytest.raises(RoomError) as err:
         C.decide_settings(h.room, ids[0], {"race_bonus": 7}, h.ctx())
@@ -133,7 +136,7 @@ def test_leaving_last_player_ends_the_deal_and_round() -> None:
     h = Harness()
     ids = setup_room(h, players=2, spectators=1)
     h.run(C.decide_start(h.room, ids[0], h.ctx()))
-    h.run(C.decide_move(h.room, ids[0], 1, {"kind": "resign"}, h.ctx()))
+    h.run(C.decide_move(h.room, ids[0], 1, 0, {"kind": "resign"}, h.ctx()))
     assert h.room.running is not None and h.room.running.number == 1
     h.run(C.decide_remove(h.room, ids[0], ids[1], h.ctx()))
     assert h.room.deal is not None and h.room.deal.number == 2  # p1 was the last one playing
@@ -183,3 +186,104 @@ def test_join_rules() -> None:
     with pytest.raises(RoomError) as err:
         C.decide_join(h.room, "p9", "P9", Role.PLAYER)
     assert err.value.code == "round_in_progress"
+
+
+def _undoable(board: Board, move: Move) -> bool:
+    trial = board.copy()
+    trial.apply(move)
+    try:
+        trial.apply(Move(MoveKind.UNDO))
+    except IllegalMove:
+        return False
+    return True
+
+
+def test_a_move_number_plays_retries_or_refuses() -> None:
+    """The three fates of a move's ``n``, decided by the core alone: the next number
+    is played; a logged number with its logged move is a retry (no records, and the
+    reply rebuilt from the log is the one sent then), also once the deal and the
+    round are over; any other number is ``wrong_move_number`` with the position."""
+    h = Harness()
+    h.seeds = iter(["race-27", "seed-2", "seed-3"])
+    ids = setup_room(
+        h, players=2, variant="thoughtful", undo=True, scoring="timed", deals_per_round=2
+    )
+    p0, p1 = ids
+    h.run(C.decide_start(h.room, p0, h.ctx()))
+    sent: dict[tuple[int, str, int], tuple[Any, ...]] = {}  # what each reply said
+
+    def play(pid: str, move: dict[str, Any]) -> None:
+        deal = h.room.running
+        assert deal is not None
+        h.now += 1500
+        n = len(deal.logs[pid])
+        decision = h.run(C.decide_move(h.room, pid, deal.number, n, move, h.ctx()))
+        assert decision.retry is None and decision.outcome is not None
+        t = deal.logs[pid][-1][0]
+        view = copy.deepcopy(board_view(deal, pid))
+        score = h.room.score(deal, pid, deal.started_at + t)
+        sent[(deal.number, pid, n)] = (t, outcome_view(decision.outcome), view, score)
+
+    deal = h.room.running
+    assert deal is not None
+    solution = solve(board_from_view(board_view(deal, p0)))
+    assert solution is not None
+    board = deal.replays[p0].board
+    takeback = next(m for m in board.legal_moves() if _undoable(board, m))
+    play(p0, takeback.to_wire())
+    play(p0, {"kind": "undo"})  # the log grows, the board's move count does not
+    assert board_view(deal, p0)["moves"] == 0 and board_view(deal, p0)["logged"] == 2
+    for move in solution:
+        play(p0, move.to_wire())
+    assert deal.first == p0
+    play(p1, {"kind": "draw"})
+
+    # Wrong numbers, in the running deal: ahead of the log, and a logged number
+    # with another move. Neither adds a record.
+    records = h.room.n_records
+    with pytest.raises(RoomError) as err:
+        C.decide_move(h.room, p1, 1, 5, {"kind": "draw"}, h.ctx())
+    assert (err.value.code, err.value.extra) == ("wrong_move_number", {"expected": 1})
+    with pytest.raises(RoomError) as err:
+        C.decide_move(h.room, p1, 1, 0, {"kind": "resign"}, h.ctx())
+    assert (err.value.code, err.value.extra) == ("wrong_move_number", {"expected": 1})
+    # The usual refusals come before a number ahead of the log.
+    with pytest.raises(RoomError) as err:
+        C.decide_move(h.room, p0, 1, len(deal.logs[p0]) + 5, {"kind": "draw"}, h.ctx())
+    assert err.value.code == "deal_over"
+    with pytest.raises(RoomError) as err:
+        C.decide_move(h.room, p1, 2, 1, {"kind": "draw"}, h.ctx())
+    assert err.value.code == "wrong_deal"
+    assert h.room.n_records == records
+
+    play(p1, {"kind": "resign"})  # deal 1 is over for everyone: deal 2 runs
+    assert h.room.running is not None and h.room.running.number == 2
+    play(p0, {"kind": "resign"})
+    play(p1, {"kind": "resign"})  # the last deal: the round is over
+    assert h.room.state == "round_over"
+
+    h.now += 60_000  # Timed: the score a retry carries is the one of its move's time
+    state = copy.deepcopy(snapshot(h.room, p0, h.now))
+    for (number, pid, n), original in sent.items():
+        d = h.room.deals[number - 1]
+        move = logged_move(d.logs[pid][n]).to_wire()
+        decision = C.decide_move(h.room, pid, number, n, move, h.ctx())
+        assert (decision.records, decision.retry, decision.deal) == ([], n, number)
+        t, outcome, view, score = replayed_move(h.room, d, pid, n)
+        assert (t, outcome_view(outcome), view, score) == original
+    assert snapshot(h.room, p0, h.now) == state
+    sent_logs = h.room.deals[0].logs
+    last = len(sent_logs[p0])
+    with pytest.raises(RoomError) as err:
+        C.decide_move(h.room, p0, 1, 0, {"kind": "undo"}, h.ctx())
+    assert (err.value.code, err.value.extra) == ("wrong_move_number", {"expected": last})
+    with pytest.raises(RoomError) as err:  # a new move once the round is over
+        C.decide_move(h.room, p0, 2, 1, {"kind": "draw"}, h.ctx())
+    assert err.value.code == "wrong_state"
+
+    # A rematch drops the round's logs: deal 1 is the new round's, its log empty.
+    h.run(C.decide_rematch(h.room, p0, h.ctx()))
+    old = logged_move(sent_logs[p0][3]).to_wire()
+    with pytest.raises(RoomError) as err:
+        C.decide_move(h.room, p0, 1, 3, old, h.ctx())
+    assert (err.value.code, err.value.extra) == ("wrong_move_number", {"expected": 0})

@@ -879,6 +879,77 @@ def test_seq_gap_resyncs_from_snapshot(server: str, browser: Browser) -> None:
         sam.close()
 
 
+def test_moves_carry_their_number_and_a_lost_reply_is_retried(
+    server: str, browser: Browser
+) -> None:
+    """Every move frame carries ``n``, the board's ``logged``. A move whose reply is
+    lost with the connection (the server played it) is sent again, the same, once
+    the page has resumed; the reply is the original one and the move is played
+    once (docs/protocol.md, ``move``)."""
+    ann = Client(browser, server, "ann-n")
+    sent: list[dict[str, Any]] = []  # every move frame the page sent
+    replies: list[dict[str, Any]] = []  # every moved reply that reached the page
+    cut: list[dict[str, Any]] = []  # the one reply lost with its connection
+    armed: list[bool] = []
+
+    def route(ws: WebSocketRoute) -> None:
+        upstream = ws.connect_to_server()
+
+        def to_server(message: str | bytes) -> None:
+            frame = json.loads(message) if isinstance(message, str) else {}
+            if frame.get("type") == "move":
+                sent.append(frame)
+            upstream.send(message)
+
+        def to_page(message: str | bytes) -> None:
+            frame = json.loads(message) if isinstance(message, str) else {}
+            if frame.get("type") == "moved":
+                if armed and not cut:
+                    cut.append(frame)
+                    ws.close()  # the page's connection goes, and the reply with it
+                    return
+                replies.append(frame)
+            ws.send(message)
+
+        upstream.on_message(to_page)
+        ws.on_message(to_server)
+
+    ann.page.route_web_socket(re.compile(r"/ws$"), route)
+    try:
+        ann.create("Ann")
+        ann.page.click("#btn-start")
+        expect(ann.page.locator("#board-host .board .tableau .pile")).to_have_count(7)
+        first = ann.board()
+        assert first is not None
+        stock = first["stock"]
+
+        def draw(left: int, what: str) -> None:
+            ann.page.locator("body").press("d")
+            wait_until(ann.page, lambda: (ann.board() or {}).get("stock") == left, what)
+
+        draw(stock - 1, "the first draw")
+        armed.append(True)
+        draw(stock - 2, "the draw whose reply was lost, sent again")
+        assert cut and len(sent) == 3
+        expect(ann.page.locator("#conn")).to_have_attribute("data-state", "online")
+        draw(stock - 3, "a draw after the resume")
+
+        def request(frame: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in frame.items() if k != "id"}
+
+        assert [f["n"] for f in sent] == [0, 1, 1, 2]
+        assert request(sent[1]) == request(sent[2]) and sent[1]["id"] != sent[2]["id"]
+        assert request(replies[1]) == request(cut[0])  # the original reply, again
+        assert [r["board"]["logged"] for r in replies] == [1, 2, 3]
+        assert (ann.board() or {}).get("stock") == stock - 3  # played once, not twice
+        no_errors(ann)
+    except BaseException:
+        ann.dump()
+        raise
+    finally:
+        ann.close()
+
+
 MAPPING = """async () => {
   const m = await import('/cards.js');
   const view = {

@@ -2,14 +2,24 @@
 // Draw / Undo / Auto-complete / Resign buttons, the keyboard shortcuts outside the
 // board, and sending each move, with the server's reason shown when it refuses.
 // The server is the referee: a move is drawn only from the board its reply carries.
+//
+// Each move carries its number in our log of the deal (`n`: the board's `logged`),
+// so that one sent again is never played twice (docs/protocol.md, `move`). Moves
+// go one at a time, each numbered from the board the previous reply left, and a
+// move whose connection dropped before its reply is sent again, the same, once the
+// session has resumed: the server then plays it, or answers as it did the first time.
 
 import { describeMove, stockMove } from "./cards.js";
 import { h, replaceChildren } from "./dom.js";
 import { hint } from "./feedback.js";
 import { BoardController } from "./gestures.js";
-import { $, dealIsOver, me, myBoard, render, state } from "./state.js";
+import { $, dealIsOver, me, myBoard, nextResume, render, state } from "./state.js";
+
+const MOVE_ATTEMPTS = 4; // sends of one move in all, when connections keep dropping
+const RESUME_WAIT_MS = 30_000; // how long a cut-off move waits for the session to resume
 
 let boardCtl = null;
+let moveQueue = Promise.resolve(); // the moves sent, one after another
 
 /** Show `board` on the felt, taking gestures when `live`. */
 export function showOwnBoard(board, live) {
@@ -26,15 +36,25 @@ export function dropOwnBoard() {
   boardCtl.setView(null);
 }
 
-export async function sendMove(move) {
+/** Play `move` once the moves before it are answered; resolves with its `moved` reply. */
+export function sendMove(move) {
+  const sent = moveQueue.then(() => playMove(move));
+  moveQueue = sent.catch(() => {});
+  return sent;
+}
+
+async function playMove(move) {
   const room = state.room;
   const deal = room?.deal;
   if (!deal || !state.conn) throw new Error("no deal");
+  const fields = { deal: deal.number, n: deal.board?.logged ?? 0, move };
   let reply;
   try {
-    reply = await state.conn.request("move", { deal: deal.number, move });
+    reply = await requestMove(fields, room);
   } catch (err) {
     showMoveError(err, move);
+    // Our board is not the server's: fetch the room rather than guess.
+    if (err.code === "wrong_move_number") state.conn?.resync();
     throw err;
   }
   // A snapshot may have replaced the room object meanwhile: update the current one.
@@ -56,6 +76,21 @@ export async function sendMove(move) {
     render();
   }
   return reply;
+}
+
+/** Send a move request; after a drop, send the very same one again once resumed
+ *  (not into another room or round: deal numbers start over in each round). */
+async function requestMove(fields, room) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await state.conn.request("move", fields);
+    } catch (err) {
+      if (err.code !== "disconnected" || attempt >= MOVE_ATTEMPTS) throw err;
+      if (!(await nextResume(RESUME_WAIT_MS))) throw err;
+      const now = state.room;
+      if (!now || now.code !== room.code || now.round !== room.round) throw err;
+    }
+  }
 }
 
 function showMoveError(err, move) {

@@ -7,7 +7,7 @@ import { CLOSE } from "./codes.js";
 import { hideBanner, showBanner, showLobbyMessage, toast } from "./feedback.js";
 import { Connection, ServerError, VERSION, wsUrl } from "./net.js";
 import { applyEvent, leaveToLobby, setRoom } from "./room.js";
-import { $, NAME_KEY, TOKEN_KEY, state, storage } from "./state.js";
+import { $, NAME_KEY, TOKEN_KEY, settleResume, state, storage } from "./state.js";
 
 function setConn(text, kind) {
   const el = $("conn");
@@ -70,6 +70,7 @@ async function resume(token) {
   const reply = await hello({ token });
   if (reply.room) setRoom(reply.room);
   else if (state.room) leaveToLobby("You are no longer in that room.");
+  settleResume(Boolean(reply.room)); // a move cut off by the drop goes again now
 }
 
 function onClosed(code) {
@@ -77,6 +78,7 @@ function onClosed(code) {
   if (state.closing) return;
   if (code === CLOSE.RESUMED_ELSEWHERE) {
     state.replaced = true;
+    settleResume(false); // this page does not resume by itself: its moves stay unsent
     if (!state.room) showLobbyMessage("This session was opened in another tab or window.");
     showBanner("This seat was opened in another tab or window.", "Use it here", () => {
       state.replaced = false;
@@ -111,6 +113,7 @@ async function reconnectNow() {
 }
 
 function forgetSession() {
+  settleResume(false);
   storage(TOKEN_KEY, null);
   state.session = null;
   $("me-name").textContent = "";

@@ -58,6 +58,32 @@ export function myBoard() {
   return isPlayer() && room.deal ? room.deal.board || null : null;
 }
 
+const resumeWaiters = new Set();
+
+/**
+ * The next resume of the session after a drop: resolves true once it is back in
+ * its room, false when it is not coming back (or not within `ms`). A move in
+ * flight when the connection went waits on it to be sent again (play.js); it
+ * lives here rather than in session.js, which settles it, so that play.js need
+ * not import the module that imports it.
+ */
+export function nextResume(ms) {
+  return new Promise((resolve) => {
+    const settle = (ok) => {
+      clearTimeout(timer);
+      resumeWaiters.delete(settle);
+      resolve(ok);
+    };
+    const timer = setTimeout(() => settle(false), ms);
+    resumeWaiters.add(settle);
+  });
+}
+
+/** session.js: the session resumed (`ok`: into its room), or will not. */
+export function settleResume(ok) {
+  for (const settle of [...resumeWaiters]) settle(ok);
+}
+
 let renderer = null;
 
 /** app.js registers the redraw of every panel here. */

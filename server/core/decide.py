@@ -35,10 +35,13 @@ from .room import Room
 from .values import (
     MAX_PLAYERS,
     MAX_SPECTATORS,
+    Deal,
     Decision,
+    LogEntry,
     Role,
     RoomError,
     RoomState,
+    logged_move,
     round_deadline,
 )
 
@@ -310,32 +313,74 @@ def decide_tick(room: Room, ctx: Ctx) -> Decision:
 # ---------------------------------------------------------------------- moves
 
 
-def decide_move(room: Room, actor: str, number: int, data: Any, ctx: Ctx) -> Decision:
+def _logged(room: Room, actor: str, number: int, n: int) -> tuple[Deal, LogEntry] | None:
+    """The move at index ``n`` of ``actor``'s log of deal ``number`` of this round,
+    if that log is longer than ``n``: the move a request with that number repeats."""
+    for deal in room.deals:
+        if deal.number == number:
+            log = deal.logs.get(actor)
+            return (deal, log[n]) if log is not None and n < len(log) else None
+    return None
+
+
+def _wrong_number(n: int, expected: int, why: str) -> RoomError:
+    return RoomError(
+        ErrorCode.WRONG_MOVE_NUMBER,
+        f"move number {n} {why}; your next move is number {expected}",
+        expected=expected,
+    )
+
+
+def _parse_move(data: Any) -> Move:
+    try:
+        return Move.from_wire(data)
+    except IllegalMove as exc:
+        raise RoomError(exc.reason, exc.message) from None
+
+
+def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx) -> Decision:
+    """A move is the ``n``-th of the player's log of deal ``number`` (docs/protocol.md,
+    ``move``). The next one (``n`` = the log's length) is played; one the log holds
+    already, sent again with the same move, is a retry: no records, and the
+    decision names the logged move so that the reply is the original one. That
+    holds while the room keeps the round's deals, even once the deal or the round
+    is over, because the move that ended it is as likely to be retried as any.
+    Any other ``n`` is refused with the player's position, so a client that lost
+    track resyncs instead of having a move applied to a board it has not seen."""
     member = room.members.get(actor)
     if member is None:
         raise RoomError(ErrorCode.NOT_IN_ROOM, "you are not in this room")
     if member.role != Role.PLAYER:
         raise RoomError(ErrorCode.NOT_A_PLAYER, "spectators watch; they do not move")
+    past = _logged(room, actor, number, n)
+    if past is not None:
+        lifecycle.check(room.state, Action.RETRY_MOVE)
+        deal, entry = past
+        if _parse_move(data) != logged_move(entry):
+            raise _wrong_number(n, len(deal.logs[actor]), "is another move in your log")
+        return Decision(deal=number, retry=n)
     lifecycle.check(room.state, Action.MOVE)
-    deal = room.running
-    assert deal is not None  # a playing room has a running deal (lifecycle.TABLE)
-    if number != deal.number:
+    running = room.running
+    assert running is not None  # a playing room has a running deal (lifecycle.TABLE)
+    if number != running.number:
         raise RoomError(
-            ErrorCode.WRONG_DEAL, f"deal {number} is not running; deal {deal.number} is"
+            ErrorCode.WRONG_DEAL, f"deal {number} is not running; deal {running.number} is"
         )
-    replay = deal.replays.get(actor)
+    replay = running.replays.get(actor)
     if replay is None:
         raise lifecycle.not_dealt_in()
     if replay.board.status is not Status.PLAYING:
         raise RoomError(Reason.DEAL_OVER, f"your deal is over ({replay.board.status.value})")
+    log = running.logs[actor]
+    if n != len(log):
+        raise _wrong_number(n, len(log), "is ahead of your log")
+    move = _parse_move(data)
+    board = replay.board.copy()
     try:
-        move = Move.from_wire(data)
-        board = replay.board.copy()
         outcome = board.apply(move)
     except IllegalMove as exc:
         raise RoomError(exc.reason, exc.message) from None
-    log = deal.logs[actor]
-    t = max(deal.t(ctx.now), log[-1][0] if log else 0)
+    t = max(running.t(ctx.now), log[-1][0] if log else 0)
     out: list[Record] = [
         {"k": R.MOVE, "p": actor, "d": number, "t": t, "s": room.n_records, "m": move.to_wire()}
     ]

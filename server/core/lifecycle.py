@@ -34,6 +34,7 @@ class Action(StrEnum):
     REMATCH = "rematch"
     CLOSE = "close"
     MOVE = "move"
+    RETRY_MOVE = "retry_move"  # a move the player's log already holds, sent again
 
 
 _L, _P, _O, _C = RoomState.LOBBY, RoomState.PLAYING, RoomState.ROUND_OVER, RoomState.CLOSED
@@ -62,10 +63,13 @@ TABLE: dict[Action, dict[RoomState, Refusal | None]] = {
     Action.REMATCH: {_L: _NOT_OVER, _P: _NOT_OVER, _O: None, _C: _GONE},
     Action.CLOSE: {_L: None, _P: None, _O: None, _C: _GONE},
     Action.MOVE: {_L: _NO_DEAL, _P: None, _O: _NO_DEAL, _C: _GONE},
+    Action.RETRY_MOVE: {_L: _NO_DEAL, _P: None, _O: None, _C: _GONE},
 }
 """State × request → None (allowed) or the refusal. ``playing`` always has a
 running deal: the record that ends a deal comes with the next deal or the
-round's end (server/core/decide.py)."""
+round's end (server/core/decide.py). A retried move is answered for as long as
+the room keeps the round's logs, so also once the round is over (the move that
+ended it is the one most likely to be retried)."""
 
 
 def check(state: RoomState, action: Action) -> None:

@@ -113,6 +113,7 @@ class Deal:
     first: str | None = None  # first winner
     scores: dict[str, tuple[Any, int]] = field(default_factory=dict)  # see Room.score
     views: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # board_view
+    retried: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # views.replayed_move
     revealed: dict[str, Any] | None = None  # views.revealed_deal, once the deal is over
 
     @property
@@ -159,9 +160,14 @@ class Decision:
     ``prepared`` maps a move record's index in ``records`` to the board the move
     was validated on (a copy) and its outcome, so that :meth:`Room.commit` adopts
     the validated board instead of playing the move a second time.
+
+    ``retry`` is set (and ``records`` empty) when a move request repeats one the
+    player's log already holds: the index of that move in the log of ``deal``, so
+    the reply can be the original one, rebuilt from the log.
     """
 
     records: list[Record] = field(default_factory=list)
     prepared: dict[int, tuple[Board, Outcome]] = field(default_factory=dict)
     deal: int = 0  # for "moved": the deal the move was for
     outcome: Outcome | None = None
+    retry: int | None = None

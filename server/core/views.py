@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from protocol import messages as M
 from protocol.messages import Message
-from protocol.scoring import replay_outcomes
+from protocol.moves import Outcome, Status
+from protocol.scoring import TimedMove, deal_score, replay_outcomes, replay_through
 from protocol.settings import Settings
 from protocol.sheet import Sheet
 from protocol.views import outcome_view, player_view, progress, revealed_view
@@ -27,6 +28,7 @@ __all__ = [
     "deal_view",
     "members_event",
     "progress_of",
+    "replayed_move",
     "revealed_deal",
     "snapshot",
     "tick_event",
@@ -63,14 +65,53 @@ class RoomLike(Protocol):
 
 def board_view(deal: Deal, player: str) -> dict[str, Any]:
     """``player``'s board as they (and spectators) see it, built once per move:
-    the mover's reply and the spectators' progress event share it."""
+    the mover's reply and the spectators' progress event share it.
+
+    ``logged`` is the length of the player's log of the deal: the number their
+    next move carries (docs/protocol.md, ``move``). The board's own ``moves``
+    will not do, since an undo takes one off it while the log grows."""
     version = len(deal.logs[player])
     cached = deal.views.get(player)
     if cached is not None and cached[0] == version:
         return cached[1]
-    view = player_view(deal.replays[player].board)
+    view = {**player_view(deal.replays[player].board), "logged": version}
     deal.views[player] = (version, view)
     return view
+
+
+def replayed_move(
+    room: RoomLike, deal: Deal, player: str, n: int
+) -> tuple[int, Outcome, dict[str, Any], int]:
+    """What the ``moved`` reply to ``player``'s move ``n`` of ``deal`` said: its
+    ``t``, its outcome, the board view after it and the score after it.
+
+    The room keeps moves, not replies, so a retried move's reply is rebuilt by the
+    engine from the seed and the log up to that move. The score is the one the
+    reply carried then — the score the move left, with the race bonus if it was
+    the deal's first win — counted under the room's scoring now (the same unless
+    the host changed scoring or bonus since).
+
+    A replay costs up to a few ms for a long log, so the last one per player is
+    kept: a client that sends one move again and again pays for one replay. A
+    log's first ``n + 1`` moves never change while the room holds the deal (a
+    rollback builds a new room)."""
+    settings = room.settings
+    key = (n, settings.scoring, settings.race_bonus)
+    cached = deal.retried.get(player)
+    if cached is not None and cached[0] == key:
+        parts: tuple[int, Outcome, dict[str, Any], int] = cached[1]
+        return parts
+    log = deal.logs[player][: n + 1]
+    # ``seq`` only orders wins across players for the sheet; one deal_score ignores it.
+    moves = [TimedMove(e[0], i, logged_move(e)) for i, e in enumerate(log)]
+    replay, outcome = replay_through(deal.seed, deal.rules, moves)
+    t = log[-1][0]
+    score = deal_score(replay, settings.scoring, t)
+    if outcome.status is Status.WON and deal.first == player:
+        score += settings.race_bonus
+    parts = (t, outcome, {**player_view(replay.board), "logged": len(log)}, score)
+    deal.retried[player] = (key, parts)
+    return parts
 
 
 def members_payload(room: RoomLike) -> dict[str, Any]:

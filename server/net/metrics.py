@@ -24,6 +24,11 @@ class Metrics:
         self.moves_accepted = Counter(
             "klondike_moves_accepted", "Moves accepted and acknowledged", registry=r
         )
+        self.moves_retried = Counter(
+            "klondike_moves_retried",
+            "Moves sent again with a number already logged, answered with the original reply",
+            registry=r,
+        )
         self.moves_rejected = Counter(
             "klondike_moves_rejected", "Moves refused, by reason", ["reason"], registry=r
         )

@@ -36,7 +36,7 @@ from .. import ids
 from ..core import decide as D
 from ..core.room import Room
 from ..core.values import Decision, Role, RoomError
-from ..core.views import board_view, snapshot
+from ..core.views import board_view, replayed_move, snapshot
 from ..net.metrics import Metrics
 from ..peer import Peer, SessionState
 from ..store.base import StoreUnavailable, unavailable
@@ -188,27 +188,32 @@ async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
     def reply(d: Decision) -> Release:
         room = runner.room
         deal = room.deals[d.deal - 1]
-        outcome = d.outcome
-        assert outcome is not None
-        t = deal.logs[player][-1][0]
-        now = deal.started_at + t
+        if d.retry is not None:
+            # A move the log holds already: its original reply, rebuilt. It is
+            # queued behind the commands before it like any reply, so it leaves
+            # only once the move it repeats is durable.
+            t, outcome, board, score = replayed_move(room, deal, player, d.retry)
+        else:
+            assert d.outcome is not None
+            outcome = d.outcome
+            t = deal.logs[player][-1][0]
+            board = board_view(deal, player)
+            score = room.score(deal, player, deal.started_at + t)
         msg = M.moved(
-            req.id,
-            deal=d.deal,
-            t=t,
-            result=outcome_view(outcome),
-            board=board_view(deal, player),
-            score=room.score(deal, player, now),
+            req.id, deal=d.deal, t=t, result=outcome_view(outcome), board=board, score=score
+        )
+        counter = (
+            front.metrics.moves_retried if d.retry is not None else front.metrics.moves_accepted
         )
 
         def send() -> None:
             conn.send(msg)
-            front.metrics.moves_accepted.inc()
+            counter.inc()
 
         return send
 
     try:
-        await runner.run(lambda r, c: D.decide_move(r, player, req.deal, req.move, c), reply)
+        await runner.run(lambda r, c: D.decide_move(r, player, req.deal, req.n, req.move, c), reply)
     except RoomError as exc:
         front.metrics.moves_rejected.labels(exc.code.value).inc()
         raise
