@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.server import PER_ROOM, RATE_LIMIT, Proc, drive, show
+from bench.server import LOAD_LIMITS, PER_ROOM, Proc, drive, show
 
 SERVER = r"listening on ws://[^:]+:(\d+)/ws"
 
@@ -72,7 +72,7 @@ class Redis:
 
 
 async def start_server(redis: Redis | None) -> Proc:
-    extra = ["--rate-limit", str(RATE_LIMIT)] + (["--redis", redis.url] if redis else ["--memory"])
+    extra = LOAD_LIMITS + (["--redis", redis.url] if redis else ["--memory"])
     return await Proc.start("server", SERVER, *extra)
 
 

@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.server import PER_ROOM, RATE_LIMIT, Proc, drive, show
+from bench.server import LOAD_LIMITS, PER_ROOM, Proc, drive, show
 
 SERVER = r"listening on ws://[^:]+:(\d+)/ws"
 
@@ -37,7 +37,7 @@ async def one(durable: bool, args: argparse.Namespace, rate: float = 0.0) -> dic
     that no run recovers another's rooms."""
     data = Path(tempfile.mkdtemp(prefix="bench-sqlite-"))
     store = ["--data-dir", str(data)] if durable else ["--memory"]
-    proc = await Proc.start("server", SERVER, "--rate-limit", str(RATE_LIMIT), *store)
+    proc = await Proc.start("server", SERVER, *LOAD_LIMITS, *store)
     try:
         return await drive(
             "race", [proc], args.rooms, args.spectators, rate, args.warmup, args.seconds
