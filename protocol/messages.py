@@ -109,6 +109,7 @@ class ClosedReason(StrEnum):
     HOST = "host"  # the host closed it
     EMPTY = "empty"  # its last member left (that member gets the event)
     IDLE = "idle"  # nobody was connected to it for the idle limit
+    EXPIRED = "expired"  # it was never started, and its time to start ran out
 
 
 MESSAGE_TYPES: set[str] = set()

@@ -323,6 +323,14 @@ class Service:
             return
         session.room_code = code
         self.spawn(self._save(session))
+        self._forget_if_idle(session)
+
+    def _forget_if_idle(self, session: SessionState) -> None:
+        """A session with no connection and no room lives on in the store only
+        (``resume_session`` reads it back): memory holds just the sessions in use."""
+        unused = session.peer is None and session.room_code is None
+        if unused and self.sessions.get(session.player) is session:
+            del self.sessions[session.player]
 
     async def _save(self, session: SessionState) -> None:
         try:
@@ -342,6 +350,7 @@ class Service:
         session.peer = None
         runner = self.rooms.get(session.room_code) if session.room_code else None
         if runner is None:
+            self._forget_if_idle(session)
             return
         try:
             await runner.run(_presence(session.player, False))

@@ -49,6 +49,7 @@ __all__ = [
     "Ctx",
     "decide_close",
     "decide_create",
+    "decide_expiry",
     "decide_idle_close",
     "decide_join",
     "decide_leave",
@@ -238,6 +239,15 @@ def decide_idle_close(room: Room, ctx: Ctx) -> Decision:
     if room.state == RoomState.CLOSED or any(m.connected for m in room.members.values()):
         return Decision()
     return Decision([{"k": R.CLOSED, "reason": ClosedReason.IDLE.value}])
+
+
+def decide_expiry(room: Room, ctx: Ctx) -> Decision:
+    """A room never started closes once its time to start ran out (the shell's
+    timer asks at :attr:`Room.expires_at`), connected members or not."""
+    expires = room.expires_at
+    if expires is None or ctx.now < expires:
+        return Decision()
+    return Decision([{"k": R.CLOSED, "reason": ClosedReason.EXPIRED.value}])
 
 
 # ---------------------------------------------------------------------- settings, rounds

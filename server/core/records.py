@@ -24,7 +24,7 @@ keys are short):
                 (acceptance order: the record's index in the log), ``m`` (move map)
 ``deal_ended``  ``n``, ``at``, ``reason`` (``all_ended`` / ``host`` / ``time``)
 ``round_over``  ``at``
-``closed``      ``reason`` (``host`` / ``empty`` / ``idle``)
+``closed``      ``reason`` (``host`` / ``empty`` / ``idle`` / ``expired``)
 =============== ==============================================================
 
 Records are msgpack maps on the store. A log is only ever read by this code, but

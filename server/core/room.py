@@ -35,7 +35,17 @@ from protocol.sheet import DealEntry, Sheet, build_sheet
 from . import records as R
 from . import views as V
 from .records import Record
-from .values import Deal, Decision, Fanout, Member, Role, RoomState, log_entry, round_deadline
+from .values import (
+    LOBBY_MS,
+    Deal,
+    Decision,
+    Fanout,
+    Member,
+    Role,
+    RoomState,
+    log_entry,
+    round_deadline,
+)
 
 __all__ = ["Room"]
 
@@ -57,6 +67,7 @@ class Room:
         self.seq = 0  # last room event's seq
         self.n_records = 0  # records folded in: the next record's index in the log
         self.closed_reason: ClosedReason | None = None
+        self.created_at = 0
         self._sheet: tuple[Any, Sheet] | None = None  # see sheet()
 
     # ------------------------------------------------------------------ fold
@@ -113,6 +124,7 @@ class Room:
     def _f_created(self, rec: Record, _p: Any, _emit: bool) -> list[Fanout]:
         self.settings = Settings.from_wire(rec["settings"])
         self.host = rec["host"]
+        self.created_at = rec["at"]
         return []
 
     def _f_joined(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
@@ -284,6 +296,12 @@ class Room:
         if self.state == RoomState.LOBBY:
             return None
         return round_deadline(self.settings, self.round_started_at)
+
+    @property
+    def expires_at(self) -> int | None:
+        """When a room never started closes (None once it has started): so a room
+        made and left waiting costs memory for a bounded time, whoever sits in it."""
+        return self.created_at + LOBBY_MS if self.state == RoomState.LOBBY else None
 
     def time_up(self, now: int) -> bool:
         ends = self.round_ends_at

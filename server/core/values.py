@@ -39,6 +39,7 @@ __all__ = [
 
 MAX_PLAYERS = 8
 MAX_SPECTATORS = 100
+LOBBY_MS = 2 * 60 * 60_000  # a room never started closes this long after it was made
 
 
 class Role(StrEnum):

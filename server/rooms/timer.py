@@ -33,7 +33,7 @@ from typing import Protocol
 from protocol.scoring import TICK_MS
 from protocol.settings import Scoring
 
-from ..core.decide import Ctx, decide_idle_close, decide_tick
+from ..core.decide import Ctx, decide_expiry, decide_idle_close, decide_tick
 from ..core.room import Room
 from ..core.values import Decision, Fanout, Member, RoomError, RoomState
 from ..core.views import tick_event
@@ -118,6 +118,8 @@ class RoomTimer:
             times.append(tick[1])
         if self._idle_since is not None:
             times.append(self._idle_since + self.runner.idle_room_ms)
+        if room.expires_at is not None:
+            times.append(room.expires_at)
         return min(times) if times else None
 
     def _next_tick(self) -> tuple[tuple[int, int], int] | None:
@@ -167,6 +169,9 @@ class RoomTimer:
         idle = self._idle_since
         if idle is not None and clock.now() >= idle + runner.idle_room_ms:
             await runner.run(decide_idle_close)
+        expires = runner.room.expires_at
+        if expires is not None and clock.now() >= expires:
+            await runner.run(decide_expiry)
 
     def _tick(self, tick: int) -> Release:
         """The tick event, built now (the room as of the commands before it)."""

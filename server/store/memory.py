@@ -6,6 +6,7 @@ Every append is done on return, so a room's commands never wait for it
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 
 from .base import SessionRecord, token_key
@@ -13,12 +14,18 @@ from .base import SessionRecord, token_key
 __all__ = ["MemoryStore"]
 
 
-class MemoryStore:
-    """The default store: dictionaries in this process."""
+SESSION_TTL = 24 * 3600.0  # seconds a session unused is kept
 
-    def __init__(self) -> None:
+
+class MemoryStore:
+    """Dictionaries in this process. Sessions unused for :data:`SESSION_TTL` are
+    dropped (oldest use first: the dict is kept in order of last use), so memory
+    is bounded by the sessions an address may create in that time."""
+
+    def __init__(self, session_ttl: float = SESSION_TTL) -> None:
         self._logs: dict[str, list[bytes]] = {}
-        self._sessions: dict[str, SessionRecord] = {}
+        self._sessions: dict[str, tuple[float, SessionRecord]] = {}
+        self._session_ttl = session_ttl
 
     async def reserve_room(self, code: str) -> bool:
         if code in self._logs:
@@ -46,10 +53,25 @@ class MemoryStore:
         self._logs.pop(code, None)
 
     async def put_session(self, token: str, record: SessionRecord) -> None:
-        self._sessions[token_key(token)] = record
+        self._used(token_key(token), record)
 
     async def get_session(self, token: str) -> SessionRecord | None:
-        return self._sessions.get(token_key(token))
+        key = token_key(token)
+        found = self._sessions.get(key)
+        if found is None:
+            return None
+        self._used(key, found[1])
+        return found[1]
+
+    def _used(self, key: str, record: SessionRecord) -> None:
+        now = time.monotonic()
+        self._sessions.pop(key, None)
+        self._sessions[key] = (now, record)  # last in order: most recently used
+        while True:
+            oldest = next(iter(self._sessions))
+            if now - self._sessions[oldest][0] <= self._session_ttl:
+                return
+            del self._sessions[oldest]
 
     async def close(self) -> None:
         return None
