@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from server.app import RaceServer
+from tests.reference_race import beside_a_race
 from tests.server_support import Client, player, running_server
 
 
@@ -28,7 +29,7 @@ def boards_in(frame: dict[str, Any]) -> bool:
 
 
 async def test_after_deal_spectators_see_progress_and_no_board_until_the_end() -> None:
-    async with running_server() as server:
+    async with running_server() as server, beside_a_race(server):
         ann, bob, code = await room_with(server, "after_deal")
         sam = await player(server, "Sam")
         await sam.ok("join_room", code=code, role="spectator")
@@ -47,7 +48,7 @@ async def test_after_deal_spectators_see_progress_and_no_board_until_the_end() -
 
 
 async def test_live_is_the_default_and_shows_every_board() -> None:
-    async with running_server() as server:
+    async with running_server() as server, beside_a_race(server):
         ann, bob = await player(server, "Ann"), await player(server, "Bob")
         code = (await ann.ok("create_room"))["room"]["code"]
         assert (await ann.ok("snapshot"))["room"]["settings"]["spectators"] == "live"
@@ -62,7 +63,7 @@ async def test_live_is_the_default_and_shows_every_board() -> None:
 
 
 async def test_no_spectators_refuses_them_and_removes_those_watching() -> None:
-    async with running_server() as server:
+    async with running_server() as server, beside_a_race(server):
         ann, _bob, code = await room_with(server, "live")
         sam = await player(server, "Sam")
         await sam.ok("join_room", code=code, role="spectator")
@@ -76,7 +77,7 @@ async def test_no_spectators_refuses_them_and_removes_those_watching() -> None:
 
 
 async def test_the_change_applies_at_once_mid_deal() -> None:
-    async with running_server() as server:
+    async with running_server() as server, beside_a_race(server):
         ann, _bob, code = await room_with(server, "live")
         sam = await player(server, "Sam")
         await sam.ok("join_room", code=code, role="spectator")

@@ -14,6 +14,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.http11 import Request
 
 from server.net.http import CSP, HttpRoutes
+from tests.reference_race import beside_a_race
 from tests.server_support import running_server
 
 WEB = {"static_dir": None}
@@ -40,7 +41,7 @@ async def http(
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"])
 async def test_only_get_and_head(method: str) -> None:
-    async with running_server() as server:
+    async with running_server() as server, beside_a_race(server):
         status, headers, _ = await http(server.port, method, "/")
         assert status == 405
         assert headers["allow"] == "GET, HEAD"
@@ -49,7 +50,7 @@ async def test_only_get_and_head(method: str) -> None:
 
 
 async def test_head_is_get_without_a_body() -> None:
-    async with running_server(static_dir=None) as server:
+    async with running_server(static_dir=None) as server, beside_a_race(server):
         got = await http(server.port, "GET", "/healthz")
         head = await http(server.port, "HEAD", "/healthz")
         assert got[0] == head[0] == 200
@@ -58,7 +59,7 @@ async def test_head_is_get_without_a_body() -> None:
 
 
 async def test_every_answer_forbids_framing_and_foreign_code() -> None:
-    async with running_server() as server:
+    async with running_server() as server, beside_a_race(server):
         for path in ("/", "/healthz", "/no-such-file"):
             _, headers, _ = await http(server.port, "GET", path)
             assert headers["content-security-policy"] == CSP
@@ -68,7 +69,10 @@ async def test_every_answer_forbids_framing_and_foreign_code() -> None:
 
 
 async def test_the_socket_opens_only_for_its_own_origin() -> None:
-    async with running_server(origins=["https://cards.example.org"]) as server:
+    async with (
+        running_server(origins=["https://cards.example.org"]) as server,
+        beside_a_race(server),
+    ):
         own = f"http://127.0.0.1:{server.port}"
         for origin in (None, own, "https://cards.example.org"):
             headers = {"Origin": origin} if origin else {}
@@ -82,7 +86,7 @@ async def test_the_socket_opens_only_for_its_own_origin() -> None:
 
 
 async def test_metrics_answer_loopback_peers() -> None:
-    async with running_server() as server:
+    async with running_server() as server, beside_a_race(server):
         status, _, body = await http(server.port, "GET", "/metrics")
         assert status == 200 and b"klondike" in body
     routes = HttpRoutes(dict, lambda: b"m 1\n", None)
@@ -96,7 +100,7 @@ async def test_metrics_answer_loopback_peers() -> None:
 
 
 async def test_metrics_on_a_listener_of_their_own() -> None:
-    async with running_server(metrics_address=("127.0.0.1", 0)) as server:
+    async with running_server(metrics_address=("127.0.0.1", 0)) as server, beside_a_race(server):
         assert server.metrics_address is not None
         status, _, body = await http(server.metrics_address[1], "GET", "/metrics")
         assert status == 200 and b"klondike" in body

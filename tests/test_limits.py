@@ -17,8 +17,10 @@ from websockets.exceptions import InvalidStatus
 
 from protocol.messages import CloseCode
 from server.net.ratelimit import client_address
+from tests.reference_race import beside_a_race
 from tests.server_support import UNLIMITED, Client, player, running_server
 
+RACE = "198.51.100.20"  # the reference race's own address (documentation range)
 SLOW = 1e-6  # frames a second: a bucket that does not refill during a test
 
 
@@ -67,7 +69,8 @@ async def test_websocket_pings_pay_and_a_ping_flood_is_closed() -> None:
     [("sessions_per_minute", "sessions"), ("rooms_per_minute", "rooms")],
 )
 async def test_an_address_creates_so_many_a_minute(cap: str, what: str) -> None:
-    async with running_server(limits=replace(UNLIMITED, **{cap: 3})) as server:
+    limits = replace(UNLIMITED, **{cap: 3}, trusted_proxies=("127.0.0.1",))
+    async with running_server(limits=limits) as server, beside_a_race(server, address=RACE):
         if what == "sessions":
             replies = [
                 await (await Client.open(server.url)).request("hello", version=1, name=f"P{i}")
@@ -86,7 +89,8 @@ async def test_an_address_creates_so_many_a_minute(cap: str, what: str) -> None:
 
 
 async def test_wrong_join_codes_run_out_and_then_no_code_is_answered() -> None:
-    async with running_server(limits=replace(UNLIMITED, wrong_codes_per_minute=3)) as server:
+    limits = replace(UNLIMITED, wrong_codes_per_minute=3, trusted_proxies=("127.0.0.1",))
+    async with running_server(limits=limits) as server, beside_a_race(server, address=RACE):
         host = await player(server, "Host")
         code = (await host.ok("create_room"))["room"]["code"]
         guesser = await player(server, "Guess")
@@ -106,7 +110,8 @@ async def test_wrong_join_codes_run_out_and_then_no_code_is_answered() -> None:
 
 
 async def test_an_address_opens_so_many_connections() -> None:
-    async with running_server(limits=replace(UNLIMITED, connections_per_address=3)) as server:
+    limits = replace(UNLIMITED, connections_per_address=3, trusted_proxies=("127.0.0.1",))
+    async with running_server(limits=limits) as server, beside_a_race(server, address=RACE):
         held = [await Client.open(server.url) for _ in range(3)]
         for c in held:  # each connection is being served (the handler counts it)
             assert (await c.request("ping"))["code"] == "hello_first"

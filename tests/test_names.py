@@ -8,6 +8,7 @@ import unicodedata
 import pytest
 
 from protocol.names import MAX_GRAPHEMES, NameError_, graphemes, normalise, unique_in
+from tests.reference_race import beside_a_race
 from tests.server_support import Client, player, running_server
 
 FAMILY = "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 👩‍👩‍👧‍👦
@@ -66,7 +67,7 @@ def test_unique_in_a_room() -> None:
 
 
 async def test_over_the_wire_names_are_checked_and_made_unique() -> None:
-    async with running_server() as server:
+    async with running_server() as server, beside_a_race(server):
         ann = await player(server, "Ann")
         twin = await player(server, "ann")
         code = (await ann.ok("create_room"))["room"]["code"]
