@@ -799,12 +799,12 @@ def test_the_move_that_leaves_no_move_makes_the_deal_dead() -> None:
 
 
 def loop_moves() -> list[Move]:
-    """Draws and recycles forever: free passes keep the deal alive (§4.7)."""
+    """Draws and recycles forever: free passes keep the deal alive (docs/rules.md §4.7)."""
     return [DRAW, RECYCLE] * (MAX_MOVES // 2 + 1)
 
 
 def test_the_move_limit_makes_a_deal_dead() -> None:
-    """§4.11: the move that fills the log (5 000 accepted moves) kills the deal."""
+    """docs/rules.md §4.11: the move that fills the log (5 000 accepted moves) kills the deal."""
     assert MAX_MOVES == 5_000
     b = make(["KS", "4D"], stock="5H")
     moves = loop_moves()
