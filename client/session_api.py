@@ -119,6 +119,24 @@ class RoomRequests:
         await self.request("snapshot")
         return self._joined()
 
+    async def deal_log(self, deal: int) -> dict[str, list[dict[str, Any]]]:
+        """Every player's move log of a past deal of the round (each move with its
+        ``result``), which snapshots leave out; the entry of ``history`` keeps it,
+        so a second call asks nothing. ``ServerError("wrong_deal")`` for a deal
+        not over for everyone."""
+        room = self.room
+        past = next((h for h in room.history if h.get("number") == deal), None) if room else None
+        if past is not None and isinstance(past.get("logs"), dict):
+            logs: dict[str, list[dict[str, Any]]] = past["logs"]
+            return logs
+        reply = await self.request("deal_log", deal=deal)
+        logs = reply.get("logs") or {}
+        if self.room is not None:
+            for entry in self.room.history:
+                if entry.get("number") == deal:
+                    entry["logs"] = logs
+        return logs
+
     async def ping(self) -> int:
         """The server's clock, in ms since the epoch."""
         return int((await self.request("ping"))["now"])
@@ -193,7 +211,7 @@ class RoomRequests:
 
 def _logged(room: RoomState | None, deal: int | None) -> int:
     """Our next move's number in ``deal``: the ``logged`` of our board view of it,
-    or for a deal over for everyone the length of our log in its revealed record.
+    or for a deal over for everyone the length of our log in its summary.
     A guess would be worse than useless: a number the log holds, with the move
     logged there, is taken for a retry of it (0 only when we hold nothing)."""
     if room is None:
@@ -203,7 +221,12 @@ def _logged(room: RoomState | None, deal: int | None) -> int:
         return int(board["logged"])
     for past in room.history:
         if past.get("number") == deal:
+            # The summary says it without the log (a snapshot carries none).
+            summary = past.get("summary")
+            mine = summary.get(room.me) if isinstance(summary, dict) else None
+            if isinstance(mine, dict) and isinstance(mine.get("logged"), int):
+                return int(mine["logged"])
             logs = past.get("logs")
-            mine = logs.get(room.me) if isinstance(logs, dict) else None
-            return len(mine) if isinstance(mine, list) else 0
+            log = logs.get(room.me) if isinstance(logs, dict) else None
+            return len(log) if isinstance(log, list) else 0
     return 0

@@ -4,7 +4,7 @@ The server validates with it, the clients render and pre-check with it, and ever
 score is computed by it from the logs.
 """
 
-from .board import Board
+from .board import MAX_MOVES, Board
 from .cards import card_from_str, card_str
 from .deal import commitment, deal_layout, verify_commitment
 from .moves import Event, IllegalMove, Move, MoveKind, Outcome, Reason, Status
@@ -14,6 +14,7 @@ from .sheet import DealEntry, Sheet, build_sheet
 from .views import hidden_cards, outcome_view, player_view, progress, revealed_view
 
 __all__ = [
+    "MAX_MOVES",
     "Board",
     "DealEntry",
     "DealReplay",

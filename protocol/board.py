@@ -20,7 +20,14 @@ from .deal import deal_layout
 from .moves import Event, IllegalMove, Move, MoveKind, Outcome, Reason, Status
 from .settings import DealRules, Variant
 
-__all__ = ["Board"]
+__all__ = ["MAX_MOVES", "Board"]
+
+MAX_MOVES = 5_000
+"""The most moves a player's log of one deal holds (docs/rules.md §4.11): every
+accepted move counts, undos too. The move that fills it leaves the deal dead
+unless it ended the deal otherwise. A real game takes a few hundred; a deal that
+never ends would make its log, its replays and every frame that carries it grow
+without bound."""
 
 _DRAW = MoveKind.DRAW
 _RECYCLE = MoveKind.RECYCLE
@@ -43,6 +50,7 @@ class Board:
         "down",
         "foundations",
         "home",
+        "logged",
         "moves",
         "packs",
         "passes",
@@ -69,6 +77,7 @@ class Board:
         self.home = 0
         self.passes = 1
         self.moves = 0
+        self.logged = 0  # accepted moves, undos too: the length of the log
         self.status = _PLAYING
         # How to take back the last move, when it may be: (move, foundation index).
         self._undo: tuple[Move, int] | None = None
@@ -247,7 +256,22 @@ class Board:
     # ------------------------------------------------------------------ moves
 
     def apply(self, move: Move) -> Outcome:
-        """Validate and play ``move``; raise :class:`IllegalMove` leaving all as it was."""
+        """Validate and play ``move``; raise :class:`IllegalMove` leaving all as it was.
+
+        The move that makes the log :data:`MAX_MOVES` long kills a deal still in
+        play, whatever is left to play (docs/rules.md §4.11)."""
+        outcome = self._play(move)
+        self.logged = logged = self.logged + 1
+        if logged >= MAX_MOVES and self.status is _PLAYING:
+            self.status = Status.DEAD
+            self._undo = None
+            o = outcome
+            outcome = Outcome(
+                o.move, o.events, o.cards, o.turned, o.pass_started, Status.DEAD, o.undone
+            )
+        return outcome
+
+    def _play(self, move: Move) -> Outcome:
         if self.status is not _PLAYING:
             raise IllegalMove(Reason.DEAL_OVER, f"this deal is over ({self.status.value})")
         kind = move.kind
@@ -512,6 +536,7 @@ class Board:
         new.home = self.home
         new.passes = self.passes
         new.moves = self.moves
+        new.logged = self.logged
         new.status = self.status
         new._undo = self._undo
         return new

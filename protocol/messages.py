@@ -28,6 +28,7 @@ __all__ = [
     "ErrorCode",
     "Message",
     "RequestId",
+    "deal_log",
     "deal_over",
     "deal_started",
     "error",
@@ -171,6 +172,14 @@ def moved(
     return _make(
         "moved", {"id": rid, "deal": deal, "t": t, "result": result, "board": board, "score": score}
     )
+
+
+@_message
+def deal_log(rid: RequestId, *, deal: int, logs: Any) -> Message:
+    """``logs`` maps each player to their log, or is that map already encoded
+    (protocol/wire.py ``Encoded``, sent with ``encode_with``): a past deal's logs
+    are encoded once for every member who asks."""
+    return _make("deal_log", {"id": rid, "deal": deal, "logs": logs})
 
 
 @_message

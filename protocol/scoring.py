@@ -1,10 +1,20 @@
 """Scores as a pure function of (seed, rules, timed move log, scoring system).
 
-Nothing here keeps a running score. A deal's score is recomputed by replaying its
-log through the engine and counting the events, so that a change of scoring system
-or race bonus by the host rescores every deal exactly (docs/rules.md §5.7), and any room
-can be rebuilt from its logs. Replay is fast (the engine validates about 200,000
-moves a second), so recomputing a deal of a few hundred moves costs a millisecond.
+A deal's score is what its log leads to, never a number stored beside it: a change
+of scoring system or race bonus by the host rescores every deal exactly
+(docs/rules.md §5.7), and any room can be rebuilt from its logs.
+
+Two ways to the same number. :func:`deal_score` is the reference: it walks the
+whole scoring trace and counts every event, the rules of docs/rules.md §5 as
+plainly as they can be written. The server cannot pay that on every move (a move
+at 10,000 would cost a thousand times the first: the round's work quadratic in its
+length), so :meth:`DealReplay.record` also keeps, on each :class:`Step`, the
+running totals after it, for every system at once, and :meth:`DealReplay.score`
+reads the last one: the same cost at move 10 and move 10,000. Standard's clip at 0
+makes a total depend on the path, not only on the events (a −15 clipped at 0 is
+not refunded), so an undo cannot subtract its points back; it pops its step, and
+the totals of the step before are exactly where the reference replay would be.
+The property tests (tests/test_scoring.py) hold the two equal on random logs.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ __all__ = [
     "Step",
     "TimedMove",
     "deal_score",
+    "due_ticks",
     "event_points",
     "replay",
     "replay_outcomes",
@@ -45,11 +56,20 @@ class TimedMove:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """The scoring trace of one move that still stands (undone moves are dropped)."""
+    """The scoring trace of one move that still stands (undone moves are dropped).
+
+    ``standard``, ``timed`` and ``ticks`` are the running values right after this
+    move, for :meth:`DealReplay.score`: the Standard total, the Timed total (ticks
+    interleaved, without the time bonus) and how many ticks that one counts. The
+    reference :func:`deal_score` reads only ``t``, ``events`` and ``pass_started``.
+    """
 
     t: int
     events: tuple[Event, ...]
     pass_started: int
+    standard: int = 0
+    timed: int = 0
+    ticks: int = 0
 
 
 @dataclass(slots=True)
@@ -62,15 +82,67 @@ class DealReplay:
     won_seq: int | None = None  # seq of the winning move
 
     def record(self, timed: TimedMove, outcome: Outcome) -> None:
-        """Fold one accepted move into the trace (the server calls this live)."""
+        """Fold one accepted move into the trace (the server calls this live).
+
+        Constant work per move: the running totals come from the step before
+        (an auto-complete's events aside, one per card it plays home)."""
+        steps = self.steps
         if outcome.undone:
-            self.steps.pop()
+            steps.pop()
         else:
-            self.steps.append(Step(timed.t, outcome.events, outcome.pass_started))
+            if steps:
+                last = steps[-1]
+                standard, total, ticks = last.standard, last.timed, last.ticks
+            else:
+                standard = total = ticks = 0
+            # Ticks come before a move stamped at or after them (docs/rules.md §5.4).
+            due = due_ticks(timed.t)
+            if due > ticks:
+                total = max(0, total + TICK_POINTS * (due - ticks))
+                ticks = due
+            draw = self.board.rules.draw
+            started = outcome.pass_started
+            for event in outcome.events:
+                points = event_points(event, started, draw)
+                standard = max(0, standard + points)
+                total = max(0, total + points)
+            steps.append(Step(timed.t, outcome.events, started, standard, total, ticks))
         if outcome.status is not Status.PLAYING:
             self.ended_at = timed.t
             if outcome.status is Status.WON:
                 self.won_seq = timed.seq
+
+    def score(self, scoring: Scoring, end_t: int) -> int:
+        """What :func:`deal_score` says, read off the running totals in O(1).
+
+        Every tick is clipped at 0 on its own, but ticks in a row clip like one
+        penalty of their sum (a running total is never below 0), so the ticks
+        between the last move and ``end_t`` are counted at once, however many."""
+        board = self.board
+        if scoring.is_vegas:
+            return -board.total + 5 * board.home
+        last = self.steps[-1] if self.steps else None
+        if scoring is Scoring.STANDARD:
+            return 0 if last is None else last.standard
+        total, ticks = (0, 0) if last is None else (last.timed, last.ticks)
+        stop = self.ended_at if self.ended_at is not None else end_t
+        due = due_ticks(stop)
+        if due > ticks:
+            total = max(0, total + TICK_POINTS * (due - ticks))
+        return total + self._time_bonus()
+
+    def _time_bonus(self) -> int:
+        board = self.board
+        if board.status is Status.WON and self.ended_at is not None:
+            seconds = self.ended_at // 1000
+            if seconds >= BONUS_MIN_SECONDS:
+                return (700_000 * board.packs) // seconds
+        return 0
+
+
+def due_ticks(t: int) -> int:
+    """How many Timed ticks have come by ``t`` ms into a deal (one per full 10 s)."""
+    return t // TICK_MS if t > 0 else 0
 
 
 def replay(seed: str, rules: DealRules, moves: Iterable[TimedMove]) -> DealReplay:
@@ -151,7 +223,10 @@ def _standard(steps: Sequence[Step], draw: int, end_t: int | None) -> int:
 
 
 def deal_score(result: DealReplay, scoring: Scoring, end_t: int) -> int:
-    """A player's score for one deal, without the race bonus.
+    """A player's score for one deal, without the race bonus: the reference.
+
+    It counts the whole trace again, in time linear in the log; the server reads
+    :meth:`DealReplay.score` instead, which tests hold equal to this.
 
     ``end_t`` is when the deal stopped counting for this player, in ms from its
     start: the time of the move that ended it, or when the round's time ran out, or

@@ -1,7 +1,9 @@
 """The score sheet of a round: one row per deal, one column per player.
 
 Built from replays and settings alone, so it is rebuilt whole whenever the host
-changes the scoring or the race bonus; no score is ever stored.
+changes the scoring or the race bonus; no score is ever stored. Each cell reads
+its replay's running totals (:meth:`DealReplay.score`), so a rebuild costs the
+same however long the logs are.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .moves import Status
-from .scoring import DealReplay, deal_score
+from .scoring import DealReplay
 from .settings import Scoring
 
 __all__ = ["Cell", "DealEntry", "Row", "Sheet", "build_sheet"]
@@ -109,7 +111,7 @@ def build_sheet(
             played = entry.results.get(p)
             if played is None:
                 continue
-            score = deal_score(played, scoring, entry.end_t.get(p, 0))
+            score = played.score(scoring, entry.end_t.get(p, 0))
             bonus = race_bonus if p == first else 0
             bank[p] += score + bonus
             board = played.board

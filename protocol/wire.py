@@ -28,6 +28,8 @@ __all__ = [
     "VERSION",
     "CloseRoom",
     "CreateRoom",
+    "DealLog",
+    "Encoded",
     "Hello",
     "JoinRoom",
     "LeaveRoom",
@@ -43,6 +45,8 @@ __all__ = [
     "WireError",
     "decode",
     "encode",
+    "encode_value",
+    "encode_with",
     "opt_str",
     "parse_request",
     "req_bool",
@@ -170,6 +174,50 @@ def encode(message: Mapping[str, Any], binary: bool) -> bytes | str:
         data: bytes = msgpack.packb(message, use_bin_type=True)
         return data
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A field's value already encoded for one subprotocol (msgpack bytes, or JSON
+    text), for :func:`encode_with`: a large value that many frames carry (a past
+    deal's logs) is encoded once, not once per frame."""
+
+    data: bytes | str
+
+
+def encode_value(value: Any, binary: bool) -> Encoded:
+    """One value encoded as :func:`encode` would encode it inside a frame."""
+    if binary:
+        return Encoded(msgpack.packb(value, use_bin_type=True))
+    return Encoded(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
+
+
+def encode_with(message: Mapping[str, Any], binary: bool) -> bytes | str:
+    """:func:`encode`, for a message some of whose values are :class:`Encoded`
+    (for this subprotocol): those are spliced in as they are. The frame is the
+    very one :func:`encode` would make of the decoded values."""
+    if binary:
+        packer = msgpack.Packer(use_bin_type=True)
+        parts = [packer.pack_map_header(len(message))]
+        for k, v in message.items():
+            parts.append(packer.pack(k))
+            parts.append(_spliced(v, bytes) if isinstance(v, Encoded) else packer.pack(v))
+        return b"".join(parts)
+    items = []
+    for k, v in message.items():
+        text = (
+            _spliced(v, str)
+            if isinstance(v, Encoded)
+            else json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+        )
+        items.append(json.dumps(k, ensure_ascii=False) + ":" + text)
+    return "{" + ",".join(items) + "}"
+
+
+def _spliced(value: Encoded, kind: type[Any]) -> Any:
+    if not isinstance(value.data, kind):
+        raise TypeError("an Encoded value for the other subprotocol")
+    return value.data
 
 
 # ---------------------------------------------------------------------- fields
@@ -352,6 +400,14 @@ class Snapshot(Request):
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class DealLog(Request):
+    """The logs of a deal of the round that is over for everyone: snapshots leave
+    them out (docs/protocol.md, ``deal_log``)."""
+
+    deal: int
+
+
 def _hello(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
     version = req_int(msg, "version")
     name = opt_str(msg, "name")
@@ -393,6 +449,7 @@ _PARSERS: dict[str, Any] = {
     "close_room": lambda rid, msg: CloseRoom(rid),
     "move": _move,
     "snapshot": lambda rid, msg: Snapshot(rid),
+    "deal_log": lambda rid, msg: DealLog(rid, req_int(msg, "deal")),
 }
 
 REQUEST_TYPES = frozenset(_PARSERS)

@@ -82,6 +82,17 @@ async def test_a_whole_race_through_the_library(live_url: str) -> None:
             await asyncio.wait_for(bob.wait_closed(), 5)
             assert bob.close_code == 4001
 
+            # A resumed snapshot's past deals carry summaries; logs come on request.
+            past = bob_again.room.history[0]
+            assert "logs" not in past and past["summary"][ann.player]["logged"] == 2
+            logs = await bob_again.deal_log(1)
+            assert [e["move"]["kind"] for e in logs[ann.player]] == ["draw", "resign"]
+            assert [e["move"]["kind"] for e in logs[bob.player or ""]] == ["resign"]
+            assert bob_again.room.history[0]["logs"] == logs
+            with pytest.raises(ServerError) as refused:
+                await bob_again.deal_log(3)
+            assert refused.value.code == "wrong_deal"
+
             await ann.rematch()
             await until(bob_again, lambda r: r.round == 2 and r.my_board is not None)
             assert bob_again.room and bob_again.room.history == []

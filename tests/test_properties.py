@@ -347,8 +347,11 @@ def test_undo_and_resign_and_refusals_in_play(
     for game, outcome in play(seed, rules, picks):
         b = game.board
         if b.status is Status.PLAYING:
-            undoable = rules.undo and outcome.turned is None and not outcome.undone and (
-                outcome.move.kind not in (K.DRAW, K.RECYCLE, K.RESIGN, K.AUTO_COMPLETE)
+            undoable = (
+                rules.undo
+                and outcome.turned is None
+                and not outcome.undone
+                and (outcome.move.kind not in (K.DRAW, K.RECYCLE, K.RESIGN, K.AUTO_COMPLETE))
             )
             assert b.can_undo() == undoable, outcome
     if game is None or game.board.status is Status.PLAYING:
@@ -374,3 +377,18 @@ def test_hidden_card_check_would_catch_a_leak() -> None:
     text = json.dumps(view)
     assert secret in hidden_cards(board)
     assert f'"{secret}"' in text
+
+
+@SETTINGS
+@given(seed=seeds, rules=any_rules, picks=choices, extra=st.integers(0, 200_000))
+def test_running_scores_equal_the_reference_replay_after_every_move(
+    seed: str, rules: DealRules, picks: list[int], extra: int
+) -> None:
+    """The server's O(1) score (``DealReplay.score``) and the reference replay
+    (``deal_score``) agree after every accepted move of random play (undos taken
+    right away included), for every system, now and later on the Timed clock."""
+    for game, _ in play(seed, rules, picks):
+        for scoring in Scoring:
+            for end_t in (game.t, game.t + extra, max(0, game.t - extra)):
+                want = deal_score(game.live, scoring, end_t)
+                assert game.live.score(scoring, end_t) == want, (scoring, end_t)

@@ -160,6 +160,33 @@ async def test_whole_race() -> None:
         assert snap["deal"]["number"] == 2 and snap["deal"]["board"] == bob_board
         assert snap["deal"]["boards"] == {}
         assert [d["number"] for d in snap["history"]] == [1]
+        # A past deal comes as its boards and a summary; its logs on request, the
+        # same for either subprotocol, encoded once.
+        past = snap["history"][0]
+        assert "logs" not in past
+        assert past["boards"] == over["deal"]["boards"]
+        cells = sheet["sheet"]["rows"][0]["cells"]
+        assert past["summary"] == {
+            p: {
+                "logged": len(ledger.moves[1][p]),
+                "moves": over["deal"]["boards"][p]["moves"],
+                "status": over["deal"]["boards"][p]["status"],
+                "score": cells[p]["score"],
+            }
+            for p in players
+        }
+        assert over["deal"]["summary"] == past["summary"]
+        for asker in (bob2, sam, bob2):
+            got = await asker.ok("deal_log", deal=1)
+            assert got == {
+                "type": "deal_log",
+                "id": got["id"],
+                "deal": 1,
+                "logs": ledger.logs_wire(1),
+            }
+        for number in (2, 0, 99, -1):  # running, or no such deal
+            refused = await sam.request("deal_log", deal=number)
+            assert refused["code"] == "wrong_deal", refused
         # A third connection with the same token takes over; the second gets 4001.
         bob3 = await Client.open(server.url)
         await bob3.ok("hello", version=1, token=bob.token)

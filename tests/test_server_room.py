@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from client.bot import Bot
-from protocol.board import Board
+from protocol.board import MAX_MOVES, Board
 from protocol.moves import IllegalMove, Move, MoveKind, Status
 from protocol.settings import DealRules
 from protocol.views import outcome_view, player_view
@@ -98,6 +98,32 @@ def test_decide_does_not_touch_the_room_and_rebuild_is_exact() -> None:
     assert rebuilt.seq == h.room.seq and rebuilt.n_records == len(h.log)
     for member in [*ids, "s0"]:
         assert snapshot(rebuilt, member, h.now) == snapshot(h.room, member, h.now)
+
+
+def test_a_deal_ends_when_a_log_reaches_the_move_limit() -> None:
+    """docs/rules.md §4.11: a player who draws and recycles forever is dead at
+    the 5 000th move, the deal (here the round) ends as for any dead deal, and the
+    rebuilt room agrees; the past deal's summary counts the whole log."""
+    h = Harness()
+    (pid,) = setup_room(h, players=1, deals_per_round=1)
+    h.run(C.decide_start(h.room, pid, h.ctx()))
+    deal = h.room.running
+    assert deal is not None
+    for n in range(MAX_MOVES):
+        h.now += 5
+        kind = "draw" if deal.replays[pid].board.stock else "recycle"  # a copy per move
+        decision = h.run(C.decide_move(h.room, pid, 1, n, {"kind": kind}, h.ctx()))
+        assert decision.outcome is not None
+        want = Status.DEAD if n == MAX_MOVES - 1 else Status.PLAYING
+        assert decision.outcome.status is want, n
+    assert deal.over and h.room.state == "round_over"
+    with pytest.raises(RoomError) as info:
+        C.decide_move(h.room, pid, 1, MAX_MOVES, {"kind": "draw"}, h.ctx())
+    assert info.value.code == "wrong_state"
+    summary = snapshot(h.room, pid, h.now)["history"][0]["summary"][pid]
+    assert summary == {"logged": MAX_MOVES, "moves": MAX_MOVES, "status": "dead", "score": 0}
+    rebuilt = h.rebuilt()
+    assert snapshot(rebuilt, pid, h.now) == snapshot(h.room, pid, h.now)
 
 
 def test_refusals_add_nothing() -> None:

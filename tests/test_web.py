@@ -1348,6 +1348,12 @@ def test_thoughtful_race_first_finisher_undo_auto_complete(server: str, browser:
             bob_log = log_lines(c.page, bob_id)
             assert bob_log[-1] == "resigned", bob_log
             assert bob_log[-2].startswith("undo: "), bob_log
+        # A reload resumes into a snapshot, whose history holds no logs: the panel
+        # asks for them (deal_log) and tells and replays the very same moves.
+        bp.reload()
+        check_past_deal(bp, number, seed, {ann_id: len(line), bob_id: bob_log_n, cy_id: len(line)})
+        assert log_lines(bp, ann_id) == words
+        assert log_lines(bp, bob_id)[-1] == "resigned"
         # The panel fits a phone.
         width = bp.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, width

@@ -5,6 +5,9 @@
 // see here that nobody was dealt a different game, without trusting the server.
 // The checks hash, which may be asynchronous (crypto.subtle): the logs show at
 // once, the check marks when the checks are done.
+// A snapshot's history carries no logs (they grow with every move): a deal's logs
+// come with its deal_over event, and otherwise (after a join, a reload, a resume)
+// they are asked for with deal_log when the panel first shows that deal.
 
 import { renderBoard } from "./board.js";
 import { clock, h, replaceChildren, short, signed } from "./dom.js";
@@ -47,6 +50,39 @@ function checked(past) {
   return e.result;
 }
 
+/** Ask for a past deal's logs, once; a redraw follows their arrival. */
+function fetchLogs(number) {
+  const { code, round } = state.room;
+  state.past.logs.set(number, null);
+  const request = state.conn ? state.conn.request("deal_log", { deal: number }) : Promise.reject(new Error("not connected"));
+  request.then(
+    (reply) => {
+      if (state.room?.code !== code || state.room?.round !== round) return;
+      state.past.logs.set(number, reply.logs || {});
+      render();
+    },
+    (err) => {
+      // Asked again at a later redraw (after a resume, say).
+      if (state.room?.code === code && state.past.logs.get(number) === null) state.past.logs.delete(number);
+      if (err?.code !== "disconnected") console.warn("deal_log failed", err?.code, err?.message);
+    },
+  );
+}
+
+/** The history entry with its logs, or null while they are on their way. */
+function withLogs(past) {
+  if (past.logs) return past;
+  const logs = state.past.logs.get(past.number);
+  if (logs === undefined) fetchLogs(past.number);
+  if (!logs) return null;
+  let full = state.past.full.get(past);
+  if (!full) {
+    full = { ...past, logs };
+    state.past.full.set(past, full);
+  }
+  return full;
+}
+
 export function renderPast() {
   const room = state.room;
   const panel = $("past-panel");
@@ -59,12 +95,14 @@ export function renderPast() {
   panel.hidden = false;
   const numbers = history.map((d) => d.number);
   const pick = numbers.includes(state.past.pick) ? state.past.pick : numbers[numbers.length - 1];
-  const past = history.find((d) => d.number === pick);
+  const entry = history.find((d) => d.number === pick);
+  const past = withLogs(entry) || entry;
+  const loaded = Boolean(past.logs);
   const row = room.sheet?.rows?.[pick - 1] || null;
   // Logs can be long: rebuild only when something shown here changed.
   const ids = Object.keys(past.boards || {});
-  const checks = checked(past);
-  const key = JSON.stringify([room.code, room.round, numbers, pick, row, state.firsts[pick] || null, ids.map(nameOf), me(), checks !== null]);
+  const checks = loaded ? checked(past) : null;
+  const key = JSON.stringify([room.code, room.round, numbers, pick, row, state.firsts[pick] || null, ids.map(nameOf), me(), loaded, checks !== null]);
   if (key === state.past.key) return;
   state.past.key = key;
 
@@ -117,8 +155,10 @@ export function renderPast() {
         h("span", {}, h("b", {}, `Stock (${stock.length}): `), cardList(stock)), " ",
         h("span", {}, h("b", {}, `Waste (${waste.length}): `), cardList(waste))),
       h("details", { class: "past-log", open: true },
-        h("summary", {}, `Move log (${steps.length})`, " ",
-          !check
+        h("summary", {}, `Move log (${loaded ? steps.length : past.summary?.[id]?.logged ?? "…"})`, " ",
+          !loaded
+            ? h("span", { class: "checking" }, "loading…")
+            : !check
             ? h("span", { class: "checking" }, "checking…")
             : check.replayed
               ? h("span", { class: "ok", title: "followed from the seed's layout, the moves end on this board" }, "✓ replays to this board")
@@ -128,7 +168,7 @@ export function renderPast() {
               h("li", { dataset: { kind: step.move.kind, index: String(i) } },
                 h("span", { class: "t" }, clock(step.t)),
                 h("span", { class: "mv" }, cardsInText(step.text)))))
-          : h("p", { class: "note" }, "No moves.")));
+          : h("p", { class: "note" }, loaded ? "No moves." : "Loading the move log…")));
   });
   replaceChildren($("past-body"), seedLine, legend, h("div", { class: "past-players" }, cards));
 }

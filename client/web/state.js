@@ -16,7 +16,9 @@ export const state = {
   names: {}, // every player id -> name seen, so a removed player keeps a name on the sheet
   firsts: {}, // deal number -> {player, bonus}
   seeds: {}, // deal number -> {seed, commitment, ok: true|false}
-  past: { pick: null, key: null, explained: new Map() }, // the "Past deals" panel
+  // The "Past deals" panel; `logs` holds the logs fetched with deal_log (by deal
+  // number; null while on their way), `full` each history entry with its logs.
+  past: { pick: null, key: null, explained: new Map(), logs: new Map(), full: new WeakMap() },
   dealEnded: {}, // deal number -> server ms when it ended (for the clock)
   reconnectDelay: 500,
   reconnectTimer: null,

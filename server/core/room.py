@@ -28,7 +28,7 @@ from protocol.board import Board
 from protocol.deal import commitment
 from protocol.messages import ClosedReason, Message
 from protocol.moves import Move, Outcome, Status
-from protocol.scoring import TICK_MS, DealReplay, TimedMove, deal_score
+from protocol.scoring import TICK_MS, DealReplay, TimedMove
 from protocol.settings import DealRules, Scoring, Settings
 from protocol.sheet import DealEntry, Sheet, build_sheet
 
@@ -260,7 +260,7 @@ class Room:
                 deal.end_t[p] = deal.t(rec["at"])  # scored where they stand
         return self._emit(
             emit,
-            lambda seq: M.deal_over(seq, deal=V.revealed_deal(deal)),
+            lambda seq: V.deal_over_event(self, deal, rec["at"], seq),
             lambda seq: self._sheet_at(seq, rec),
         )
 
@@ -322,19 +322,11 @@ class Room:
         return {p: deal.end_t.get(p, t) for p in deal.replays}
 
     def score(self, deal: Deal, player: str, now: int) -> int:
-        """A player's score on a deal so far, race bonus included."""
-        replay = deal.replays[player]
+        """A player's score on a deal so far, race bonus included: read off the
+        replay's running totals (protocol/scoring.py), the same work at any
+        length of log."""
         t = deal.end_t.get(player, deal.t(now))
-        scoring = self.settings.scoring
-        # The reply to a move and its progress event both want this score: keep
-        # the last one per player, keyed by what it depends on.
-        key = (len(deal.logs[player]), scoring, t if scoring is Scoring.TIMED else -1)
-        cached = deal.scores.get(player)
-        if cached is not None and cached[0] == key:
-            score = cached[1]
-        else:
-            score = deal_score(replay, scoring, t)
-            deal.scores[player] = (key, score)
+        score = deal.replays[player].score(self.settings.scoring, t)
         if deal.first == player:
             score += self.settings.race_bonus
         return score
@@ -343,10 +335,10 @@ class Room:
         """The round's sheet at ``now``, rebuilt from the replays by the engine:
         that is what makes a change of scoring rescore everything at once.
 
-        A rebuild replays the scores of every move of the round (milliseconds in a
-        long round), so the last sheet is kept until something it depends on
-        changes: a record, the scoring, or — under Timed, while a deal runs — the
-        number of 10-second ticks."""
+        A rebuild reads every deal's running totals (work in the number of deals
+        and players, not of moves), and the last sheet is kept until something it
+        depends on changes: a record, the scoring, or — under Timed, while a deal
+        runs — the number of 10-second ticks."""
         scoring = self.settings.scoring
         running = self.running
         ticks = -1

@@ -112,10 +112,12 @@ class Deal:
     end_t: dict[str, int] = field(default_factory=dict)  # stopped by time or host
     ended_at: int | None = None
     first: str | None = None  # first winner
-    scores: dict[str, tuple[Any, int]] = field(default_factory=dict)  # see Room.score
     views: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # board_view
     retried: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # views.replayed_move
     revealed: dict[str, Any] | None = None  # views.revealed_deal, once the deal is over
+    # The deal_log reply's logs, encoded once per subprotocol (True: msgpack) by
+    # server/rooms/handlers.py: a deal over takes no more moves.
+    encoded_logs: dict[bool, bytes | str] = field(default_factory=dict)
 
     @property
     def over(self) -> bool:

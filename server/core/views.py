@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from protocol import messages as M
 from protocol.messages import Message
 from protocol.moves import Outcome, Status
-from protocol.scoring import TimedMove, deal_score, replay_outcomes, replay_through
+from protocol.scoring import TimedMove, replay_outcomes, replay_through
 from protocol.settings import Settings
 from protocol.sheet import Sheet
 from protocol.views import outcome_view, player_view, progress, revealed_view
@@ -24,9 +24,13 @@ from .values import Deal, Member, Role, RoomState, logged_move
 
 __all__ = [
     "board_view",
+    "deal_logs",
+    "deal_over_event",
     "deal_started_event",
     "deal_view",
     "members_event",
+    "past_deal",
+    "past_summary",
     "progress_of",
     "replayed_move",
     "revealed_deal",
@@ -102,11 +106,11 @@ def replayed_move(
         parts: tuple[int, Outcome, dict[str, Any], int] = cached[1]
         return parts
     log = deal.logs[player][: n + 1]
-    # ``seq`` only orders wins across players for the sheet; one deal_score ignores it.
+    # ``seq`` only orders wins across players for the sheet; one score ignores it.
     moves = [TimedMove(e[0], i, logged_move(e)) for i, e in enumerate(log)]
     replay, outcome = replay_through(deal.seed, deal.rules, moves)
     t = log[-1][0]
-    score = deal_score(replay, settings.scoring, t)
+    score = replay.score(settings.scoring, t)
     if outcome.status is Status.WON and deal.first == player:
         score += settings.race_bonus
     parts = (t, outcome, {**player_view(replay.board), "logged": len(log)}, score)
@@ -164,16 +168,35 @@ def deal_started_event(room: RoomLike, deal: Deal, who: str | None, now: int, se
 
 
 def revealed_deal(deal: Deal) -> dict[str, Any]:
-    """Everything about a deal that is over for everyone: seed, boards, logs.
+    """What is on show of a deal that is over for everyone: its seed and every
+    final board (face-down cards too), but not its logs (:func:`deal_logs`).
 
-    Each logged move carries its ``result``, the engine's account of what it did
-    (the map its ``moved`` reply carried), so that clients tell past moves without
-    rules of their own. The logs keep no outcomes, so they are replayed from the
-    seed; a deal that is over takes no more moves, so its map is built once and
-    kept in ``deal.revealed``.
+    A deal that is over takes no more moves, so its map is built once and kept in
+    ``deal.revealed``; a snapshot adds :func:`past_summary` to it.
     """
     if deal.revealed is not None:
         return deal.revealed
+    revealed = {
+        "number": deal.number,
+        "seed": deal.seed,
+        "commitment": deal.commitment,
+        "boards": {p: revealed_view(r.board) for p, r in deal.replays.items()},
+    }
+    if deal.over:
+        deal.revealed = revealed
+    return revealed
+
+
+def deal_logs(deal: Deal) -> dict[str, list[dict[str, Any]]]:
+    """Every player's log of a deal over for everyone, each move with its ``result``.
+
+    The result is the engine's account of what the move did (the map its
+    ``moved`` reply carried), so that clients tell past moves without rules of
+    their own. The logs keep no outcomes, so they are replayed from the seed: work
+    in the length of the logs, which is why only ``deal_over`` (once, to everyone)
+    and the ``deal_log`` request (encoded once per deal and subprotocol, by
+    server/rooms/handlers.py) carry them, and no snapshot does.
+    """
     logs: dict[str, list[dict[str, Any]]] = {}
     for p, log in deal.logs.items():
         moves = [logged_move(e) for e in log]
@@ -182,25 +205,45 @@ def revealed_deal(deal: Deal) -> dict[str, Any]:
             {"t": e[0], "move": m.to_wire(), "result": outcome_view(o)}
             for e, m, o in zip(log, moves, outcomes, strict=True)
         ]
-    revealed = {
-        "number": deal.number,
-        "seed": deal.seed,
-        "commitment": deal.commitment,
-        "boards": {p: revealed_view(r.board) for p, r in deal.replays.items()},
-        "logs": logs,
+    return logs
+
+
+def past_summary(room: RoomLike, deal: Deal, now: int) -> dict[str, dict[str, Any]]:
+    """Each player's deal in a few numbers: the length of their log (what a
+    ``deal_log`` reply lists), the move count, how it ended and its score under
+    the room's scoring now (race bonus included, as on the sheet)."""
+    return {
+        p: {
+            "logged": len(deal.logs[p]),
+            "moves": r.board.moves,
+            "status": r.board.status.value,
+            "score": room.score(deal, p, now),
+        }
+        for p, r in deal.replays.items()
     }
-    if deal.over:
-        deal.revealed = revealed
-    return revealed
+
+
+def past_deal(room: RoomLike, deal: Deal, now: int) -> dict[str, Any]:
+    """A ``history`` entry: the revealed deal and its summary, no logs. Work in
+    the number of players, whatever the length of their logs."""
+    return {**revealed_deal(deal), "summary": past_summary(room, deal, now)}
+
+
+def deal_over_event(room: RoomLike, deal: Deal, now: int, seq: int) -> Message:
+    """``deal_over``: a history entry with every log, sent once to everyone."""
+    return M.deal_over(seq, deal={**past_deal(room, deal, now), "logs": deal_logs(deal)})
 
 
 def snapshot(room: RoomLike, member: str, now: int) -> dict[str, Any]:
-    """The room as ``member`` may see it now."""
+    """The room as ``member`` may see it now.
+
+    Bounded work per call, however long the round: its past deals come as
+    summaries and boards (built once per deal), their logs only on request."""
     m = room.members.get(member)
     role = m.role if m is not None else Role.SPECTATOR
     who = member if role != Role.SPECTATOR else SPECTATOR_VIEW
     deal = room.deal
-    history = [revealed_deal(d) for d in room.deals if d.over]
+    history = [past_deal(room, d, now) for d in room.deals if d.over]
     return {
         "code": room.code,
         "seq": room.seq,

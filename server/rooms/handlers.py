@@ -20,6 +20,8 @@ from protocol.views import outcome_view
 from protocol.wire import (
     CloseRoom,
     CreateRoom,
+    DealLog,
+    Encoded,
     JoinRoom,
     LeaveRoom,
     MoveRequest,
@@ -30,13 +32,15 @@ from protocol.wire import (
     Snapshot,
     Start,
     UpdateSettings,
+    encode_value,
+    encode_with,
 )
 
 from .. import ids
 from ..core import decide as D
 from ..core.room import Room
 from ..core.values import Decision, Role, RoomError
-from ..core.views import board_view, replayed_move, snapshot
+from ..core.views import board_view, deal_logs, replayed_move, snapshot
 from ..net.metrics import Metrics
 from ..peer import Peer, SessionState
 from ..store.base import StoreUnavailable, unavailable
@@ -181,6 +185,33 @@ async def _snapshot(front: Front, conn: Peer, req: Snapshot) -> None:
     await runner.read(make)  # never shows a command before it is durable
 
 
+async def _deal_log(front: Front, conn: Peer, req: DealLog) -> None:
+    """A past deal's logs, which snapshots leave out.
+
+    The replay that gives each move its result, and the encoding, are work in
+    the length of the logs, and every member may ask (again after each resume):
+    so each deal's logs are encoded once per subprotocol and kept with the deal,
+    and a request costs a copy of those bytes. A deal over takes no more moves,
+    so they never go stale; a rematch drops them with the round."""
+    _session, runner = front.room_of(conn)
+
+    def make() -> Release:
+        room = runner.room
+        deal = room.deals[req.deal - 1] if 1 <= req.deal <= len(room.deals) else None
+        if deal is None or not deal.over:
+            # Released in turn like any answer of a read, never ahead of it.
+            text = f"deal {req.deal} of this round is not over for everyone: no log to show"
+            return lambda: conn.error(req.id, M.ErrorCode.WRONG_DEAL, text)
+        binary = conn.binary
+        logs = deal.encoded_logs.get(binary)
+        if logs is None:
+            logs = deal.encoded_logs[binary] = encode_value(deal_logs(deal), binary).data
+        data = encode_with(M.deal_log(req.id, deal=deal.number, logs=Encoded(logs)), binary)
+        return lambda: conn.send_data(data)
+
+    await runner.read(make)  # like a snapshot: never ahead of what is durable
+
+
 async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
     session, runner = front.room_of(conn)
     player = session.player
@@ -230,5 +261,6 @@ ROOM_HANDLERS: dict[type[Request], Handler] = {
     Rematch: _rematch,
     CloseRoom: _close,
     Snapshot: _snapshot,
+    DealLog: _deal_log,
     MoveRequest: _move,
 }
