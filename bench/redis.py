@@ -101,7 +101,13 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         try:
             # Each room lives on the first node; its seats alternate between the two.
             two = await drive(
-                "race", procs, args.rooms, args.spectators, 0.0, args.warmup, args.seconds,
+                "race",
+                procs,
+                args.rooms,
+                args.spectators,
+                0.0,
+                args.warmup,
+                args.seconds,
                 settings={"deals_per_round": 20},
             )
         finally:

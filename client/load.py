@@ -82,8 +82,9 @@ _QUIET = 5.0  # seconds a seat with nothing to play waits for a frame before a s
 _OPENING = 50  # rooms being opened at once
 _RESUME_FOR = 30.0  # seconds a dropped seat tries to resume before it gives up
 # Events a player has no use for: counted, not decoded (see Player._next).
-_IGNORED = frozenset({b"progress", b"deal_over", b"sheet", b"members", b"first_finisher",
-                      b"settings"})
+_IGNORED = frozenset(
+    {b"progress", b"deal_over", b"sheet", b"members", b"first_finisher", b"settings"}
+)
 _TYPE_KEY = b"\xa4type"  # msgpack "type": what a server frame's map starts with
 
 
@@ -446,17 +447,32 @@ async def open_room(
     n = len(urls)
     player = functools.partial(Player, decisions=Decisions())
     try:
-        host, joined = await _enter(player, urls[0], f"load{index}-p1", stats,
-                                    "create_room", settings=dict(settings))
+        host, joined = await _enter(
+            player, urls[0], f"load{index}-p1", stats, "create_room", settings=dict(settings)
+        )
         room.players.append(host)
         code = joined["room"]["code"]
         for p in range(1, players):
-            seat, _ = await _enter(player, urls[p % n], f"load{index}-p{p + 1}", stats,
-                                   "join_room", code=code, role="player")
+            seat, _ = await _enter(
+                player,
+                urls[p % n],
+                f"load{index}-p{p + 1}",
+                stats,
+                "join_room",
+                code=code,
+                role="player",
+            )
             room.players.append(seat)
         for s in range(spectators):
-            seat, _ = await _enter(Watcher, urls[(s + 1) % n], f"load{index}-s{s + 1}", stats,
-                                   "join_room", code=code, role="spectator")
+            seat, _ = await _enter(
+                Watcher,
+                urls[(s + 1) % n],
+                f"load{index}-s{s + 1}",
+                stats,
+                "join_room",
+                code=code,
+                role="spectator",
+            )
             room.watchers.append(seat)
     except BaseException:
         await asyncio.gather(*(s.ws.close() for s in room.seats), return_exceptions=True)

@@ -164,8 +164,9 @@ async def run_bots(
             session = await connect(url, name=f"{name}-{i + 1}" if count > 1 else name)
             sessions.append(session)
             await session.join_room(code, "player")
-        bots = [BotPlayer(s, pace=pace, stop=stop, stats=stats, seed=i)
-                for i, s in enumerate(sessions)]
+        bots = [
+            BotPlayer(s, pace=pace, stop=stop, stats=stats, seed=i) for i, s in enumerate(sessions)
+        ]
         await asyncio.gather(*(b.play() for b in bots))
     finally:
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)

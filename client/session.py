@@ -148,8 +148,9 @@ class Session(EventHub, RoomRequests):
             self._install(room, "resume" if "token" in who else "joined")
         elif self.room is not None:
             self.room = None
-            self._publish(RoomEvent("snapshot", None, {"type": "snapshot", "room": None,
-                                                       "reason": "resume"}))
+            self._publish(
+                RoomEvent("snapshot", None, {"type": "snapshot", "room": None, "reason": "resume"})
+            )
 
     async def close(self) -> None:
         """Close the socket (code 1000) and end the event streams. Idempotent."""

@@ -29,7 +29,10 @@ LISTENING = re.compile(r"listening on (ws://\S+/ws)")
 def live_url() -> Iterator[str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "server", "--port", "0", "--host", "127.0.0.1"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
     )
     assert proc.stdout is not None
     url: list[str] = []

@@ -13,7 +13,10 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_bot_winrate_bench_prints_a_table_then_json() -> None:
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "bot_winrate.py"), "--deals", "20", "--jobs", "1"],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     lines = proc.stdout.strip().splitlines()
     assert lines[0].split()[:3] == ["variant", "draw", "deals"]

@@ -347,8 +347,11 @@ def test_undo_and_resign_and_refusals_in_play(
     for game, outcome in play(seed, rules, picks):
         b = game.board
         if b.status is Status.PLAYING:
-            undoable = rules.undo and outcome.turned is None and not outcome.undone and (
-                outcome.move.kind not in (K.DRAW, K.RECYCLE, K.RESIGN, K.AUTO_COMPLETE)
+            undoable = (
+                rules.undo
+                and outcome.turned is None
+                and not outcome.undone
+                and (outcome.move.kind not in (K.DRAW, K.RECYCLE, K.RESIGN, K.AUTO_COMPLETE))
             )
             assert b.can_undo() == undoable, outcome
     if game is None or game.board.status is Status.PLAYING:

@@ -38,8 +38,6 @@ STANDARD, VEGAS, CUMULATIVE, TIMED = (
 )
 
 
-
-
 def make(
     tableau: list[str],
     stock: str = "QD",
@@ -288,8 +286,9 @@ def test_carry_counts_only_under_cumulative_vegas() -> None:
 
 
 def test_cumulative_vegas_without_carry_starts_at_zero() -> None:
-    sheet = build_sheet(["ann", "cy"], [DealEntry({"ann": _two_home()}, {})], CUMULATIVE, 0,
-                        carry={"ann": 7})
+    sheet = build_sheet(
+        ["ann", "cy"], [DealEntry({"ann": _two_home()}, {})], CUMULATIVE, 0, carry={"ann": 7}
+    )
     assert sheet.carry == {"ann": 7, "cy": 0}
     assert sheet.totals == {"ann": 7 - 42, "cy": 0}
 
@@ -438,10 +437,18 @@ def test_race_bonus_zero() -> None:
 
 def test_sheet_rows_totals_and_shared_winners() -> None:
     deals = [
-        DealEntry({"ann": _two_home(), "bob": play(clubs_in_waste(), [W2F]),
-                   "cy": _resigned_at_start()}, {}),
-        DealEntry({"ann": _resigned_at_start(), "bob": _two_home(),
-                   "cy": play(clubs_in_waste(), [W2F] * 3)}, {}),
+        DealEntry(
+            {"ann": _two_home(), "bob": play(clubs_in_waste(), [W2F]), "cy": _resigned_at_start()},
+            {},
+        ),
+        DealEntry(
+            {
+                "ann": _resigned_at_start(),
+                "bob": _two_home(),
+                "cy": play(clubs_in_waste(), [W2F] * 3),
+            },
+            {},
+        ),
     ]
     sheet = build_sheet(["ann", "bob", "cy"], deals, STANDARD, 100)
     # ann 20 + 0 = 20; bob 10 + 20 = 30; cy 0 + 30 = 30 (no one won: no race bonus)
@@ -455,7 +462,12 @@ def test_sheet_rows_totals_and_shared_winners() -> None:
     wire = sheet.to_wire()
     assert wire["winners"] == ["bob", "cy"]
     assert wire["rows"][1]["cells"]["cy"] == {
-        "score": 30, "bonus": 0, "total": 30, "status": "playing", "moves": 3, "home": 3
+        "score": 30,
+        "bonus": 0,
+        "total": 30,
+        "status": "playing",
+        "moves": 3,
+        "home": 3,
     }
 
 
@@ -586,9 +598,11 @@ def test_classic_scenario_script_counts() -> None:
 def _classic_237(times: list[int] | None = None) -> DealReplay:
     moves = parse(CLASSIC_237)
     times = times or list(range(len(moves)))
-    return replay("scenario-237", Settings().deal_rules(), [
-        TimedMove(t, i, m) for i, (t, m) in enumerate(zip(times, moves, strict=True))
-    ])
+    return replay(
+        "scenario-237",
+        Settings().deal_rules(),
+        [TimedMove(t, i, m) for i, (t, m) in enumerate(zip(times, moves, strict=True))],
+    )
 
 
 def test_classic_scenario_is_won() -> None:
@@ -663,8 +677,11 @@ def test_classic_recycle_scenario() -> None:
     before_recycle = script.split(" R ")[0]
     assert count(before_recycle, r"WF|F\d") == 10
     assert count(before_recycle, r"W\d") == 4
-    r = replay("scenario-352", Settings().deal_rules(),
-               [TimedMove(i, i, m) for i, m in enumerate(parse(script))])
+    r = replay(
+        "scenario-352",
+        Settings().deal_rules(),
+        [TimedMove(i, i, m) for i, m in enumerate(parse(script))],
+    )
     assert r.board.status is Status.WON and r.board.passes == 2
     # 520 (52 home) + 105 (21 turn-overs) + 80 (16 waste to tableau) - 100 (pass 2,
     # draw one) = 605. At the recycle 10 cards are home and 4 waste-to-tableau
@@ -688,8 +705,11 @@ THOUGHTFUL_RULES = Settings().updated({"variant": "thoughtful", "draw": 3}).deal
 def _thoughtful_104() -> DealReplay:
     # move i at (i + 1) x 0.5 s: the auto-complete, move 85, at 43 s
     moves = parse(THOUGHTFUL_104)
-    return replay("scenario-104", THOUGHTFUL_RULES,
-                  [TimedMove(500 * (i + 1), i, m) for i, m in enumerate(moves)])
+    return replay(
+        "scenario-104",
+        THOUGHTFUL_RULES,
+        [TimedMove(500 * (i + 1), i, m) for i, m in enumerate(moves)],
+    )
 
 
 def test_thoughtful_scenario_script_counts() -> None:

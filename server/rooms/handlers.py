@@ -60,6 +60,7 @@ class Front(Venue, Protocol):
 
 Handler = Callable[[Any, Peer, Any], Awaitable[None]]
 
+
 def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply:
     session = front.session_of(conn)
 
