@@ -11,9 +11,7 @@ from client import connect
 from client.players import BotPlayer, rounds_played
 from client.room import RoomState
 from client.watch import render_room, watch
-from tests.client_fixtures import live_url, until
-
-__all__ = ["live_url"]
+from tests.support.sessions import until
 
 
 def _text(room: RoomState) -> str:

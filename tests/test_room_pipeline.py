@@ -16,7 +16,8 @@ from server.core.room import Room
 from server.core.views import snapshot
 from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
-from tests.server_support import Client, player, running_server
+from tests.support.inprocess import running_server
+from tests.support.raw_client import Client, player
 
 
 class GatedStore(MemoryStore):

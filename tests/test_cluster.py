@@ -5,21 +5,12 @@ mid-race, and no key is left behind without a TTL."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.redis_fixtures import Player, RedisServer, running_redis, running_servers
-from tests.server_support import Client
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisServer]:
-    with running_redis(tmp_path / "redis") as server:
-        yield server
+from tests.support.processes import RedisServer, running_servers
+from tests.support.raw_client import Client, Player
+from tests.support.waiting import eventually
 
 
 async def joined(url: str, name: str) -> Client:
@@ -88,16 +79,12 @@ async def test_players_on_two_nodes_and_owner_failover(redis: RedisServer, tmp_p
         assert lease_holder(redis, other) == a_node
 
         a.kill()
-        started = time.monotonic()
         for c in (bob, sam):  # relayed through B: B closes them so they resume
             assert await c.closed() == 1001
-        seen = time.monotonic() - started
-        assert seen < 5, f"B noticed A's death after {seen:.1f} s"
         resumed = {}
         for c in (ann, bob, sam):
             back, welcome = await resume(b.url, c.token)
             resumed[c.player] = (back, welcome["room"])
-        assert time.monotonic() - started < 8
         assert lease_holder(redis, code) != a_node
         for p in players:
             room = resumed[p.client.player][1]
@@ -111,11 +98,11 @@ async def test_players_on_two_nodes_and_owner_failover(redis: RedisServer, tmp_p
         watcher = resumed[sam.player][0]
         progress = await watcher.event("progress", player=bob.player)
         assert progress["progress"]["moves"] > len(players[1].acked) - 5
-        # The room nobody was connected to moved too (the scan), within a few seconds.
-        deadline = time.monotonic() + 8
-        while lease_holder_or_none(redis, other) in (None, a_node):
-            assert time.monotonic() < deadline, "the idle room was not taken over"
-            await asyncio.sleep(0.2)
+        # The room nobody was connected to moved too (the scan).
+        await eventually(
+            lambda: lease_holder_or_none(redis, other) not in (None, a_node),
+            what="the idle room to be taken over",
+        )
 
 
 def lease_holder_or_none(redis: RedisServer, code: str) -> str | None:
@@ -131,12 +118,12 @@ async def test_graceful_stop_hands_rooms_over_at_once(redis: RedisServer, tmp_pa
         player = Player(ann)
         player.view = (await ann.event("deal_started"))["deal"]["board"]
         await player.play(1, 5)
+        a_node = lease_holder(redis, code)
         a.stop()  # SIGTERM: clients get 1001, leases are released
         assert await ann.closed() == 1001
-        assert redis("EXISTS", f"klondike:room:{code}:lease") == 0
-        started = time.monotonic()
+        assert redis("EXISTS", f"klondike:room:{code}:lease") == 0  # no lease to wait out
         _, welcome = await resume(b.url, ann.token)
-        assert time.monotonic() - started < 1.0  # no lease period to wait out
+        assert lease_holder(redis, code) != a_node  # B holds it now
         assert welcome["room"]["deal"]["board"] == player.acked[-1]["board"]
 
 
@@ -159,30 +146,35 @@ async def test_redis_restart_mid_race(redis: RedisServer, tmp_path: Path) -> Non
             move = p.bot.decide(p.view).to_wire()
             reply = await p.client.request("move", deal=1, move=move)
             assert reply["type"] == "error" and reply["code"] == "storage_unavailable"
-        await asyncio.sleep(0.5)
+        # Down until both nodes have lost their connections to it (their logs say so).
+        await eventually(
+            lambda: all("lost the connection to Redis" in n.log_path.read_text() for n in (a, b)),
+            what="the nodes to notice that Redis is gone",
+        )
         redis.start()
 
-        deadline = time.monotonic() + 10
-        for p in players:
-            while True:
-                assert time.monotonic() < deadline, "service did not resume"
-                client = p.client
-                if client.close_code is not None:  # the relay asked it to resume
-                    url = a.url if client is ann else b.url
-                    p.client, _ = await resume(url, client.token)
-                    continue
-                assert p.view is not None
-                move = p.bot.decide(p.view).to_wire()
-                try:
-                    reply = await p.client.request("move", deal=1, move=move)
-                except ConnectionError:
-                    continue
-                if reply["type"] == "moved":
-                    p.acked.append(reply)
-                    p.view = reply["board"]
-                    break
+        async def moved(p: Player) -> bool:
+            """One try at a move: True once one is acknowledged."""
+            client = p.client
+            if client.close_code is not None:  # the relay asked it to resume
+                url = a.url if client is ann else b.url
+                p.client, _ = await resume(url, client.token)
+                return False
+            assert p.view is not None
+            move = p.bot.decide(p.view).to_wire()
+            try:
+                reply = await p.client.request("move", deal=1, move=move)
+            except ConnectionError:
+                return False
+            if reply["type"] != "moved":
                 assert reply["code"] == "storage_unavailable", reply
-                await asyncio.sleep(0.2)
+                return False
+            p.acked.append(reply)
+            p.view = reply["board"]
+            return True
+
+        for p in players:
+            await eventually(lambda p=p: moved(p), what="service to resume")
         _, welcome = await resume(a.url, ann.token)
         for p in players:
             if p.client.player == ann.player:
@@ -204,9 +196,11 @@ async def test_key_hygiene(redis: RedisServer, tmp_path: Path) -> None:
         assert redis.keys_without_ttl() == []
         await ann.ok("close_room")
         await bob.event("room_closed")
-        await asyncio.sleep(0.2)
+        await eventually(
+            lambda: redis("EXISTS", f"klondike:room:{code}:lease") == 0,
+            what="the closed room's lease to go",
+        )
         keys = {k.decode() for k in redis("KEYS", "*")}
-        assert f"klondike:room:{code}:lease" not in keys
         assert not any(":node:" in k for k in keys)
         assert redis.keys_without_ttl() == []
         for key in keys:

@@ -16,10 +16,12 @@ from server.app import RaceServer
 from server.core.records import decode_record
 from server.core.room import Room
 from server.store.memory import MemoryStore
-from tests.server_support import Client, FakeClock, Ledger, Seeds, player, running_server
-from tests.solver import board_from_view, solve
+from tests.support.inprocess import FakeClock, Seeds, running_server
+from tests.support.ledger import Ledger
+from tests.support.raw_client import Client, player
+from tests.support.solver import board_from_view, solve
 
-SEED = "race-27"  # Thoughtful: tests/solver.py finds its moves, so they score
+SEED = "race-27"  # Thoughtful: tests/support/solver.py finds its moves, so they score
 
 
 async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:

@@ -6,8 +6,7 @@ move is refused and the room is exactly what its log in Redis replays to."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,16 +16,11 @@ from server.core.records import decode_record
 from server.core.room import Room
 from server.core.views import snapshot
 from server.store.redis import RedisStore
-from tests.redis_fixtures import RedisServer, running_redis
-from tests.server_support import Client, player, running_server
+from tests.support.inprocess import running_server
+from tests.support.processes import RedisServer
+from tests.support.raw_client import Client, player
 
 PLAYERS = 6
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisServer]:
-    with running_redis(tmp_path / "redis") as server:
-        yield server
 
 
 @pytest.fixture

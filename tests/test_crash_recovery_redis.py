@@ -6,25 +6,11 @@ identical, and the round's clock runs on from the stored timestamps."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.redis_fixtures import (
-    Player,
-    RedisServer,
-    running_redis,
-    running_servers,
-)
-from tests.server_support import Client
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisServer]:
-    with running_redis(tmp_path / "redis") as server:
-        yield server
+from tests.support.processes import RedisServer, running_servers
+from tests.support.raw_client import Client, Player
 
 
 async def resume(url: str, token: str | None) -> tuple[Client, dict[str, Any]]:

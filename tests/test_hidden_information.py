@@ -28,7 +28,8 @@ from protocol.board import Board
 from protocol.moves import Move
 from protocol.settings import DealRules
 from protocol.views import hidden_cards
-from tests.server_support import JSON, Client, Frame, player, running_server
+from tests.support.inprocess import running_server
+from tests.support.raw_client import JSON, Client, Frame, player
 
 CARD = re.compile(r"^[A2-9TJQK][CDHS]$")
 CARD_IN_TEXT = re.compile(r"\b[A2-9TJQK][CDHS]\b")

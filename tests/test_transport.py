@@ -18,8 +18,9 @@ from client.bot import RESIGN, Bot
 from protocol.moves import Move, MoveKind
 from protocol.wire import JSON, MSGPACK
 from server.net.connection import Limits
-from tests.server_support import Client, FlakyStore, Seeds, player, running_server
-from tests.solver import board_from_view, solve
+from tests.support.inprocess import FlakyStore, Seeds, running_server
+from tests.support.raw_client import Client, player
+from tests.support.solver import board_from_view, solve
 
 
 async def alive(client: Client) -> None:
