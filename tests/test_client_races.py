@@ -43,7 +43,8 @@ async def test_a_whole_race_through_the_library(live_url: str) -> None:
             await ann.move({"kind": "tableau_tableau", "from": 0, "to": 0, "count": 1})
         assert refused.value.code == "same_pile"
         moved = await ann.draw()
-        assert moved.board["waste"] == 3 and moved.deal == 1 and moved.latency > 0
+        assert moved.board["waste"] == 3 and moved.deal == 1
+        assert isinstance(moved.latency, float)  # measured; how long is bench/'s business
         assert ann.room.my_board == moved.board
         with pytest.raises(ServerError) as refused:
             await ann.undo()

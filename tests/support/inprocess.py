@@ -10,8 +10,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
+
 from server.app import RaceServer
-from server.net.connection import Limits
+from server.net.connection import Connection, Limits
 from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
 from tests.support.waiting import eventually
@@ -99,3 +101,23 @@ async def running_server(**kwargs: Any) -> AsyncIterator[RaceServer]:
         yield server
     finally:
         await server.stop()
+
+
+class Outbox:
+    """Every frame the in-process server queues on any connection, at the moment
+    it queues it. The server runs in the test's own event loop, so at any point
+    where the test runs, ``len(outbox)`` is exactly what the server has sent so
+    far: how a test proves nothing was sent up to that point, with no window."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.frames: list[bytes | str] = []
+        send = Connection.send_data
+
+        def tapped(conn: Connection, data: bytes | str) -> None:
+            self.frames.append(data)
+            send(conn, data)
+
+        monkeypatch.setattr(Connection, "send_data", tapped)
+
+    def __len__(self) -> int:
+        return len(self.frames)

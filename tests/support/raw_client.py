@@ -153,10 +153,18 @@ class Client:
             await self._reader
 
 
-async def player(server: RaceServer, name: str, proto: str | None = MSGPACK) -> Client:
-    client = await Client.open(server.url, proto)
+async def player(server: RaceServer | str, name: str, proto: str | None = MSGPACK) -> Client:
+    """A client that has said hello, on an in-process server or at a ws:// URL."""
+    client = await Client.open(server if isinstance(server, str) else server.url, proto)
     await client.hello(name)
     return client
+
+
+async def resume(url: str, token: str | None) -> tuple[Client, dict[str, Any]]:
+    """A new connection that resumes the session of ``token``; and its welcome."""
+    client = await Client.open(url)
+    welcome = await client.ok("hello", version=1, token=token)
+    return client, welcome
 
 
 class Player:
