@@ -67,8 +67,14 @@ def measure(variant: str, draw: int, deals: int, jobs: int) -> Result:
         outcomes = [o for chunk in chunks for o in _batch(chunk)]
     count = {s: sum(1 for st, _ in outcomes if st is s) for s in Status}
     return Result(
-        variant, draw, deals, count[Status.WON], count[Status.RESIGNED], count[Status.DEAD],
-        sum(m for _, m in outcomes), time.perf_counter() - began,
+        variant,
+        draw,
+        deals,
+        count[Status.WON],
+        count[Status.RESIGNED],
+        count[Status.DEAD],
+        sum(m for _, m in outcomes),
+        time.perf_counter() - began,
     )
 
 
@@ -79,13 +85,18 @@ def main() -> int:
     parser.add_argument("--variant", default="classic", choices=[v.value for v in Variant])
     args = parser.parse_args()
     results = [measure(args.variant, draw, args.deals, args.jobs) for draw in (1, 3)]
-    print(f"{'variant':<10} {'draw':>4} {'deals':>6} {'won':>5} {'win %':>6} "
-          f"{'resigned':>8} {'dead':>5} {'moves/deal':>10} {'seconds':>7}")
+    print(
+        f"{'variant':<10} {'draw':>4} {'deals':>6} {'won':>5} {'win %':>6} "
+        f"{'resigned':>8} {'dead':>5} {'moves/deal':>10} {'seconds':>7}"
+    )
     for r in results:
-        print(f"{r.variant:<10} {r.draw:>4} {r.deals:>6} {r.won:>5} {100 * r.win_rate:>6.1f} "
-              f"{r.resigned:>8} {r.dead:>5} {r.moves / max(1, r.deals):>10.0f} {r.seconds:>7.1f}")
-    print(json.dumps({"results": [asdict(r) | {"win_rate": round(r.win_rate, 4)}
-                                  for r in results]}))
+        print(
+            f"{r.variant:<10} {r.draw:>4} {r.deals:>6} {r.won:>5} {100 * r.win_rate:>6.1f} "
+            f"{r.resigned:>8} {r.dead:>5} {r.moves / max(1, r.deals):>10.0f} {r.seconds:>7.1f}"
+        )
+    print(
+        json.dumps({"results": [asdict(r) | {"win_rate": round(r.win_rate, 4)} for r in results]})
+    )
     return 0
 
 

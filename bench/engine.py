@@ -245,10 +245,12 @@ def bench_rescore(games: list[Game], seconds: float) -> tuple[float, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=3.0,
-                        help="timed seconds per measurement (default 3)")
-    parser.add_argument("--games", type=int, default=400,
-                        help="recorded games to replay (default 400)")
+    parser.add_argument(
+        "--seconds", type=float, default=3.0, help="timed seconds per measurement (default 3)"
+    )
+    parser.add_argument(
+        "--games", type=int, default=400, help="recorded games to replay (default 400)"
+    )
     args = parser.parse_args(argv)
     seconds = max(args.seconds, 0.0)
     core = pin_to_one_core()
@@ -277,14 +279,20 @@ def main(argv: list[str] | None = None) -> int:
     machine = f"{platform.system()} {platform.release()} {platform.machine()}"
     print(f"klondike-race engine benchmark: Python {platform.python_version()}, {machine}")
     print(f"CPU: {cpu_model()}" + (f" (pinned to core {core})" if core is not None else ""))
-    print(f"{len(games)} recorded games, {moves_recorded} moves, "
-          f"{len(boards)} positions; setup {setup:.1f} s")
+    print(
+        f"{len(games)} recorded games, {moves_recorded} moves, "
+        f"{len(boards)} positions; setup {setup:.1f} s"
+    )
     print()
-    print(f"{'measure':<32} {'per second':>12} {'best round':>12} {'ops':>9} {'rounds':>6}"
-          f" {'seconds':>7}")
+    print(
+        f"{'measure':<32} {'per second':>12} {'best round':>12} {'ops':>9} {'rounds':>6}"
+        f" {'seconds':>7}"
+    )
     for label, fig in rows:
-        print(f"{label:<32} {fig.rate:>12,.0f} {fig.best:>12,.0f} {fig.ops:>9}"
-              f" {len(fig.rounds):>6} {fig.seconds:>7.2f}")
+        print(
+            f"{label:<32} {fig.rate:>12,.0f} {fig.best:>12,.0f} {fig.ops:>9}"
+            f" {len(fig.rounds):>6} {fig.seconds:>7.2f}"
+        )
     print("(per second: the median round's rate, in CPU time)")
     apply_rate = apply.rate
     verdict = "meets" if apply_rate >= TARGET_APPLY else "MISSES"

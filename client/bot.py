@@ -73,8 +73,11 @@ def _rank(name: Any) -> int:
 @lru_cache(maxsize=64)
 def _view_rules(variant: str, draw: int, pass_limit: int) -> DealRules:
     return DealRules(
-        variant=Variant(variant), draw=draw, pass_limit=pass_limit,
-        undo=False, foundation_to_tableau=False,
+        variant=Variant(variant),
+        draw=draw,
+        pass_limit=pass_limit,
+        undo=False,
+        foundation_to_tableau=False,
     )
 
 
@@ -248,11 +251,7 @@ def _safe_home(board: Board, c: int) -> bool:
 
 def _all_visible(board: Board) -> bool:
     """Every card of the deal is known: the stock, the waste and the piles."""
-    return (
-        not any(board.down)
-        and HIDDEN not in board.stock
-        and HIDDEN not in board.waste
-    )
+    return not any(board.down) and HIDDEN not in board.stock and HIDDEN not in board.waste
 
 
 def _king_waiting(board: Board) -> bool:

@@ -27,11 +27,19 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
     p.add_argument("--room", required=True, help="the room's join code")
     p.add_argument("--count", type=int, default=1, help="how many bots (default 1)")
-    p.add_argument("--pace", type=float, default=0.6,
-                   help="mean seconds between moves (default 0.6, human-like); 0 = flat out")
+    p.add_argument(
+        "--pace",
+        type=float,
+        default=0.6,
+        help="mean seconds between moves (default 0.6, human-like); 0 = flat out",
+    )
     p.add_argument("--name", default="bot", help="name prefix (bot-1, bot-2, …)")
-    p.add_argument("--rounds", type=int, default=0,
-                   help="leave after this many rounds (default 0: until the room closes)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=0,
+        help="leave after this many rounds (default 0: until the room closes)",
+    )
     p.set_defaults(func=_bot)
 
     p = sub.add_parser("watch", help="watch a room live as a spectator")
@@ -46,11 +54,20 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--players", type=int, default=4, help="players per room (1 … 8)")
     p.add_argument("--spectators", type=int, default=0, help="spectators per room")
     p.add_argument("--duration", type=float, default=30.0, help="seconds of play")
-    p.add_argument("--rate", type=float, default=0.0,
-                   help="moves a second from all bots together (default 0: as fast as answered)")
-    p.add_argument("--rate-limit", type=float, default=50.0, metavar="N",
-                   help="the server's frames/s per connection (its --rate-limit, default 50): "
-                        "each bot stays under it; 0 = none")
+    p.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="moves a second from all bots together (default 0: as fast as answered)",
+    )
+    p.add_argument(
+        "--rate-limit",
+        type=float,
+        default=50.0,
+        metavar="N",
+        help="the server's frames/s per connection (its --rate-limit, default 50): "
+        "each bot stays under it; 0 = none",
+    )
     p.add_argument("--draw", type=int, choices=(1, 3), default=1)
     p.add_argument("--variant", choices=[v.value for v in Variant], default="classic")
     p.add_argument("--json", action="store_true", help="print the report as JSON only")
@@ -81,8 +98,9 @@ def _bot(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         stop = rounds_played(args.rounds) if args.rounds > 0 else None
-        stats = await run_bots(args.url, args.room, args.count, pace=args.pace,
-                               name=args.name, stop=stop)
+        stats = await run_bots(
+            args.url, args.room, args.count, pace=args.pace, name=args.name, stop=stop
+        )
         print(f"{stats.moves} moves, deals: {dict(stats.deals)}, errors: {dict(stats.errors)}")
         return 0
 
@@ -107,19 +125,38 @@ def _loadtest(args: argparse.Namespace) -> int:
     async def main() -> int:
         # Redrawn on each of the load's ticks, not by rich's own refresh thread,
         # which would take the GIL from the bots ten times a second.
-        with Progress(TextColumn("{task.description}"), BarColumn(), TimeRemainingColumn(),
-                      console=console, disable=args.json, auto_refresh=False) as bar:
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            disable=args.json,
+            auto_refresh=False,
+        ) as bar:
             task = bar.add_task("starting", total=args.duration)
 
             def show(p: LoadProgress) -> None:
                 rate = p.moves / p.elapsed if p.elapsed > 0 else 0.0
-                bar.update(task, completed=p.elapsed, refresh=True, description=(
-                    f"{p.moves} moves ({rate:.0f}/s), {p.errors} errors, "
-                    f"{p.disconnects} drops"))
+                bar.update(
+                    task,
+                    completed=p.elapsed,
+                    refresh=True,
+                    description=(
+                        f"{p.moves} moves ({rate:.0f}/s), {p.errors} errors, {p.disconnects} drops"
+                    ),
+                )
 
-            report = await run_load(args.url, args.rooms, args.players, args.spectators,
-                                    args.duration, rate=args.rate, rate_limit=args.rate_limit,
-                                    settings=settings, on_progress=show)
+            report = await run_load(
+                args.url,
+                args.rooms,
+                args.players,
+                args.spectators,
+                args.duration,
+                rate=args.rate,
+                rate_limit=args.rate_limit,
+                settings=settings,
+                on_progress=show,
+            )
         if args.json:
             print(json.dumps(report.to_dict()))
         else:
@@ -136,13 +173,17 @@ def _print_report(report: dict[str, Any]) -> None:
     table = Table(title="Load test", show_header=False)
     lat = report["latency_ms"]
     rows = [
-        ("rooms × players + spectators",
-         f"{report['rooms']} × {report['players']} + {report['spectators']}"),
+        (
+            "rooms × players + spectators",
+            f"{report['rooms']} × {report['players']} + {report['spectators']}",
+        ),
         ("elapsed", f"{report['elapsed']:.1f} s"),
         ("moves acknowledged", str(report["moves"])),
         ("moves/s", f"{report['moves_per_s']:.1f}"),
-        ("move→ack p50 / p95 / p99 / max",
-         f"{lat['p50']:.1f} / {lat['p95']:.1f} / {lat['p99']:.1f} / {lat['max']:.1f} ms"),
+        (
+            "move→ack p50 / p95 / p99 / max",
+            f"{lat['p50']:.1f} / {lat['p95']:.1f} / {lat['p99']:.1f} / {lat['max']:.1f} ms",
+        ),
         ("unacknowledged moves", str(report["unacknowledged"])),
         ("errors", ", ".join(f"{k} {v}" for k, v in report["errors"].items()) or "0"),
         ("disconnects / resyncs", f"{report['disconnects']} / {report['resyncs']}"),

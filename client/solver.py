@@ -22,13 +22,15 @@ Scorer = Callable[[Board, Move], float | None]
 
 def _key(board: Board) -> int:
     limited = board.rules.pass_limit != 0
-    return hash((
-        tuple(tuple(p) for p in board.tableau),
-        tuple(board.stock),
-        tuple(board.waste),
-        tuple(board.foundations),
-        board.passes if limited else 0,
-    ))
+    return hash(
+        (
+            tuple(tuple(p) for p in board.tableau),
+            tuple(board.stock),
+            tuple(board.waste),
+            tuple(board.foundations),
+            board.passes if limited else 0,
+        )
+    )
 
 
 def solve(board: Board, score: Scorer, budget: int = 6000) -> list[Move] | None:
@@ -65,7 +67,8 @@ def solve(board: Board, score: Scorer, budget: int = 6000) -> list[Move] | None:
 
 
 def _candidates(board: Board, score: Scorer) -> list[Move]:
-    scored = [(s, i, m) for i, m in enumerate(board.legal_moves())
-              if (s := score(board, m)) is not None]
+    scored = [
+        (s, i, m) for i, m in enumerate(board.legal_moves()) if (s := score(board, m)) is not None
+    ]
     scored.sort(key=lambda t: (t[0], -t[1]))
     return [m for _, _, m in scored]

@@ -115,8 +115,13 @@ def render_room(room: RoomState, now_ms: int | None = None) -> RenderableType:
         parts.append(sheet)
     if room.history:
         last = room.history[-1]
-        parts.append(Text(f"Deal {last.get('number')} seed {last.get('seed')} "
-                          f"(verify: commitment {str(last.get('commitment'))[:16]}…)", style="dim"))
+        parts.append(
+            Text(
+                f"Deal {last.get('number')} seed {last.get('seed')} "
+                f"(verify: commitment {str(last.get('commitment'))[:16]}…)",
+                style="dim",
+            )
+        )
     if room.spectators:
         names = ", ".join(str(m.get("name")) for m in room.spectators)
         parts.append(Text(f"Watching: {names}", style="dim"))

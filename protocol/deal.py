@@ -4,7 +4,7 @@ A seed must deal the same layout forever, on every platform and in every languag
 so that anyone can check a revealed seed. Python's ``random`` promises neither, so
 the stream of random numbers is SHA-256 in counter mode, and the shuffle is a
 Fisher–Yates with rejection sampling (no modulo bias). docs/rules.md restates this
-in enough detail to re-implement it; tests/test_cards_deal.py pins golden layouts.
+in enough detail to re-implement it; tests/test_engine_deal.py pins golden layouts.
 
 1. ``seed`` is a string; its UTF-8 bytes are ``S``.
 2. Block ``i`` (i = 0, 1, 2, …) is ``SHA-256(S || i as 8-byte big-endian)``; each

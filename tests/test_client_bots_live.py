@@ -8,9 +8,8 @@ import sys
 
 from client import connect
 from client.players import BotPlayer, rounds_played, run_bots
-from tests.client_fixtures import ROOT, live_url, until
-
-__all__ = ["live_url"]
+from tests.support import ROOT
+from tests.support.sessions import until
 
 FINISHED = {"won", "resigned", "dead"}
 

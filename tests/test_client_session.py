@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import secrets
-import time
 from collections.abc import AsyncIterator, Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,22 +22,13 @@ from client import ConnectionLost, RoomEvent, ServerError, Session, connect
 from client.codec import decode
 from client.connection import normalize_url
 from client.room import RoomState
-from tests.client_fixtures import live_url, until
-from tests.redis_fixtures import ServerProcess
-
-__all__ = ["live_url"]
+from tests.support.processes import ServerProcess
+from tests.support.sessions import until
+from tests.support.waiting import eventually
 
 
 async def _next(events: AsyncIterator[RoomEvent], timeout: float = 5.0) -> RoomEvent:
     return await asyncio.wait_for(anext(events), timeout)
-
-
-async def _eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            pytest.fail("timed out waiting")
-        await asyncio.sleep(0.01)
 
 
 class ReceiveTap:
@@ -118,13 +108,15 @@ async def test_resumed_elsewhere_ends_the_session_without_reconnecting(live_url:
                     async for _ in events:
                         pass
             assert info.value.close_code == 4001 and first.close_code == 4001
+            # The session is over for good: its reader has ended (4001 is not resumed),
+            # so no reconnect can come later and take the player back from ``second``.
             assert first.closed and (first.stats.drops, first.stats.reconnects) == (1, 0)
+            assert first._reader is not None and first._reader.done()
             with pytest.raises(ConnectionLost):  # its requests fail: the session is over
                 await first.ping()
 
             assert second.player == first.player
             assert second.room is not None and second.room.code == room.code
-            await asyncio.sleep(0.5)  # room for a (wrong) reconnect that would take it back
             fresh = await second.snapshot()
             assert not second.closed and second.close_code is None
             assert fresh.players == [{"id": second.player, "name": "Ann", "connected": True}]
@@ -173,41 +165,39 @@ async def test_a_drop_resumes_with_the_token_and_fails_what_was_in_flight(
         assert moved.deal == 1 and moved.board["moves"] == 1
 
 
-async def test_a_session_gives_up_resuming_after_reconnect_for(tmp_path: Path) -> None:
-    server = ServerProcess(None, tmp_path / "server.log")
+async def test_a_session_gives_up_resuming_after_reconnect_for(
+    server_process: ServerProcess, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = server_process
     await asyncio.to_thread(server.start)
-    try:
-        async with connect(server.url, name="Ann", reconnect_for=1.0) as s:
-            await s.create_room()
-            server.kill()  # gone for good: every try is refused at once
-            gone = time.monotonic()
-            async with asyncio.timeout(6):
-                await s.wait_closed()
-            # It kept trying (0.1 + 0.2 + 0.4 s of pauses) and no longer than it was told.
-            assert time.monotonic() - gone >= 0.6
-            assert (s.stats.drops, s.stats.reconnects) == (1, 0)
-            with pytest.raises(ConnectionLost, match="could not reconnect"):
-                await s.ping()
-    finally:
-        server.kill()
+    caplog.set_level(logging.INFO, logger="client.connection")
+    async with connect(server.url, name="Ann", reconnect_for=1.0) as s:
+        await s.create_room()
+        server.kill()  # gone for good: every try is refused at once
+        await s.wait_closed()
+        # It kept trying, with pauses of 0.1, 0.2, 0.4, 0.8 s between tries: a fifth
+        # try would begin 1.5 s after the first, past the 1 s it was given.
+        tries = [r for r in caplog.records if r.getMessage().startswith("resume failed")]
+        assert 2 <= len(tries) <= 4, [r.getMessage() for r in tries]
+        assert (s.stats.drops, s.stats.reconnects) == (1, 0)
+        with pytest.raises(ConnectionLost, match="could not reconnect"):
+            await s.ping()
 
 
-async def test_a_server_that_forgot_the_token_ends_the_session(tmp_path: Path) -> None:
-    server = ServerProcess(None, tmp_path / "server.log")
+async def test_a_server_that_forgot_the_token_ends_the_session(
+    server_process: ServerProcess,
+) -> None:
+    server = server_process
     await asyncio.to_thread(server.start)
-    try:
-        async with connect(server.url, name="Ann") as s:
-            await s.create_room()
-            server.kill()
-            # Back on the same port with an empty memory store: the resume is refused.
-            await asyncio.to_thread(server.start)
-            async with asyncio.timeout(20):
-                await s.wait_closed()
-            assert (s.stats.drops, s.stats.reconnects) == (1, 0)
-            with pytest.raises(ConnectionLost, match="cannot resume: unknown_token"):
-                await s.ping()
-    finally:
+    async with connect(server.url, name="Ann") as s:
+        await s.create_room()
         server.kill()
+        # Back on the same port with an empty memory store: the resume is refused.
+        await asyncio.to_thread(server.start)
+        await s.wait_closed()
+        assert (s.stats.drops, s.stats.reconnects) == (1, 0)
+        with pytest.raises(ConnectionLost, match="cannot resume: unknown_token"):
+            await s.ping()
 
 
 async def test_a_sequence_gap_fetches_a_snapshot_and_skips_what_it_covers(
@@ -222,7 +212,7 @@ async def test_a_sequence_gap_fetches_a_snapshot_and_skips_what_it_covers(
 
         tap.lose = "progress"
         await s.draw()  # its progress event (seq before+1) never reaches the session
-        await _eventually(lambda: tap.lost is not None)
+        await eventually(lambda: tap.lost is not None, what="the progress frame to be lost")
         assert tap.lost is not None and tap.lost["seq"] == before + 1
         assert s.room.seq == before and s.stats.resyncs == 0  # nothing to notice yet
         assert tap.replies("snapshot") == []
@@ -284,7 +274,7 @@ async def test_rate_limited_requests_are_retried_by_their_echoed_id(
 async def test_timed_ticks_update_the_room_without_a_gap() -> None:
     """A Timed tick repeats the last seq: the library applies it, asks for no snapshot."""
     from client import connect
-    from tests.server_support import FakeClock, running_server
+    from tests.support.inprocess import FakeClock, running_server
 
     clock = FakeClock()
     async with running_server(clock=clock) as server:

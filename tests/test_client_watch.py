@@ -11,9 +11,7 @@ from client import connect
 from client.players import BotPlayer, rounds_played
 from client.room import RoomState
 from client.watch import render_room, watch
-from tests.client_fixtures import live_url, until
-
-__all__ = ["live_url"]
+from tests.support.sessions import until
 
 
 def _text(room: RoomState) -> str:
@@ -53,26 +51,71 @@ async def test_watch_renders_a_live_room(live_url: str) -> None:
 
 
 def test_render_is_a_pure_function_of_the_room() -> None:
-    room = RoomState.from_snapshot({
-        "code": "K7QX2M", "seq": 9, "state": "playing", "host": "pA", "me": "pS",
-        "role": "spectator", "settings": {"draw": 3, "scoring": "vegas"},
-        "players": [{"id": "pA", "name": "Ann", "connected": True},
-                    {"id": "pB", "name": "Bob", "connected": False}],
-        "spectators": [{"id": "pS", "name": "Sam", "connected": True}],
-        "round": 1, "round_started_at": 0, "round_ends_at": 125_000,
-        "deal": {"number": 2, "deals": 3, "commitment": "ab", "started_at": 0, "rules": {},
-                 "progress": {"pA": {"score": 35, "home": 13, "moves": 20,
-                                     "status": "playing", "finished": False}},
-                 "board": None, "boards": {}},
-        "sheet": {"players": ["pA", "pB"], "carry": {}, "totals": {"pA": 142, "pB": -7},
-                  "rows": [{"first": "pA", "cells": {
-                      "pA": {"score": 142, "bonus": 100, "total": 142, "status": "won"},
-                      "pB": {"score": -7, "bonus": 0, "total": -7, "status": "resigned"}}}],
-                  "winners": []},
-        "history": [{"number": 1, "seed": "s33d", "commitment": "c0ffee"}],
-    })
+    room = RoomState.from_snapshot(
+        {
+            "code": "K7QX2M",
+            "seq": 9,
+            "state": "playing",
+            "host": "pA",
+            "me": "pS",
+            "role": "spectator",
+            "settings": {"draw": 3, "scoring": "vegas"},
+            "players": [
+                {"id": "pA", "name": "Ann", "connected": True},
+                {"id": "pB", "name": "Bob", "connected": False},
+            ],
+            "spectators": [{"id": "pS", "name": "Sam", "connected": True}],
+            "round": 1,
+            "round_started_at": 0,
+            "round_ends_at": 125_000,
+            "deal": {
+                "number": 2,
+                "deals": 3,
+                "commitment": "ab",
+                "started_at": 0,
+                "rules": {},
+                "progress": {
+                    "pA": {
+                        "score": 35,
+                        "home": 13,
+                        "moves": 20,
+                        "status": "playing",
+                        "finished": False,
+                    }
+                },
+                "board": None,
+                "boards": {},
+            },
+            "sheet": {
+                "players": ["pA", "pB"],
+                "carry": {},
+                "totals": {"pA": 142, "pB": -7},
+                "rows": [
+                    {
+                        "first": "pA",
+                        "cells": {
+                            "pA": {"score": 142, "bonus": 100, "total": 142, "status": "won"},
+                            "pB": {"score": -7, "bonus": 0, "total": -7, "status": "resigned"},
+                        },
+                    }
+                ],
+                "winners": [],
+            },
+            "history": [{"number": 1, "seed": "s33d", "commitment": "c0ffee"}],
+        }
+    )
     text = _text(room)
     assert text == _text(room)
-    for expected in ("Room K7QX2M", "deal 2/3", "vegas, draw 3", "2:05 left", "Ann (host)",
-                     "Bob (away)", "13/52", "142 / 142 ★", "-7 / -7", "seed s33d"):
+    for expected in (
+        "Room K7QX2M",
+        "deal 2/3",
+        "vegas, draw 3",
+        "2:05 left",
+        "Ann (host)",
+        "Bob (away)",
+        "13/52",
+        "142 / 142 ★",
+        "-7 / -7",
+        "seed s33d",
+    ):
         assert expected in text

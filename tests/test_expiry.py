@@ -7,7 +7,8 @@ from typing import Any
 from server.core.values import LOBBY_MS
 from server.store.base import SessionRecord
 from server.store.memory import MemoryStore
-from tests.server_support import Client, FakeClock, player, running_server
+from tests.support.inprocess import FakeClock, running_server
+from tests.support.raw_client import Client, player
 
 
 async def test_a_session_without_connection_or_room_lives_on_in_the_store_only() -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from server.app import RaceServer
-from tests.reference_race import beside_a_race
-from tests.server_support import Client, player, running_server
+from tests.support.inprocess import running_server
+from tests.support.raw_client import Client, player
+from tests.support.reference_race import beside_a_race
 
 
 async def room_with(server: RaceServer, spectators: str) -> tuple[Client, Client, str]:

@@ -43,7 +43,8 @@ from protocol.wire import (
     encode_with,
     parse_request,
 )
-from tests.server_support import TIMEOUT, Client, player, running_server
+from tests.support.inprocess import running_server
+from tests.support.raw_client import TIMEOUT, Client, player
 
 CODES = {c.value for c in M.ErrorCode} | {r.value for r in Reason}
 REPLIES = {

@@ -14,8 +14,8 @@ from websockets.exceptions import InvalidStatus
 from websockets.http11 import Request
 
 from server.net.http import CSP, HttpRoutes
-from tests.reference_race import beside_a_race
-from tests.server_support import running_server
+from tests.support.inprocess import running_server
+from tests.support.reference_race import beside_a_race
 
 WEB = {"static_dir": None}
 

@@ -15,7 +15,8 @@ from protocol.messages import CloseCode
 from protocol.wire import JSON
 from server.app import RaceServer
 from server.net.connection import Connection
-from tests.server_support import Client, player, running_server
+from tests.support.inprocess import running_server
+from tests.support.raw_client import Client, player
 
 SURROGATE_ID = '{"type": "ping", "id": "\\ud800"}'
 

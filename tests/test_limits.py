@@ -17,8 +17,9 @@ from websockets.exceptions import InvalidStatus
 
 from protocol.messages import CloseCode
 from server.net.ratelimit import client_address
-from tests.reference_race import beside_a_race
-from tests.server_support import UNLIMITED, Client, player, running_server
+from tests.support.inprocess import UNLIMITED, running_server
+from tests.support.raw_client import Client, player
+from tests.support.reference_race import beside_a_race
 
 RACE = "198.51.100.20"  # the reference race's own address (documentation range)
 SLOW = 1e-6  # frames a second: a bucket that does not refill during a test

@@ -8,8 +8,9 @@ import unicodedata
 import pytest
 
 from protocol.names import MAX_GRAPHEMES, NameError_, graphemes, normalise, unique_in
-from tests.reference_race import beside_a_race
-from tests.server_support import Client, player, running_server
+from tests.support.inprocess import running_server
+from tests.support.raw_client import Client, player
+from tests.support.reference_race import beside_a_race
 
 FAMILY = "\U0001f469\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466"  # 👩‍👩‍👧‍👦
 SCOTLAND = "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"

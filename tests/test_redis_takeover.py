@@ -42,8 +42,8 @@ from server.sessions import Service
 from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
 from server.store.redis import LeaseLost, RedisStore
-from tests.redis_fixtures import RedisServer, ServerProcess, running_redis, running_servers
-from tests.server_support import Client
+from tests.support.processes import RedisServer, ServerProcess, running_redis, running_servers
+from tests.support.raw_client import Client
 
 PLAYERS, SPECTATORS = 6, 2
 MOVES_BEFORE, MOVES_AFTER = 6, 4

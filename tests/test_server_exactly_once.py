@@ -16,8 +16,9 @@ import pytest
 
 from server.core.records import decode_record
 from server.store.memory import MemoryStore
-from tests.redis_fixtures import RedisServer, running_redis, running_servers
-from tests.server_support import Client, FakeClock, player, running_server
+from tests.support.inprocess import FakeClock, running_server
+from tests.support.processes import RedisServer, running_redis, running_servers
+from tests.support.raw_client import Client, player
 
 DRAW = {"kind": "draw"}
 

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.redis_fixtures import Player
-from tests.server_support import Client, Frame
-from tests.sqlite_fixtures import EmbeddedServer, moves_in_log
+from tests.support.embedded import EmbeddedServer, moves_in_log
+from tests.support.raw_client import Client, Frame, Player
 
 
 @pytest.fixture

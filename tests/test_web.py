@@ -20,13 +20,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import queue
 import random
 import re
-import subprocess
-import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterator
 from functools import partial
@@ -46,7 +42,9 @@ from protocol.moves import Move, MoveKind, Status
 from protocol.scoring import replay_outcomes
 from protocol.settings import DealRules, Variant
 from protocol.views import outcome_view, player_view, revealed_view
-from tests.solver import solve
+from tests.support.processes import ServerProcess
+from tests.support.solver import solve
+from tests.support.waiting import eventually_blocking
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts"
@@ -61,7 +59,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-LISTENING = re.compile(r"listening on ws://\S+ and (http://\S+)")
 RANKS = "A23456789TJQK"
 WAIT_MS = 5_000
 
@@ -73,42 +70,9 @@ T = TypeVar("T")
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    """A real server on a free port; yields its http:// base address."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "server", "--port", "0", "--host", "127.0.0.1", "--memory"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        bufsize=1,
-    )
-    found: queue.Queue[str] = queue.Queue()
-    output: list[str] = []
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            output.append(line)
-            m = LISTENING.search(line)
-            if m:
-                found.put(m.group(1))
-
-    threading.Thread(target=pump, daemon=True).start()
-    try:
-        base = found.get(timeout=30)
-    except queue.Empty:
-        proc.kill()
-        pytest.fail("the server did not say where it listens:\n" + "".join(output))
-    try:
-        yield base.rstrip("/")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+def server(live_server: ServerProcess) -> str:
+    """The module's real server (tests/conftest.py): its http:// base address."""
+    return live_server.http
 
 
 @pytest.fixture(scope="module")
@@ -341,15 +305,13 @@ def drag(page: Page, src: Locator, dst: Locator) -> None:
 def wait_until(
     page: Page, check: Callable[[], Any], what: str, timeout: float = WAIT_MS / 1000
 ) -> Any:
-    """Poll ``check`` until it is truthy, letting Playwright run its callbacks meanwhile."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        page.wait_for_timeout(50)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+    """Until ``check`` is truthy, letting Playwright run its callbacks meanwhile."""
+    try:
+        return eventually_blocking(
+            check, timeout, what=what, pause=lambda: page.wait_for_timeout(50)
+        )
+    except TimeoutError as exc:
+        raise AssertionError(str(exc)) from None
 
 
 def _drawn(client: Client, before: tuple[Any, Any]) -> bool:

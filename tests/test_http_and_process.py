@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.server_support import Client, player, running_server
+from tests.support.inprocess import running_server
+from tests.support.raw_client import Client, player
 
 ROOT = Path(__file__).resolve().parent.parent
 

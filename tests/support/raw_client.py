@@ -1,17 +1,15 @@
-"""Helpers for the server tests: an in-process server and a raw WebSocket client.
+"""A raw protocol client for the server tests: websockets and the wire codec.
 
-The client here is deliberately bare (websockets + the wire codec), not the
-client/ library, so the server tests pin the wire contract of docs/protocol.md
-on their own. Every frame a client receives is kept, raw and decoded, for the
-hidden-information checks.
+Deliberately bare (not the client/ library), so the server tests pin the wire
+contract of docs/protocol.md on their own. Every frame a client receives is kept,
+raw and decoded, for the hidden-information checks.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,88 +19,8 @@ from websockets.typing import Subprotocol
 
 from protocol.wire import JSON, MSGPACK, decode, encode
 from server.app import RaceServer
-from server.net.connection import Limits
-from server.store.base import SessionRecord, StoreUnavailable
-from server.store.memory import MemoryStore
 
 TIMEOUT = 10.0
-# Tests open many sessions and rooms from one address, flat out: no caps unless a
-# test sets its own limits.
-UNLIMITED = Limits(
-    rate=1e6,
-    burst=1e6,
-    connections_per_address=10**6,
-    sessions_per_minute=10**6,
-    rooms_per_minute=10**6,
-    wrong_codes_per_minute=10**6,
-)
-
-
-class FakeClock:
-    """A server clock the test moves by hand; timers wake when it passes them."""
-
-    def __init__(self, start: int = 1_764_430_000_000) -> None:
-        self.ms = start
-        self._changed = asyncio.Event()
-
-    def now(self) -> int:
-        return self.ms
-
-    def advance(self, ms: int) -> None:
-        self.ms += ms
-        self._changed.set()
-
-    async def sleep_until(self, deadline: int) -> None:
-        while self.ms < deadline:
-            self._changed.clear()
-            await self._changed.wait()
-
-
-class FlakyStore(MemoryStore):
-    """The memory store with a switch that makes appends fail like a lost Redis."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.down = False
-
-    async def append(self, code: str, records: Any) -> int:
-        if self.down:
-            raise StoreUnavailable("switched off by the test")
-        return await super().append(code, records)
-
-    async def put_session(self, token: str, record: SessionRecord) -> None:
-        await super().put_session(token, record)
-
-
-class Seeds:
-    """A seed source for the server: queued seeds first, then made-up ones."""
-
-    def __init__(self, *seeds: str) -> None:
-        self.queue = list(seeds)
-        self.counter = itertools.count()
-        self.drawn: list[str] = []
-
-    def __call__(self) -> str:
-        seed = self.queue.pop(0) if self.queue else f"test-seed-{next(self.counter)}"
-        self.drawn.append(seed)
-        return seed
-
-
-@asynccontextmanager
-async def running_server(**kwargs: Any) -> AsyncIterator[RaceServer]:
-    kwargs.setdefault("port", 0)
-    kwargs.setdefault("static_dir", None)
-    kwargs.setdefault("limits", UNLIMITED)
-    server = RaceServer(**kwargs)
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.stop()
-
-
-def small_limits(**changes: Any) -> Limits:
-    return Limits(**changes)
 
 
 @dataclass
@@ -243,6 +161,17 @@ class Client:
             except TimeoutError:
                 raise TimeoutError(f"no {kind} event {match}") from None
 
+    async def caught_up(self) -> None:
+        """Ping, and wait for the pong: the server answers a ping at once, on the
+        same queue as everything else for this connection, so every frame it had
+        queued for us before it has arrived by then. How a test proves that
+        something did *not* happen up to a point: it would have come first."""
+        assert (await self.request("ping"))["type"] == "pong"
+
+    def unseen(self, kind: str) -> list[dict[str, Any]]:
+        """The events of ``kind`` after the last one :meth:`event` took."""
+        return [m for m in self.events[self._cursor :] if m["type"] == kind]
+
     def last(self, kind: str) -> dict[str, Any] | None:
         for msg in reversed(self.events):
             if msg["type"] == kind:
@@ -261,66 +190,41 @@ class Client:
             await self._reader
 
 
-async def player(server: RaceServer, name: str, proto: str | None = MSGPACK) -> Client:
-    client = await Client.open(server.url, proto)
+async def player(server: RaceServer | str, name: str, proto: str | None = MSGPACK) -> Client:
+    """A client that has said hello, on an in-process server or at a ws:// URL."""
+    client = await Client.open(server if isinstance(server, str) else server.url, proto)
     await client.hello(name)
     return client
 
 
-class Ledger:
-    """The test's own record of every accepted move, in acceptance order, so a
-    test can recompute every score with the engine and compare the server's."""
+async def resume(url: str, token: str | None) -> tuple[Client, dict[str, Any]]:
+    """A new connection that resumes the session of ``token``; and its welcome."""
+    client = await Client.open(url)
+    welcome = await client.ok("hello", version=1, token=token)
+    return client, welcome
 
-    def __init__(self) -> None:
-        self.moves: dict[int, dict[str, list[Any]]] = {}
-        self.results: dict[int, dict[str, list[dict[str, Any]]]] = {}  # as ``moved`` said
-        self.rules: dict[int, Any] = {}
-        self.seeds: dict[int, str] = {}
-        self.started_at: dict[int, int] = {}
-        self.ended_at: dict[int, int] = {}
-        self.order = itertools.count(1)
 
-    def deal_started(self, deal: dict[str, Any], seed: str, players: list[str]) -> None:
-        from protocol.settings import DealRules
+class Player:
+    """A raw client (tests/support/raw_client.py) playing legal moves with the client's
+    bot, remembering every move the server acknowledged and the board it returned."""
 
-        n = deal["number"]
-        self.rules[n] = DealRules.from_wire(deal["rules"])
-        self.seeds[n] = seed
-        self.started_at[n] = deal["started_at"]
-        self.moves[n] = {p: [] for p in players}
-        self.results[n] = {p: [] for p in players}
+    def __init__(self, client: Any) -> None:
+        from client.bot import Bot
 
-    def moved(self, player: str, reply: dict[str, Any], move: dict[str, Any]) -> None:
-        from protocol.moves import Move
-        from protocol.scoring import TimedMove
+        self.client = client
+        self.bot = Bot(search_budget=0)
+        self.view: dict[str, Any] | None = None
+        self.acked: list[dict[str, Any]] = []  # the moved replies, in order
 
-        self.moves[reply["deal"]][player].append(
-            TimedMove(reply["t"], next(self.order), Move.from_wire(move))
-        )
-        self.results[reply["deal"]][player].append(reply["result"])
+    async def play(self, deal: int, count: int) -> None:
+        from protocol.moves import MoveKind
 
-    def sheet(
-        self, players: list[str], scoring: Any, bonus: int, now: int, carry: Any = None
-    ) -> Any:
-        from protocol.scoring import replay
-        from protocol.sheet import DealEntry, build_sheet
-
-        entries = []
-        for n in sorted(self.moves):
-            results = {
-                p: replay(self.seeds[n], self.rules[n], ms) for p, ms in self.moves[n].items()
-            }
-            stop = self.ended_at.get(n, now) - self.started_at[n]
-            entries.append(DealEntry(results, {p: stop for p in results}))
-        return build_sheet(players, entries, scoring, bonus, carry)
-
-    def logs_wire(self, n: int) -> dict[str, list[dict[str, Any]]]:
-        """Deal ``n``'s logs as a revealed deal must carry them: each move with the
-        ``result`` its ``moved`` reply carried live."""
-        return {
-            p: [
-                {"t": tm.t, "move": tm.move.to_wire(), "result": result}
-                for tm, result in zip(ms, self.results[n][p], strict=True)
-            ]
-            for p, ms in self.moves[n].items()
-        }
+        for _ in range(count):
+            assert self.view is not None
+            move = self.bot.decide(self.view)
+            if move.kind is MoveKind.RESIGN:
+                return
+            reply = await self.client.request("move", deal=deal, move=move.to_wire())
+            assert reply["type"] == "moved", reply
+            self.acked.append(reply)
+            self.view = reply["board"]

@@ -10,9 +10,7 @@ from client import ServerError, connect
 from client.room import RoomEvent
 from protocol import verify_commitment
 from server.cli import klondike_race as main
-from tests.client_fixtures import drain, live_url, until
-
-__all__ = ["live_url"]
+from tests.support.sessions import next_event, until
 
 
 async def test_a_whole_race_through_the_library(live_url: str) -> None:
@@ -45,7 +43,8 @@ async def test_a_whole_race_through_the_library(live_url: str) -> None:
             await ann.move({"kind": "tableau_tableau", "from": 0, "to": 0, "count": 1})
         assert refused.value.code == "same_pile"
         moved = await ann.draw()
-        assert moved.board["waste"] == 3 and moved.deal == 1 and moved.latency > 0
+        assert moved.board["waste"] == 3 and moved.deal == 1
+        assert isinstance(moved.latency, float)  # measured; how long is bench/'s business
         assert ann.room.my_board == moved.board
         with pytest.raises(ServerError) as refused:
             await ann.undo()
@@ -97,7 +96,11 @@ async def test_a_whole_race_through_the_library(live_url: str) -> None:
             await until(bob_again, lambda r: r.round == 2 and r.my_board is not None)
             assert bob_again.room and bob_again.room.history == []
 
-        seen = [e for e in await drain(events) if isinstance(e, RoomEvent)]
+        # Ann's stream up to the rematch's first deal, the last thing asked of the room.
+        _, read = await next_event(
+            events, lambda e: e.type == "deal_started" and e.get("round") == 2
+        )
+        seen = [e for e in read if isinstance(e, RoomEvent)]
         seqs = [e.seq for e in seen if e.type != "snapshot"]
         assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
         kinds = {e.type for e in seen}
@@ -118,12 +121,11 @@ async def test_a_dropped_socket_resumes_and_resyncs(live_url: str) -> None:
         assert cy._ws is not None
         cy._ws.transport.abort()  # the network goes away, no close frame
         await until(cy, lambda r: cy.stats.reconnects == 1)
-        resumed = [
-            e
-            for e in await drain(events)
-            if isinstance(e, RoomEvent) and e.type == "snapshot" and e.get("reason") == "resume"
-        ]
-        assert resumed and cy.room and cy.room.code == room.code and cy.room.my_board
+        resume, _ = await next_event(
+            events, lambda e: e.type == "snapshot" and e.get("reason") == "resume"
+        )
+        assert isinstance(resume, RoomEvent)
+        assert cy.room and cy.room.code == room.code and cy.room.my_board
         moved = await cy.draw()  # the session works again, in the same deal
         assert moved.deal == 1 and cy.stats.drops == 1
 

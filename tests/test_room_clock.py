@@ -5,34 +5,29 @@ and a room with nobody connected for 30 minutes closes."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from typing import Any
-
-import pytest
 
 from protocol.settings import Scoring
 from server.app import RaceServer
 from server.core.records import decode_record
 from server.core.room import Room
 from server.store.memory import MemoryStore
-from tests.server_support import Client, FakeClock, Ledger, Seeds, player, running_server
-from tests.solver import board_from_view, solve
+from tests.support.inprocess import FakeClock, Seeds, running_server
+from tests.support.ledger import Ledger
+from tests.support.raw_client import Client, player
+from tests.support.solver import board_from_view, solve
+from tests.support.waiting import eventually
 
-SEED = "race-27"  # Thoughtful: tests/solver.py finds its moves, so they score
-
-
-async def eventually(check: Callable[[], bool], timeout: float = 5.0) -> None:
-    for _ in range(int(timeout / 0.01)):
-        if check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("condition never became true")
+SEED = "race-27"  # Thoughtful: tests/support/solver.py finds its moves, so they score
 
 
-async def no_event(client: Client, kind: str) -> None:
-    with pytest.raises(TimeoutError):
-        await client.event(kind, timeout=0.2)
+async def nothing_more(clock: FakeClock, client: Client, kind: str) -> None:
+    """No ``kind`` event came of the clock's last move: every timer has seen the
+    new time (those it woke have sent what they had to), and a ping answered
+    after that finds no such event unread."""
+    await clock.settled()
+    await client.caught_up()
+    assert client.unseen(kind) == []
 
 
 async def test_timed_scoring_ticks_reach_everybody() -> None:
@@ -75,7 +70,9 @@ async def test_timed_scoring_ticks_reach_everybody() -> None:
         tick = await sam.event("sheet")
         assert tick["tick"] == 3 and tick["seq"] == last["seq"]
         assert tick["progress"][ann.player]["score"] == reply["score"] - 6
-        await no_event(sam, "sheet")
+        await nothing_more(clock, sam, "sheet")
+        clock.advance(5_000)  # 40 s: the next sheet is tick 4, none came between
+        assert (await sam.event("sheet"))["tick"] == 4
 
         # The next event numbers on from the last real one.
         await ann.ok("move", deal=1, move=solution[8].to_wire())
@@ -89,7 +86,7 @@ async def test_timed_scoring_ticks_reach_everybody() -> None:
         await sam.event("settings")
         await sam.event("sheet")  # the rescore
         clock.advance(20_000)
-        await no_event(sam, "sheet")
+        await nothing_more(clock, sam, "sheet")
         for c in (ann, bob, sam):
             await c.close()
 
@@ -111,14 +108,15 @@ async def test_idle_rooms_close() -> None:
         await bob.close()
         await eventually(lambda: not room.members[bob.player or ""].connected)
         clock.advance(idle + 1)  # Ann is still here
-        await asyncio.sleep(0.05)
+        await clock.settled()
         assert code in server.service.rooms
 
         await ann.close()
         host = server.service.rooms[code]
         await eventually(lambda: not any(m.connected for m in host.room.members.values()))
         clock.advance(idle - 1000)
-        await asyncio.sleep(0.05)
+        await clock.settled()
+        assert clock.sleepers == 1  # the idle timer looked, and sleeps on
         assert code in server.service.rooms
         # Bob comes back for a moment: the idle clock starts again when he goes.
         back = await Client.open(server.url)
@@ -126,7 +124,8 @@ async def test_idle_rooms_close() -> None:
         await back.close()
         await eventually(lambda: not any(m.connected for m in host.room.members.values()))
         clock.advance(idle - 1)
-        await asyncio.sleep(0.05)
+        await clock.settled()
+        assert clock.sleepers == 1
         assert code in server.service.rooms
 
         clock.advance(1)

@@ -10,7 +10,8 @@ from __future__ import annotations
 import copy
 
 from server.store.memory import MemoryStore
-from tests.server_support import Client, FakeClock, player, running_server
+from tests.support.inprocess import FakeClock, running_server
+from tests.support.raw_client import Client, player
 
 
 async def _game(server: object) -> tuple[Client, Client, str]:

@@ -17,18 +17,12 @@ from typing import Any
 
 from protocol.deal import verify_commitment
 from protocol.settings import Scoring
-from tests.server_support import (
-    JSON,
-    Client,
-    FakeClock,
-    Ledger,
-    Seeds,
-    player,
-    running_server,
-)
-from tests.solver import board_from_view, solve
+from tests.support.inprocess import FakeClock, Seeds, running_server
+from tests.support.ledger import Ledger
+from tests.support.raw_client import JSON, Client, player
+from tests.support.solver import board_from_view, solve
 
-WIN_SEED = "race-27"  # tests/solver.py wins it in ~225 moves
+WIN_SEED = "race-27"  # tests/support/solver.py wins it in ~225 moves
 DEAD_SEED = "dead-19"  # drawing through the stock once leaves no move
 THIRD_SEED = "race-28"
 

@@ -6,8 +6,7 @@ move is refused and the room is exactly what its log in Redis replays to."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,16 +16,12 @@ from server.core.records import decode_record
 from server.core.room import Room
 from server.core.views import snapshot
 from server.store.redis import RedisStore
-from tests.redis_fixtures import RedisServer, running_redis
-from tests.server_support import Client, player, running_server
+from tests.support.inprocess import Outbox, running_server
+from tests.support.processes import RedisServer
+from tests.support.raw_client import Client, player
+from tests.support.waiting import eventually
 
 PLAYERS = 6
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisServer]:
-    with running_redis(tmp_path / "redis") as server:
-        yield server
 
 
 @pytest.fixture
@@ -50,31 +45,30 @@ async def table(server: RaceServer) -> tuple[list[Client], Client, str]:
 
 
 async def until_pending(server: RaceServer, code: str, n: int) -> None:
+    """Until ``n`` commands of the room are decided and wait for the store."""
     host = server.service.rooms[code]
-    for _ in range(1000):
-        if host.pending >= n:
-            return
-        await asyncio.sleep(0.002)
-    raise AssertionError(f"{host.pending} pending, waited for {n}")
+    await eventually(lambda: host.pending >= n, what=f"{n} pending commands")
 
 
 def draws(players: list[Client]) -> list[asyncio.Task[dict[str, Any]]]:
     return [asyncio.create_task(c.request("move", deal=1, move={"kind": "draw"})) for c in players]
 
 
-async def test_moves_of_a_room_are_batched(server: RaceServer, redis: RedisServer) -> None:
+async def test_moves_of_a_room_are_batched(
+    server: RaceServer, redis: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     players, sam, code = await table(server)
     host = server.service.rooms[code]
     seq = (await sam.ok("snapshot"))["room"]["seq"]
     # While Redis sits on the first move, the others are decided and queue up.
     appends = host.appends
+    outbox = Outbox(monkeypatch)
     redis.freeze()
     try:
         moves = draws(players)
         await until_pending(server, code, PLAYERS)
-        await asyncio.sleep(0.05)
-        assert all(not m.done() for m in moves)  # nothing acknowledged before durable
-        assert sam.last("progress") is None
+        # Nothing acknowledged before durable: not a frame sent to anyone yet.
+        assert len(outbox) == 0
     finally:
         redis.thaw()
     replies = await asyncio.gather(*moves)
@@ -123,12 +117,15 @@ async def test_redis_failure_mid_pipeline_rolls_back(
     # Service resumes once Redis answers; the next append trims the tail the
     # timed-out one left in Redis, so the log holds exactly what was acknowledged.
     first = players[0]
-    for _ in range(50):
+
+    async def moved() -> dict[str, Any] | None:
         reply = await first.request("move", deal=1, move={"kind": "draw"})
         if reply["type"] == "moved":
-            break
+            return reply
         assert reply["code"] == "storage_unavailable"
-        await asyncio.sleep(0.1)
+        return None
+
+    reply = await eventually(moved, what="Redis to answer again")
     assert reply["type"] == "moved" and reply["board"]["moves"] == 2
     assert (await sam.event("progress", seq=seq + 1))["player"] == first.player
     log = redis("LRANGE", f"klondike:room:{code}:log", 0, -1)

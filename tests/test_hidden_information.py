@@ -28,7 +28,8 @@ from protocol.board import Board
 from protocol.moves import Move
 from protocol.settings import DealRules
 from protocol.views import hidden_cards
-from tests.server_support import JSON, Client, Frame, player, running_server
+from tests.support.inprocess import running_server
+from tests.support.raw_client import JSON, Client, Frame, player
 
 CARD = re.compile(r"^[A2-9TJQK][CDHS]$")
 CARD_IN_TEXT = re.compile(r"\b[A2-9TJQK][CDHS]\b")
@@ -207,7 +208,13 @@ async def test_no_frame_leaks_hidden_information() -> None:
                 await host.event("deal_over")
             await host.event("round_over")
 
-        await asyncio.sleep(0.05)
+        # Every frame of the race has reached everyone still connected: the last one
+        # is the second round's end, the same event (seq) for all.
+        last = host.last("round_over")
+        assert last is not None
+        for client, _ in every:
+            if client is not host and client.close_code is None:
+                await client.event("round_over", seq=last["seq"])
         replica = Replica([c.frames for c, _ in every])
         assert len(replica.seeds) == 4
         checked = 0

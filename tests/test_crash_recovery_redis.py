@@ -6,40 +6,19 @@ identical, and the round's clock runs on from the stored timestamps."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.redis_fixtures import (
-    Player,
-    RedisServer,
-    running_redis,
-    running_servers,
-)
-from tests.server_support import Client
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisServer]:
-    with running_redis(tmp_path / "redis") as server:
-        yield server
-
-
-async def resume(url: str, token: str | None) -> tuple[Client, dict[str, Any]]:
-    client = await Client.open(url)
-    welcome = await client.ok("hello", version=1, token=token)
-    return client, welcome
+from tests.support.processes import RedisServer, running_servers
+from tests.support.raw_client import Client, Player, resume
 
 
 async def stay_in_one_timed_window(client: Client, started_at: int) -> None:
     """Timed scoring takes 2 points per 10 s of the deal: make sure the rest of the
     test runs inside one such window, so two sheets taken seconds apart must agree."""
-    now = (await client.ok("ping"))["now"]
-    into = (now - started_at) % 10_000
-    if into > 3_000:
-        await asyncio.sleep((10_000 - into + 200) / 1000)
+    elapsed = (await client.ok("ping"))["now"] - started_at
+    if elapsed % 10_000 > 3_000:  # wait for the next tick: a window has just begun
+        await client.event("sheet", timeout=15, tick=elapsed // 10_000 + 1)
 
 
 def boards(snapshot: dict[str, Any]) -> dict[str, Any]:
@@ -105,19 +84,20 @@ async def test_moves_in_flight_at_the_kill(redis: RedisServer, tmp_path: Path) -
         player.view = (await ann.event("deal_started"))["deal"]["board"]
         await player.play(1, 5)
         acked: list[dict[str, Any]] = []
+        first_ack = asyncio.Event()
 
         async def draw() -> None:
             reply = await ann.request("move", deal=1, move={"kind": "draw"})
             if reply["type"] == "moved":
                 acked.append(reply)
+                first_ack.set()
 
         tasks = [asyncio.create_task(draw()) for _ in range(40)]
-        await asyncio.sleep(0.01)
+        await first_ack.wait()  # the first is answered, the others are on their way
         node.kill()
         await asyncio.gather(*tasks, return_exceptions=True)
         node.start()
         _, welcome = await resume(node.url, ann.token)
         board = welcome["room"]["deal"]["board"]
         assert board["moves"] >= len(player.acked) + len(acked)
-        if acked:
-            assert board["moves"] >= acked[-1]["board"]["moves"]
+        assert board["moves"] >= acked[-1]["board"]["moves"]

@@ -1,11 +1,14 @@
-"""Every bad input of the protocol, through real sockets, each followed by proof that
-the connection and the room still work: nothing a client sends brings either down."""
+"""The transport: every bad frame and field of the protocol, through real sockets,
+each followed by proof that the connection and the room still work (nothing a
+client sends brings either down); the session's refusals; a few of the room's
+refusals, to show they reach the client as error frames (every room rule is
+tested on the sans-I/O core in tests/test_room_refusals.py); rate limits, slow
+readers, a store that fails and an internal error."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -18,8 +21,8 @@ from client.bot import RESIGN, Bot
 from protocol.moves import Move, MoveKind
 from protocol.wire import JSON, MSGPACK
 from server.net.connection import Limits
-from tests.server_support import Client, FlakyStore, Seeds, player, running_server
-from tests.solver import board_from_view, solve
+from tests.support.inprocess import FlakyStore, Seeds, running_server
+from tests.support.raw_client import Client, player
 
 
 async def alive(client: Client) -> None:
@@ -66,7 +69,7 @@ async def server() -> AsyncIterator[Any]:
         (JSON, b'{"type": "ping"}', "bad_frame"),  # binary on a JSON connection
         (JSON, '{"id": 1}', "bad_request"),  # no type
         (JSON, '{"type": 5}', "bad_request"),
-        (JSON, '{"type": "fly", "id": 2}', "unknown_type"),
+        (JSON, '{"type": "fly", "id": 99}', "unknown_type"),  # an id no request uses
         (JSON, '{"type": "ping", "id": {"a": 1}}', "bad_request"),
     ],
 )
@@ -75,14 +78,10 @@ async def test_bad_frames_then_still_working(
 ) -> None:
     client = await player(server, "Ann", proto)
     await client.send_raw(frame)
-    for _ in range(100):
-        errors = [f.msg for f in client.frames if f.msg.get("type") == "error"]
-        if errors:
-            break
-        await asyncio.sleep(0.01)
-    assert errors and errors[0]["code"] == code, errors
+    await alive(client)  # frames are answered in order: the error came before the pong
+    errors = [f.msg for f in client.frames if f.msg.get("type") == "error"]
+    assert len(errors) == 1 and errors[0]["code"] == code, errors
     assert isinstance(errors[0]["message"], str) and errors[0]["message"]
-    await alive(client)
     await client.close()
 
 
@@ -172,7 +171,9 @@ async def test_no_subprotocol_gets_msgpack(server: Any) -> None:
 # ------------------------------------------------------------------ rooms
 
 
-async def test_room_errors(server: Any) -> None:
+async def test_room_refusals_reach_the_client_as_error_frames(server: Any) -> None:
+    """A few of the room's refusals, end to end: each is the error reply to its
+    request (code, message and, for a setting, the field), and the room goes on."""
     host, guest, spec, code = await room_of(server)
     assert spec is not None
     outsider = await player(server, "Out")
@@ -180,42 +181,23 @@ async def test_room_errors(server: Any) -> None:
     async def code_of(client: Client, kind: str, **fields: Any) -> str:
         reply = await client.request(kind, **fields)
         assert reply["type"] == "error", reply
+        assert isinstance(reply["message"], str) and reply["message"]
         return str(reply["code"])
 
     assert await code_of(outsider, "join_room", code="ZZZZZZ", role="player") == "no_such_room"
-    assert await code_of(outsider, "leave_room") == "not_in_room"
-    assert await code_of(outsider, "move", deal=1, move={"kind": "draw"}) == "not_in_room"
     assert await code_of(outsider, "snapshot") == "not_in_room"
     assert await code_of(host, "create_room") == "already_in_room"
-    assert await code_of(host, "join_room", code=code, role="player") == "already_in_room"
-    assert await code_of(guest, "update_settings", settings={"draw": 3}) == "not_host"
     assert await code_of(guest, "start") == "not_host"
-    assert await code_of(guest, "close_room") == "not_host"
-    assert await code_of(spec, "remove_player", player=guest.player) == "not_host"
     bad = await host.request("update_settings", settings={"draw": 2})
     assert bad["code"] == "bad_setting" and bad["field"] == "draw"
-    bad = await host.request("update_settings", settings={"colour": "red"})
-    assert bad["code"] == "bad_setting" and bad["field"] == "colour"
-    assert await code_of(host, "remove_player", player="pNOBODY") == "no_such_player"
-    assert await code_of(host, "move", deal=1, move={"kind": "draw"}) == "wrong_state"
     assert await code_of(host, "next_deal") == "wrong_state"
-    assert await code_of(host, "rematch") == "wrong_state"
-    assert await code_of(spec, "move", deal=1, move={"kind": "draw"}) == "not_a_player"
 
     await host.ok("start")
     await host.event("deal_started")
-    assert await code_of(host, "start") == "wrong_state"
-    assert await code_of(host, "rematch") == "wrong_state"
     assert await code_of(outsider, "join_room", code=code, role="player") == "round_in_progress"
     assert await code_of(spec, "move", deal=1, move={"kind": "draw"}) == "not_a_player"
     assert await code_of(host, "move", deal=2, move={"kind": "draw"}) == "wrong_deal"
-    assert await code_of(host, "move", deal=1, move={"kind": "jump"}) == "bad_move"
     assert await code_of(host, "move", deal=1, move={"kind": "waste_foundation"}) == "waste_empty"
-    assert await code_of(host, "move", deal=1, move={"kind": "undo"}) == "undo_off"
-    assert (
-        await code_of(host, "move", deal=1, move={"kind": "tableau_tableau", "from": 9, "to": 0})
-        == "no_such_pile"
-    )
     reply = await host.request("move", deal=1, move={"kind": "draw"})
     assert reply["type"] == "moved"  # still playing after all that
 
@@ -226,25 +208,6 @@ async def test_room_errors(server: Any) -> None:
     assert await code_of(outsider, "snapshot") == "not_in_room"
     await alive(host)
     await alive(guest)
-
-
-async def test_move_after_win_is_deal_over() -> None:
-    async with running_server(draw_seed=Seeds("race-27")) as srv:
-        host = await player(srv, "Host")
-        await host.ok("create_room", settings={"variant": "thoughtful", "deals_per_round": 2})
-        rival = await player(srv, "Rival")
-        await rival.ok("join_room", code=(await host.ok("snapshot"))["room"]["code"], role="player")
-        await host.ok("start")
-        view = (await host.event("deal_started"))["deal"]["board"]
-        solution = solve(board_from_view(view))
-        assert solution is not None
-        for move in solution:
-            reply = await host.ok("move", deal=1, move=move.to_wire())
-        assert reply["result"]["status"] == "won"
-        late = await host.request("move", deal=1, move={"kind": "draw"})
-        assert late["code"] == "deal_over"
-        await alive(host)
-        await rival.ok("move", deal=1, move={"kind": "draw"})  # the room goes on
 
 
 # ------------------------------------------------------------------ limits
@@ -322,7 +285,7 @@ async def test_stalled_spectator_dropped_room_unaffected() -> None:
         clients = (host, guest)
         boards = [(await c.event("deal_started"))["deal"]["board"] for c in clients]
         bots = [Bot(), Bot()]
-        latencies: list[float] = []
+        moves = 0
         for _ in range(150):
             for i, client in enumerate(clients):
                 if boards[i]["status"] != "playing":
@@ -331,15 +294,13 @@ async def test_stalled_spectator_dropped_room_unaffected() -> None:
                 if move == RESIGN and (boards[i]["stock"] or boards[i]["waste"]):
                     # Cycle the stock rather than resign: the deal keeps making events.
                     move = Move(MoveKind.DRAW if boards[i]["stock"] else MoveKind.RECYCLE)
-                started = time.perf_counter()
                 reply = await client.ok("move", deal=1, move=move.to_wire())
-                latencies.append(time.perf_counter() - started)
                 boards[i] = reply["board"]
+                moves += 1
+        # Every move answered, and the stalled reader cut off, not waited for (how
+        # long the moves took is bench/server.py's to measure).
+        assert moves > 0
         assert srv.metrics.closed_slow._value.get() == 1
-        # Had a move waited on the stalled socket it would have taken the whole
-        # send timeout (0.5 s); none comes near it.
-        latencies.sort()
-        assert latencies[len(latencies) // 2] < 0.05 and latencies[-1] < 0.45, latencies[-5:]
         # The stalled client, once it reads again, finds itself closed.
         try:
             while True:

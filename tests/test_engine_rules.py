@@ -35,7 +35,20 @@ from protocol import (
     player_view,
 )
 from protocol.scoring import event_points
-from tests.engine_moves import AUTO, DRAW, F2T, RECYCLE, RESIGN, T2F, T2T, UNDO, W2F, W2T, K, cards
+from tests.support.engine_moves import (
+    AUTO,
+    DRAW,
+    F2T,
+    RECYCLE,
+    RESIGN,
+    T2F,
+    T2T,
+    UNDO,
+    W2F,
+    W2T,
+    K,
+    cards,
+)
 
 
 def strs(cs: Any) -> list[str]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.app import RaceServer
-from tests.server_support import Client
+from tests.support.raw_client import Client
 
 
 @dataclass

@@ -31,7 +31,19 @@ from protocol import (
     deal_score,
     replay,
 )
-from tests.engine_moves import AUTO, DRAW, F2T, RECYCLE, RESIGN, T2F, T2T, UNDO, W2F, W2T, cards
+from tests.support.engine_moves import (
+    AUTO,
+    DRAW,
+    F2T,
+    RECYCLE,
+    RESIGN,
+    T2F,
+    T2T,
+    UNDO,
+    W2F,
+    W2T,
+    cards,
+)
 
 STANDARD, VEGAS, CUMULATIVE, TIMED = (
     Scoring.STANDARD,

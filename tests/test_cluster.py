@@ -5,33 +5,26 @@ mid-race, and no key is left behind without a TTL."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from tests.redis_fixtures import Player, RedisServer, running_redis, running_servers
-from tests.server_support import Client
+from tests.support.processes import RedisServer, ServerProcess, running_servers
+from tests.support.raw_client import Client, Player, player, resume
+from tests.support.waiting import eventually
 
 
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisServer]:
-    with running_redis(tmp_path / "redis") as server:
-        yield server
-
-
-async def joined(url: str, name: str) -> Client:
-    client = await Client.open(url)
-    await client.hello(name)
-    return client
-
-
-async def resume(url: str, token: str | None) -> tuple[Client, dict[str, Any]]:
-    client = await Client.open(url)
-    welcome = await client.ok("hello", version=1, token=token)
-    return client, welcome
+async def race_on_two_nodes(
+    a: ServerProcess, b: ServerProcess
+) -> tuple[Client, Client, str, list[Player]]:
+    """Ann on node A hosts, Bob on node B plays (relayed to A): five moves each."""
+    ann, bob = await player(a.url, "Ann"), await player(b.url, "Bob")
+    code = (await ann.ok("create_room"))["room"]["code"]
+    await bob.ok("join_room", code=code, role="player")
+    await ann.ok("start")
+    players = [Player(ann), Player(bob)]
+    for p in players:
+        p.view = (await p.client.event("deal_started"))["deal"]["board"]
+    await asyncio.gather(*(p.play(1, 5) for p in players))
+    return ann, bob, code, players
 
 
 def lease_holder(redis: RedisServer, code: str) -> str:
@@ -44,8 +37,8 @@ async def test_spectator_on_another_node(redis: RedisServer, tmp_path: Path) -> 
     """Players on node A, one spectator on A and one on B: B's spectator gets the
     very same frames, seq for seq, and so do players relayed through B."""
     with running_servers(redis, tmp_path, 2) as (a, b):
-        ann, bob = await joined(a.url, "Ann"), await joined(a.url, "Bob")
-        near, far = await joined(a.url, "Near"), await joined(b.url, "Far")
+        ann, bob = await player(a.url, "Ann"), await player(a.url, "Bob")
+        near, far = await player(a.url, "Near"), await player(b.url, "Far")
         code = (await ann.ok("create_room", settings={"deals_per_round": 1}))["room"]["code"]
         await bob.ok("join_room", code=code, role="player")
         await near.ok("join_room", code=code, role="spectator")
@@ -69,13 +62,13 @@ async def test_spectator_on_another_node(redis: RedisServer, tmp_path: Path) -> 
 
 async def test_players_on_two_nodes_and_owner_failover(redis: RedisServer, tmp_path: Path) -> None:
     with running_servers(redis, tmp_path, 2) as (a, b):
-        ann, bob = await joined(a.url, "Ann"), await joined(b.url, "Bob")
-        sam = await joined(b.url, "Sam")
+        ann, bob = await player(a.url, "Ann"), await player(b.url, "Bob")
+        sam = await player(b.url, "Sam")
         settings = {"scoring": "standard", "time_limit_minutes": 30}
         code = (await ann.ok("create_room", settings=settings))["room"]["code"]
         await bob.ok("join_room", code=code, role="player")
         await sam.ok("join_room", code=code, role="spectator")
-        idle = await joined(a.url, "Ida")  # a second room on A, whose client will go away
+        idle = await player(a.url, "Ida")  # a second room on A, whose client will go away
         other = (await idle.ok("create_room"))["room"]["code"]
         await idle.close()
         await ann.ok("start")
@@ -88,16 +81,12 @@ async def test_players_on_two_nodes_and_owner_failover(redis: RedisServer, tmp_p
         assert lease_holder(redis, other) == a_node
 
         a.kill()
-        started = time.monotonic()
         for c in (bob, sam):  # relayed through B: B closes them so they resume
             assert await c.closed() == 1001
-        seen = time.monotonic() - started
-        assert seen < 5, f"B noticed A's death after {seen:.1f} s"
         resumed = {}
         for c in (ann, bob, sam):
             back, welcome = await resume(b.url, c.token)
             resumed[c.player] = (back, welcome["room"])
-        assert time.monotonic() - started < 8
         assert lease_holder(redis, code) != a_node
         for p in players:
             room = resumed[p.client.player][1]
@@ -111,11 +100,11 @@ async def test_players_on_two_nodes_and_owner_failover(redis: RedisServer, tmp_p
         watcher = resumed[sam.player][0]
         progress = await watcher.event("progress", player=bob.player)
         assert progress["progress"]["moves"] > len(players[1].acked) - 5
-        # The room nobody was connected to moved too (the scan), within a few seconds.
-        deadline = time.monotonic() + 8
-        while lease_holder_or_none(redis, other) in (None, a_node):
-            assert time.monotonic() < deadline, "the idle room was not taken over"
-            await asyncio.sleep(0.2)
+        # The room nobody was connected to moved too (the scan).
+        await eventually(
+            lambda: lease_holder_or_none(redis, other) not in (None, a_node),
+            what="the idle room to be taken over",
+        )
 
 
 def lease_holder_or_none(redis: RedisServer, code: str) -> str | None:
@@ -125,33 +114,26 @@ def lease_holder_or_none(redis: RedisServer, code: str) -> str | None:
 
 async def test_graceful_stop_hands_rooms_over_at_once(redis: RedisServer, tmp_path: Path) -> None:
     with running_servers(redis, tmp_path, 2) as (a, b):
-        ann = await joined(a.url, "Ann")
+        ann = await player(a.url, "Ann")
         code = (await ann.ok("create_room"))["room"]["code"]
         await ann.ok("start")
-        player = Player(ann)
-        player.view = (await ann.event("deal_started"))["deal"]["board"]
-        await player.play(1, 5)
+        seat = Player(ann)
+        seat.view = (await ann.event("deal_started"))["deal"]["board"]
+        await seat.play(1, 5)
+        a_node = lease_holder(redis, code)
         a.stop()  # SIGTERM: clients get 1001, leases are released
         assert await ann.closed() == 1001
-        assert redis("EXISTS", f"klondike:room:{code}:lease") == 0
-        started = time.monotonic()
+        assert redis("EXISTS", f"klondike:room:{code}:lease") == 0  # no lease to wait out
         _, welcome = await resume(b.url, ann.token)
-        assert time.monotonic() - started < 1.0  # no lease period to wait out
-        assert welcome["room"]["deal"]["board"] == player.acked[-1]["board"]
+        assert lease_holder(redis, code) != a_node  # B holds it now
+        assert welcome["room"]["deal"]["board"] == seat.acked[-1]["board"]
 
 
 async def test_redis_restart_mid_race(redis: RedisServer, tmp_path: Path) -> None:
     """Moves while Redis is down get storage_unavailable and are not applied; once
     it is back, service resumes by itself (relayed clients may be asked to resume)."""
     with running_servers(redis, tmp_path, 2) as (a, b):
-        ann, bob = await joined(a.url, "Ann"), await joined(b.url, "Bob")
-        code = (await ann.ok("create_room"))["room"]["code"]
-        await bob.ok("join_room", code=code, role="player")
-        await ann.ok("start")
-        players = [Player(ann), Player(bob)]
-        for p in players:
-            p.view = (await p.client.event("deal_started"))["deal"]["board"]
-        await asyncio.gather(*(p.play(1, 5) for p in players))
+        ann, bob, _code, players = await race_on_two_nodes(a, b)
 
         redis.kill()
         for p in players:
@@ -159,30 +141,35 @@ async def test_redis_restart_mid_race(redis: RedisServer, tmp_path: Path) -> Non
             move = p.bot.decide(p.view).to_wire()
             reply = await p.client.request("move", deal=1, move=move)
             assert reply["type"] == "error" and reply["code"] == "storage_unavailable"
-        await asyncio.sleep(0.5)
+        # Down until both nodes have lost their connections to it (their logs say so).
+        await eventually(
+            lambda: all("lost the connection to Redis" in n.log_path.read_text() for n in (a, b)),
+            what="the nodes to notice that Redis is gone",
+        )
         redis.start()
 
-        deadline = time.monotonic() + 10
-        for p in players:
-            while True:
-                assert time.monotonic() < deadline, "service did not resume"
-                client = p.client
-                if client.close_code is not None:  # the relay asked it to resume
-                    url = a.url if client is ann else b.url
-                    p.client, _ = await resume(url, client.token)
-                    continue
-                assert p.view is not None
-                move = p.bot.decide(p.view).to_wire()
-                try:
-                    reply = await p.client.request("move", deal=1, move=move)
-                except ConnectionError:
-                    continue
-                if reply["type"] == "moved":
-                    p.acked.append(reply)
-                    p.view = reply["board"]
-                    break
+        async def moved(p: Player) -> bool:
+            """One try at a move: True once one is acknowledged."""
+            client = p.client
+            if client.close_code is not None:  # the relay asked it to resume
+                url = a.url if client is ann else b.url
+                p.client, _ = await resume(url, client.token)
+                return False
+            assert p.view is not None
+            move = p.bot.decide(p.view).to_wire()
+            try:
+                reply = await p.client.request("move", deal=1, move=move)
+            except ConnectionError:
+                return False
+            if reply["type"] != "moved":
                 assert reply["code"] == "storage_unavailable", reply
-                await asyncio.sleep(0.2)
+                return False
+            p.acked.append(reply)
+            p.view = reply["board"]
+            return True
+
+        for p in players:
+            await eventually(lambda p=p: moved(p), what="service to resume")
         _, welcome = await resume(a.url, ann.token)
         for p in players:
             if p.client.player == ann.player:
@@ -194,19 +181,21 @@ async def test_key_hygiene(redis: RedisServer, tmp_path: Path) -> None:
     """Leases, logs, the room index and sessions all carry TTLs; nodes store nothing
     (their channels are not keys); a closed room's lease goes at once."""
     with running_servers(redis, tmp_path, 2) as (a, b):
-        ann, bob = await joined(a.url, "Ann"), await joined(b.url, "Bob")
+        ann, bob = await player(a.url, "Ann"), await player(b.url, "Bob")
         code = (await ann.ok("create_room"))["room"]["code"]
         await bob.ok("join_room", code=code, role="player")
         await ann.ok("start")
         await bob.event("deal_started")
-        keep = await joined(b.url, "Kim")
+        keep = await player(b.url, "Kim")
         await keep.ok("create_room")
         assert redis.keys_without_ttl() == []
         await ann.ok("close_room")
         await bob.event("room_closed")
-        await asyncio.sleep(0.2)
+        await eventually(
+            lambda: redis("EXISTS", f"klondike:room:{code}:lease") == 0,
+            what="the closed room's lease to go",
+        )
         keys = {k.decode() for k in redis("KEYS", "*")}
-        assert f"klondike:room:{code}:lease" not in keys
         assert not any(":node:" in k for k in keys)
         assert redis.keys_without_ttl() == []
         for key in keys:
@@ -219,9 +208,9 @@ async def test_a_relayed_client_goes_from_room_to_room(redis: RedisServer, tmp_p
     that runs on B itself, then one on A again: each join lands where the room runs."""
     with running_servers(redis, tmp_path, 2) as (a, b):
         ann, kim, bob = (
-            await joined(a.url, "Ann"),
-            await joined(b.url, "Kim"),
-            await joined(b.url, "Bob"),
+            await player(a.url, "Ann"),
+            await player(b.url, "Kim"),
+            await player(b.url, "Bob"),
         )
         on_a = (await ann.ok("create_room"))["room"]["code"]
         on_b = (await kim.ok("create_room"))["room"]["code"]
@@ -241,14 +230,7 @@ async def test_frozen_owner_is_fenced_off(redis: RedisServer, tmp_path: Path) ->
     when its leases run out; its relayed clients are sent to resume elsewhere, and
     once it wakes up it cannot write to the room's log any more."""
     with running_servers(redis, tmp_path, 2) as (a, b):
-        ann, bob = await joined(a.url, "Ann"), await joined(b.url, "Bob")
-        code = (await ann.ok("create_room"))["room"]["code"]
-        await bob.ok("join_room", code=code, role="player")
-        await ann.ok("start")
-        players = [Player(ann), Player(bob)]
-        for p in players:
-            p.view = (await p.client.event("deal_started"))["deal"]["board"]
-        await asyncio.gather(*(p.play(1, 5) for p in players))
+        ann, bob, code, players = await race_on_two_nodes(a, b)
         a_node = lease_holder(redis, code)
 
         a.freeze()

@@ -15,8 +15,8 @@ import pytest
 from protocol import Board, DealRules, Event, IllegalMove, MoveKind, Outcome, Variant
 from protocol.scoring import replay_outcomes
 from protocol.views import EVENT_NAMES, outcome_view
-from tests.engine_moves import DRAW, RECYCLE, RESIGN, T2T, UNDO, W2F, cards
-from tests.solver import solve
+from tests.support.engine_moves import DRAW, RECYCLE, RESIGN, T2T, UNDO, W2F, cards
+from tests.support.solver import solve
 
 
 def play(seed: str, rules: DealRules, moves: int, rng: random.Random) -> list[Outcome]:

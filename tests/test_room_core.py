@@ -1,10 +1,9 @@
 """The sans-I/O room core on its own: decide never mutates, the log rebuilds the room
-exactly, and the room rules that the socket tests do not reach."""
+exactly, host hand-over, time limits. Its refusals: tests/test_room_refusals.py."""
 
 from __future__ import annotations
 
 import copy
-import itertools
 from typing import Any
 
 import pytest
@@ -15,44 +14,11 @@ from protocol.moves import IllegalMove, Move, MoveKind, Status
 from protocol.settings import DealRules
 from protocol.views import outcome_view, player_view
 from server.core import decide as C
-from server.core.records import decode_record, encode_record
-from server.core.room import Room
-from server.core.values import Decision, Role, RoomError, logged_move
+from server.core.records import decode_record
+from server.core.values import RoomError, logged_move
 from server.core.views import board_view, replayed_move, snapshot
-
-from .solver import board_from_view, solve
-
-
-class Harness:
-    """A room driven like the shell drives it, with the log kept as bytes."""
-
-    def __init__(self) -> None:
-        self.room = Room("ABCDEF")
-        self.log: list[bytes] = []
-        self.now = 1_000_000
-        self.seeds = (f"seed-{i}" for i in itertools.count())
-        self.events: list[Any] = []
-
-    def ctx(self) -> C.Ctx:
-        return C.Ctx(self.now, lambda: next(self.seeds))
-
-    def run(self, decision: Decision) -> Decision:
-        self.log.extend(encode_record(r) for r in decision.records)
-        self.events.extend(self.room.commit(decision))
-        return decision
-
-    def rebuilt(self) -> Room:
-        return Room.rebuild(self.room.code, (decode_record(b) for b in self.log))
-
-
-def setup_room(h: Harness, players: int = 3, spectators: int = 0, **settings: Any) -> list[str]:
-    ids = [f"p{i}" for i in range(players)]
-    h.run(C.decide_create(h.room, ids[0], "P0", settings, h.ctx()))
-    for pid in ids[1:]:
-        h.run(C.decide_join(h.room, pid, pid.upper(), Role.PLAYER))
-    for i in range(spectators):
-        h.run(C.decide_join(h.room, f"s{i}", f"S{i}", Role.SPECTATOR))
-    return ids
+from tests.support.room_core import Harness, setup_room
+from tests.support.solver import board_from_view, solve
 
 
 def test_board_copy_is_a_full_copy() -> None:
@@ -98,47 +64,6 @@ def test_decide_does_not_touch_the_room_and_rebuild_is_exact() -> None:
     assert rebuilt.seq == h.room.seq and rebuilt.n_records == len(h.log)
     for member in [*ids, "s0"]:
         assert snapshot(rebuilt, member, h.now) == snapshot(h.room, member, h.now)
-
-
-def test_a_deal_ends_when_a_log_reaches_the_move_limit() -> None:
-    """docs/rules.md §4.11: a player who draws and recycles forever is dead at
-    the 5 000th move, the deal (here the round) ends as for any dead deal, and the
-    rebuilt room agrees; the past deal's summary counts the whole log."""
-    h = Harness()
-    (pid,) = setup_room(h, players=1, deals_per_round=1)
-    h.run(C.decide_start(h.room, pid, h.ctx()))
-    deal = h.room.running
-    assert deal is not None
-    for n in range(MAX_MOVES):
-        h.now += 5
-        kind = "draw" if deal.replays[pid].board.stock else "recycle"  # a copy per move
-        decision = h.run(C.decide_move(h.room, pid, 1, n, {"kind": kind}, h.ctx()))
-        assert decision.outcome is not None
-        want = Status.DEAD if n == MAX_MOVES - 1 else Status.PLAYING
-        assert decision.outcome.status is want, n
-    assert deal.over and h.room.state == "round_over"
-    with pytest.raises(RoomError) as info:
-        C.decide_move(h.room, pid, 1, MAX_MOVES, {"kind": "draw"}, h.ctx())
-    assert info.value.code == "wrong_state"
-    summary = snapshot(h.room, pid, h.now)["history"][0]["summary"][pid]
-    assert summary == {"logged": MAX_MOVES, "moves": MAX_MOVES, "status": "dead", "score": 0}
-    rebuilt = h.rebuilt()
-    assert snapshot(rebuilt, pid, h.now) == snapshot(h.room, pid, h.now)
-
-
-def test_refusals_add_nothing() -> None:
-    h = Harness()
-    ids = setup_room(h)
-    with pytest.raises(RoomError) as err:
-        C.decide_move(h.room, ids[1], 1, 0, {"kind": "draw"}, h.ctx())
-    assert err.value.code == "wrong_state"
-    h.run(C.decide_start(h.room, ids[0], h.ctx()))
-    with pytest.raises(RoomError) as err:
-        C.decide_move(h.room, ids[1], 1, 0, {"kind": "recycle"}, h.ctx())
-    assert err.value.code == "stock_not_empty"
-    with pytest.raises(RoomError) as err:
-        C.decide_settings(h.room, ids[0], {"race_bonus": 7}, h.ctx())
-    assert (err.value.code, err.value.extra) == ("bad_setting", {"field": "race_bonus"})
 
 
 def test_host_passes_to_longest_present_connected_player() -> None:
@@ -200,18 +125,30 @@ def test_time_limit_tick() -> None:
     assert h.room.round_ends_at is not None and h.room.state == "round_over"
 
 
-def test_join_rules() -> None:
+def test_a_deal_ends_when_a_log_reaches_the_move_limit() -> None:
+    """docs/rules.md §4.11: a player who draws and recycles forever is dead at
+    the 5 000th move, the deal (here the round) ends as for any dead deal, and the
+    rebuilt room agrees; the past deal's summary counts the whole log."""
     h = Harness()
-    ids = setup_room(h, players=8)
-    with pytest.raises(RoomError) as err:
-        C.decide_join(h.room, "p9", "P9", Role.PLAYER)
-    assert err.value.code == "room_full"
-    h.run(C.decide_join(h.room, "s", "S", Role.SPECTATOR))
-    h.run(C.decide_start(h.room, ids[0], h.ctx()))
-    h.run(C.decide_leave(h.room, ids[7], h.ctx()))
-    with pytest.raises(RoomError) as err:
-        C.decide_join(h.room, "p9", "P9", Role.PLAYER)
-    assert err.value.code == "round_in_progress"
+    (pid,) = setup_room(h, players=1, deals_per_round=1)
+    h.run(C.decide_start(h.room, pid, h.ctx()))
+    deal = h.room.running
+    assert deal is not None
+    for n in range(MAX_MOVES):
+        h.now += 5
+        kind = "draw" if deal.replays[pid].board.stock else "recycle"  # a copy per move
+        decision = h.run(C.decide_move(h.room, pid, 1, n, {"kind": kind}, h.ctx()))
+        assert decision.outcome is not None
+        want = Status.DEAD if n == MAX_MOVES - 1 else Status.PLAYING
+        assert decision.outcome.status is want, n
+    assert deal.over and h.room.state == "round_over"
+    with pytest.raises(RoomError) as info:
+        C.decide_move(h.room, pid, 1, MAX_MOVES, {"kind": "draw"}, h.ctx())
+    assert info.value.code == "wrong_state"
+    summary = snapshot(h.room, pid, h.now)["history"][0]["summary"][pid]
+    assert summary == {"logged": MAX_MOVES, "moves": MAX_MOVES, "status": "dead", "score": 0}
+    rebuilt = h.rebuilt()
+    assert snapshot(rebuilt, pid, h.now) == snapshot(h.room, pid, h.now)
 
 
 def _undoable(board: Board, move: Move) -> bool:

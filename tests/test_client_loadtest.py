@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +15,7 @@ from client.load import (
     Load,
     LoadProgress,
     LoadStats,
+    Pacer,
     Player,
     open_rooms,
     percentile,
@@ -23,10 +23,8 @@ from client.load import (
 )
 from protocol import Board, DealRules, Move, Status, player_view
 from server.cli import klondike_race as main
-from tests.client_fixtures import live_url
-from tests.redis_fixtures import ServerProcess
-
-__all__ = ["live_url"]
+from tests.support.processes import ServerProcess
+from tests.support.waiting import eventually
 
 
 def test_a_short_loadtest_acknowledges_every_move(
@@ -53,9 +51,10 @@ def test_a_short_loadtest_acknowledges_every_move(
     assert report["unacknowledged"] == 0 and report["disconnects"] == 0
     # Flat out, yet under the server's rate limit (the default --rate-limit 50).
     assert report["errors"] == {}
-    assert report["moves"] > 100 and report["moves_per_s"] > 30
+    # It played and measured; how fast is bench/'s business, not a test's.
+    assert report["moves"] > 0 and isinstance(report["moves_per_s"], float)
     lat = report["latency_ms"]
-    assert 0 < lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"]
+    assert lat["p50"] <= lat["p95"] <= lat["p99"] <= lat["max"]
     assert report["events"] > report["moves"]  # spectators and rivals hear of each move
     assert sum(report["deals"].values()) > 0  # the bots finish deals, the host deals on
 
@@ -68,51 +67,92 @@ async def test_run_load_is_importable_and_reports(live_url: str) -> None:
 
 
 async def test_rate_paces_all_bots_together(live_url: str) -> None:
-    report = await run_load(live_url, 2, 2, 0, 2.5, rate=40)
-    assert report.ok and report.errors == {}
-    assert 25 <= report.moves_per_s <= 48, report.moves_per_s
+    """``rate`` is for all players together: each of the 4 seats moves every 0.1 s
+    for 40 a second (or slower, to stay under the server's limit)."""
+    stats = LoadStats()
+    rooms = await open_rooms([live_url], 2, 2, 0, {"deals_per_round": 20}, stats)
+    assert Load(rooms, stats, rate=40).interval == 4 / 40
+    assert Load(rooms, stats, rate=40, rate_limit=50).interval == 4 / 40
+    assert Load(rooms, stats, rate=400, rate_limit=50).interval == 1 / (0.9 * 50)
+    assert Load(rooms, stats).interval == 0  # flat out
+    await Load(rooms, stats).stop()
+    report = await run_load(live_url, 2, 2, 0, 1.0, rate=40)
+    assert report.ok and report.errors == {} and report.moves > 0
+
+
+async def test_a_pacer_keeps_its_schedule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One seat's moves come ``interval`` apart from a random phase, do not drift
+    with latency, and a seat that fell behind catches up by one move, not a burst:
+    on a clock the test moves itself."""
+    import random
+
+    from client import load
+
+    now = [100.0]
+    slept: list[float] = []
+
+    async def sleep(delay: float) -> None:
+        slept.append(delay)
+        now[0] += delay
+
+    monkeypatch.setattr(load.time, "perf_counter", lambda: now[0])
+    monkeypatch.setattr(load.asyncio, "sleep", sleep)
+    pacer = Pacer(0.5, random.Random(7))
+    assert 100.0 <= pacer.next < 100.5  # a random phase within one interval
+    first = pacer.next
+    await pacer.wait()
+    assert now[0] == first
+    now[0] += 0.2  # the move took 0.2 s: the next one is still due on the schedule
+    await pacer.wait()
+    assert now[0] == pytest.approx(first + 0.5)
+    # 3 s late, six slots missed: the late move, one to catch up, and the slot due
+    # now go at once (not six), then one per interval again.
+    now[0] += 3.0
+    at = []
+    for _ in range(4):
+        await pacer.wait()
+        at.append(now[0] - first)
+    assert at == pytest.approx([3.5, 3.5, 3.5, 4.0])
 
 
 async def test_a_dropped_player_resumes_and_plays_on(live_url: str) -> None:
     stats = LoadStats()
     rooms = await open_rooms([live_url], 1, 2, 1, {"deals_per_round": 20}, stats)
     load = Load(rooms, stats)
+    seat = rooms[0].players[1]
+    assert isinstance(seat, Player)
     load.start()
     try:
-        await asyncio.sleep(0.5)
-        seat = rooms[0].players[1]
-        assert isinstance(seat, Player)
+        await eventually(lambda: stats.moves > 0, what="the bots to play")
         old = seat.ws
         old.transport.abort()
-        await asyncio.sleep(1.0)
-        assert seat.ws is not old and not seat.ws.close_code
+        await eventually(lambda: seat.ws is not old, what="the seat to resume")
+        assert not seat.ws.close_code
         before = stats.moves
-        await asyncio.sleep(0.5)
-        assert stats.moves > before
+        await eventually(lambda: stats.moves > before, what="moves after the resume")
     finally:
         await load.stop()
     assert stats.disconnects == 1 and stats.unacknowledged <= 1
     assert not [code for code in stats.errors if code.startswith("crashed:")]
 
 
-async def test_seats_stop_when_the_server_forgot_their_tokens(tmp_path: Path) -> None:
-    server = ServerProcess(None, tmp_path / "server.log")
+async def test_seats_stop_when_the_server_forgot_their_tokens(
+    server_process: ServerProcess,
+) -> None:
+    server = server_process
     await asyncio.to_thread(server.start)
     stats = LoadStats()
+    rooms = await open_rooms([server.url], 1, 2, 1, {"deals_per_round": 20}, stats)
+    load = Load(rooms, stats)
+    load.start()
     try:
-        rooms = await open_rooms([server.url], 1, 2, 1, {"deals_per_round": 20}, stats)
-        load = Load(rooms, stats)
-        load.start()
-        try:
-            server.kill()
-            # Back on the same port with an empty memory store: every resume is refused.
-            await asyncio.to_thread(server.start)
-            await asyncio.wait(load._tasks, timeout=20)
-            assert load.done
-        finally:
-            await load.stop()
-    finally:
         server.kill()
+        # Back on the same port with an empty memory store: every resume is refused.
+        await asyncio.to_thread(server.start)
+        await asyncio.wait(load._tasks)  # every seat stops by itself
+        assert load.done
+    finally:
+        await load.stop()
     assert stats.disconnects == 3 and stats.unacknowledged <= 2
     assert not [code for code in stats.errors if code.startswith("crashed:")]
 

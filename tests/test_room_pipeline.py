@@ -10,13 +10,17 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
+
 from server.app import RaceServer
 from server.core.records import decode_record
 from server.core.room import Room
 from server.core.views import snapshot
 from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
-from tests.server_support import Client, player, running_server
+from tests.support.inprocess import Outbox, running_server
+from tests.support.raw_client import Client, player
+from tests.support.waiting import eventually
 
 
 class GatedStore(MemoryStore):
@@ -64,12 +68,9 @@ async def table(server: RaceServer) -> tuple[list[Client], Client, str]:
 
 
 async def until_pending(server: RaceServer, code: str, n: int) -> None:
+    """Until ``n`` commands of the room are decided and wait for the store."""
     host = server.service.rooms[code]
-    for _ in range(500):
-        if host.pending >= n:
-            return
-        await asyncio.sleep(0.002)
-    raise AssertionError(f"{host.pending} pending, waited for {n}")
+    await eventually(lambda: host.pending >= n, what=f"{n} pending commands")
 
 
 def frames_since(client: Client, start: int) -> list[dict[str, Any]]:
@@ -86,24 +87,26 @@ def same_as_replay(server: RaceServer, store: MemoryStore, code: str) -> None:
         assert snapshot(rebuilt, pid, now) == snapshot(live, pid, now)
 
 
-async def test_commands_wait_for_the_append_in_flight_and_batch() -> None:
-    store = GatedStore()
+async def test_commands_wait_for_the_append_in_flight_and_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store, outbox = GatedStore(), Outbox(monkeypatch)
     async with running_server(store=store) as server:
         players, sam, code = await table(server)
         seq = (await sam.ok("snapshot"))["room"]["seq"]
         marks = [len(c.frames) for c in (*players, sam)]
-        store.held, before = True, store.appends
+        store.held, before, sent = True, store.appends, len(outbox)
         moves = [
             asyncio.create_task(c.request("move", deal=1, move={"kind": "draw"})) for c in players
         ]
         await until_pending(server, code, 3)
         look = asyncio.create_task(sam.request("snapshot"))
         await until_pending(server, code, 4)
-        await asyncio.sleep(0.05)
         # One append in flight (the first move), the other two decided and queued
-        # behind it; nobody has heard of any of them, nor had the snapshot.
+        # behind it; nobody has heard of any of them, nor had the snapshot: the
+        # server has queued no frame on any connection since the store was held.
         assert store.appends - before == 1
-        assert all(len(c.frames) == m for c, m in zip((*players, sam), marks, strict=True))
+        assert len(outbox) == sent
         store.open()
         replies = await asyncio.gather(*moves)
         assert [r["type"] for r in replies] == ["moved"] * 3
@@ -123,19 +126,20 @@ async def test_commands_wait_for_the_append_in_flight_and_batch() -> None:
         same_as_replay(server, store, code)
 
 
-async def test_a_refusal_waits_its_turn() -> None:
+async def test_a_refusal_waits_its_turn(monkeypatch: pytest.MonkeyPatch) -> None:
     """A refusal decided while earlier commands are not durable depends on them
     (here: the deal they ended), so it goes out after their events, in order."""
     store = GatedStore()
     async with running_server(store=store) as server:
-        (ann, bob, _cat), _sam, _code = await table(server)
+        (ann, bob, _cat), _sam, code = await table(server)
         mark = len(bob.frames)
+        outbox = Outbox(monkeypatch)
         store.held = True
         moved_on = asyncio.create_task(ann.request("next_deal"))
-        await asyncio.sleep(0.02)
+        await until_pending(server, code, 1)  # next_deal decided first
         late = asyncio.create_task(bob.request("move", deal=1, move={"kind": "draw"}))
-        await asyncio.sleep(0.05)
-        assert len(bob.frames) == mark  # not even the refusal yet
+        await until_pending(server, code, 2)  # then Bob's move, refused: it waits too
+        assert len(outbox) == 0  # nothing sent to anyone, not even the refusal
         store.open()
         assert (await moved_on)["type"] == "ok"
         assert (await late)["code"] == "wrong_deal"

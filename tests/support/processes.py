@@ -1,4 +1,5 @@
-"""Private ``redis-server`` processes for the tests, and a tiny client to inspect them.
+"""The tests' child processes: private ``redis-server`` processes, and the server
+itself as users run it (``klondike-race serve``), each on a free port.
 
 Tests never touch a Redis they did not start: each :class:`RedisServer` runs on a free
 port in its own directory, with ``appendonly yes``/``appendfsync always`` so a
@@ -7,6 +8,10 @@ keeps every acknowledged write. Every process is killed when its test ends.
 
 :func:`command` is a blocking RESP client (a socket, no library), so what a test
 checks about Redis does not go through the code under test.
+
+:class:`ServerProcess` is the one launcher of a server process: the client, load,
+cluster, recovery and browser tests all start theirs through it (the shared fixtures
+in tests/conftest.py among them).
 """
 
 from __future__ import annotations
@@ -17,14 +22,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.support.waiting import eventually_blocking
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
@@ -130,16 +134,17 @@ class RedisServer(_Child):
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 10
-        while True:
+        proc = self.proc
+
+        def answers() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited: {self.dir / 'redis.log'}")
             try:
-                if command(self.port, "PING", timeout=0.5) == b"PONG":
-                    return
+                return bool(command(self.port, "PING", timeout=0.5) == b"PONG")
             except (OSError, RuntimeError):  # not listening yet, or -LOADING
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"redis-server did not start: {self.dir / 'redis.log'}")
-            time.sleep(0.02)
+                return False
+
+        eventually_blocking(answers, what=f"redis-server on port {self.port}")
 
     def __call__(self, *args: str | bytes | int) -> Any:
         return command(self.port, *args)
@@ -161,11 +166,18 @@ def running_redis(directory: Path) -> Iterator[RedisServer]:
         server.kill()
 
 
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
-    """A private redis-server for one test (import this fixture into a test module)."""
-    with running_redis(tmp_path / "redis") as server:
-        yield server
+# Every client of a test comes from 127.0.0.1: lift the per-address caps, or a
+# module's tests together would run into them (tests of the caps set their own).
+UNCAPPED = [
+    "--connections-per-address",
+    "1000000",
+    "--sessions-per-minute",
+    "1000000",
+    "--rooms-per-minute",
+    "1000000",
+    "--join-codes-per-minute",
+    "1000000",
+]
 
 
 class ServerProcess(_Child):
@@ -183,6 +195,10 @@ class ServerProcess(_Child):
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/ws"
 
+    @property
+    def http(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
     def start(self, timeout: float = 20.0) -> None:
         exe = Path(sys.executable).parent / "klondike-race"
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -190,24 +206,24 @@ class ServerProcess(_Child):
         store = ["--memory"] if self.redis_url is None else ["--redis", self.redis_url]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [str(exe), "serve", "--port", str(self.port), *store],
+                [str(exe), "serve", "--host", "127.0.0.1", "--port", str(self.port)]
+                + [*store, *UNCAPPED],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
             )
-        deadline = time.monotonic() + timeout
-        while True:
+        proc = self.proc
+
+        def healthy() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"server exited:\n{self.log_path.read_text()[-3000:]}")
             try:
-                with urllib.request.urlopen(
-                    f"http://127.0.0.1:{self.port}/healthz", timeout=0.5
-                ) as reply:
-                    if reply.status == 200:
-                        return
+                with urllib.request.urlopen(f"{self.http}/healthz", timeout=0.5) as reply:
+                    return bool(reply.status == 200)
             except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start:\n{self.log_path.read_text()[-3000:]}")
-            time.sleep(0.05)
+                return False
+
+        eventually_blocking(healthy, timeout, what=f"the server on port {self.port}")
 
     def stop(self) -> None:
         """SIGTERM: the graceful stop (clients get 1001)."""
@@ -238,29 +254,3 @@ def running_servers(
     for node in nodes:  # a bug on a node shows in its log even when clients cope
         text = node.log_path.read_text()
         assert "Traceback" not in text and " ERROR " not in text, text[-4000:]
-
-
-class Player:
-    """A raw client (tests/server_support.py) playing legal moves with the client's
-    bot, remembering every move the server acknowledged and the board it returned."""
-
-    def __init__(self, client: Any) -> None:
-        from client.bot import Bot
-
-        self.client = client
-        self.bot = Bot(search_budget=0)
-        self.view: dict[str, Any] | None = None
-        self.acked: list[dict[str, Any]] = []  # the moved replies, in order
-
-    async def play(self, deal: int, count: int) -> None:
-        from protocol.moves import MoveKind
-
-        for _ in range(count):
-            assert self.view is not None
-            move = self.bot.decide(self.view)
-            if move.kind is MoveKind.RESIGN:
-                return
-            reply = await self.client.request("move", deal=deal, move=move.to_wire())
-            assert reply["type"] == "moved", reply
-            self.acked.append(reply)
-            self.view = reply["board"]

@@ -18,8 +18,9 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 
 from server.store.sqlite import DB_NAME
+from tests.support.processes import UNCAPPED
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"listening on ws://[^:]+:(\d+)/ws")
 
 
@@ -45,7 +46,7 @@ class EmbeddedServer:
         env.pop("KLONDIKE_DATA_DIR", None)
         self.proc = proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "server", "--port", str(self.port),
-            "--data-dir", str(self.data_dir), "--rate-limit", "100000",
+            "--data-dir", str(self.data_dir), "--rate-limit", "100000", *UNCAPPED,
             cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         assert proc.stderr is not None

@@ -1,0 +1,57 @@
+"""The fixtures every test module shares; the helpers behind them are in tests/support/.
+
+- ``live_server`` / ``live_url``: one real server process (``klondike-race serve``,
+  in memory) for a whole test module, as users run it: the client, load, bot and
+  browser tests play against it. It is :class:`~tests.support.processes.ServerProcess`,
+  the one launcher of server processes.
+- ``server_process``: a server process of the test's own, not started yet, that it
+  may kill and start again on the same port (a restart forgets everything); always
+  killed at the end.
+- ``redis``: a private ``redis-server`` on a free port in the test's own
+  directory, that the test may kill -9, freeze (SIGSTOP), thaw and restart on the
+  same port and data; always stopped at the end.
+
+The in-process server (``running_server``) is a context manager rather than a
+fixture, because nearly every test starts it with its own clock, store or limits:
+see tests/support/inprocess.py. The one way to wait for a condition that no event
+announces is ``eventually`` (tests/support/waiting.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.processes import RedisServer, ServerProcess, running_redis
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    server = ServerProcess(None, tmp_path_factory.mktemp("live") / "server.log")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def live_url(live_server: ServerProcess) -> str:
+    return live_server.url
+
+
+@pytest.fixture
+def server_process(tmp_path: Path) -> Iterator[ServerProcess]:
+    server = ServerProcess(None, tmp_path / "server.log")
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[RedisServer]:
+    with running_redis(tmp_path / "redis") as server:
+        yield server

@@ -1,0 +1,108 @@
+"""The benchmarks in bench/ run end to end, tiny, so none can rot unnoticed: each
+prints its table for people, then one line of JSON with the keys its readers
+use. No figure is asserted: what a shared test machine measures means little,
+and the figures are bench/'s to report, not the tests'."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+from tests.support import ROOT
+
+
+def run_bench(*args: str) -> tuple[list[str], dict[str, Any]]:
+    """Run ``python -m bench.NAME ARGS``: its table's lines and its JSON last line."""
+    proc = subprocess.run(
+        [sys.executable, "-m", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    lines = proc.stdout.strip().splitlines()
+    assert len(lines) > 1, proc.stdout  # a table first
+    result = json.loads(lines[-1])
+    assert isinstance(result, dict)
+    return lines[:-1], result
+
+
+def is_figure(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def test_engine_bench() -> None:
+    table, figures = run_bench("bench.engine", "--seconds", "0.2", "--games", "8")
+    assert len(table) > 4
+    for key in ("apply_moves_per_s", "legal_moves_per_s", "deals_per_s", "rescored_deals_per_s"):
+        assert isinstance(figures[key], int), key
+    assert set(figures["apply_moves_per_s_by_rules"]) == {
+        "classic draw 1",
+        "classic draw 3",
+        "thoughtful draw 1",
+        "double draw 1",
+    }
+    assert figures["target_apply_moves_per_s"] == 200_000
+    assert isinstance(figures["meets_target"], bool)
+    assert figures["python"].startswith(f"{sys.version_info[0]}.{sys.version_info[1]}.")
+    assert figures["machine"] and figures["cpu"]
+    assert figures["seconds_per_measure"] == 0.2
+
+
+def test_bot_winrate_bench() -> None:
+    table, out = run_bench("bench.bot_winrate", "--deals", "20", "--jobs", "1")
+    assert table[0].split()[:3] == ["variant", "draw", "deals"]
+    results = out["results"]
+    assert [(r["draw"], r["deals"]) for r in results] == [(1, 20), (3, 20)]
+    for r in results:  # counts of deals, not of time: these must add up
+        assert r["won"] + r["resigned"] + r["dead"] == 20
+        assert r["win_rate"] == r["won"] / 20
+
+
+def test_server_bench() -> None:
+    _, result = run_bench("bench.server", "--rooms", "1", "--seconds", "0.7", "--warmup", "0.3")
+    for side in ("server", "baseline"):
+        run = result[side]
+        assert run["errors"] == 0 and run["bots_failed"] == 0, result
+        assert run["connections"] == 9
+        assert all(is_figure(run[k]) for k in ("moves_per_s", "p50_ms", "p99_ms")), run
+    assert is_figure(result["ratio"])
+
+
+def test_redis_bench() -> None:
+    _, result = run_bench("bench.redis", "--rooms", "1", "--seconds", "0.6", "--warmup", "0.3")
+    for name in ("memory", "redis", "redis_half_load", "two_nodes"):
+        run = result[name]
+        assert run["errors"] == 0, result
+        assert all(is_figure(run[k]) for k in ("moves_per_s", "p50_ms", "p99_ms")), run
+    assert is_figure(result["redis_vs_memory"])
+    assert isinstance(result["targets_met"], bool)
+
+
+def test_sqlite_bench() -> None:
+    table, result = run_bench("bench.sqlite", "--rooms", "1", "--seconds", "0.6", "--warmup", "0.3")
+    text = "\n".join(table)
+    for label in ("in-memory store", "embedded store", "embedded / memory"):
+        assert label in text
+    for run in ("memory", "sqlite", "sqlite_half_load"):
+        assert result[run]["errors"] == 0, result
+        assert is_figure(result[run]["moves_per_s"]), result
+    assert is_figure(result["sqlite_vs_memory"])
+    assert isinstance(result["targets_met"], bool)
+
+
+def test_scoring_bench() -> None:
+    """Per-move scoring cost, the reference replay and the running totals, at each
+    log length, in the same run."""
+    _, figures = run_bench(
+        "bench.scoring", "--seconds", "0.02", "--rounds", "1", "--lengths", "10,200"
+    )
+    assert figures["lengths"] == [10, 200]
+    for system in ("standard", "timed"):
+        for length in ("10", "200"):
+            cell = figures["per_move"][system][length]
+            assert is_figure(cell["reference_us"]) and is_figure(cell["running_us"])
+        assert set(figures["growth"][system]) == {"reference", "running"}

@@ -1,0 +1,237 @@
+"""Every room rule that refuses a request, on the sans-I/O core: the deciders of
+server/core/decide.py on a server/core/room.py Room, no sockets. The lifecycle
+table (server/core/lifecycle.py) is walked whole: for every state and action the
+decider refuses exactly as the table says, and only there. A refusal adds no
+record and leaves the room as it was. tests/test_transport.py shows a few of these
+refusals reaching a client as error frames over a real socket."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import pytest
+
+from protocol.views import player_view
+from server.core import decide as C
+from server.core.lifecycle import TABLE, Action
+from server.core.room import Room
+from server.core.values import MAX_PLAYERS, Decision, Role, RoomError, RoomState, logged_move
+from server.core.views import snapshot
+from tests.support.room_core import Harness, setup_room
+from tests.support.solver import board_from_view, solve
+
+HOST, GUEST, SPEC = "p0", "p1", "s0"
+
+
+def room_in(state: RoomState) -> Harness:
+    """A room with a host, a second player and a spectator, in ``state``."""
+    h = Harness()
+    setup_room(h, players=2, spectators=1, deals_per_round=1)
+    if state in (RoomState.PLAYING, RoomState.ROUND_OVER):
+        h.run(C.decide_start(h.room, HOST, h.ctx()))
+    if state == RoomState.ROUND_OVER:
+        for pid in (HOST, GUEST):
+            h.run(C.decide_move(h.room, pid, 1, next_n(h.room, pid), {"kind": "resign"}, h.ctx()))
+    if state == RoomState.CLOSED:
+        h.run(C.decide_close(h.room, HOST))
+    assert h.room.state == state
+    return h
+
+
+def next_n(room: Room, player: str) -> int:
+    """The ``n`` a client sends for its next move: its log's length so far."""
+    deal = room.deal  # the running deal, or the round's last
+    return len(deal.logs.get(player, ())) if deal is not None else 0
+
+
+def refused(decide: Callable[[], Decision]) -> RoomError:
+    with pytest.raises(RoomError) as err:
+        decide()
+    return err.value
+
+
+def request(h: Harness, action: Action) -> Callable[[], Decision]:
+    """``action`` asked for by whoever may ask it (the host, or a newcomer to join),
+    with arguments that are fine in themselves: only the state may refuse it."""
+    room, ctx = h.room, h.ctx()
+    deal = room.running.number if room.running is not None else 1
+    return {
+        Action.JOIN_AS_PLAYER: lambda: C.decide_join(room, "new", "New", Role.PLAYER),
+        Action.JOIN_AS_SPECTATOR: lambda: C.decide_join(room, "new", "New", Role.SPECTATOR),
+        Action.LEAVE: lambda: C.decide_leave(room, GUEST, ctx),
+        Action.SETTINGS: lambda: C.decide_settings(room, HOST, {"draw": 3}, ctx),
+        Action.START: lambda: C.decide_start(room, HOST, ctx),
+        Action.NEXT_DEAL: lambda: C.decide_next_deal(room, HOST, ctx),
+        Action.REMOVE: lambda: C.decide_remove(room, HOST, GUEST, ctx),
+        Action.REMATCH: lambda: C.decide_rematch(room, HOST, ctx),
+        Action.CLOSE: lambda: C.decide_close(room, HOST),
+        Action.MOVE: lambda: C.decide_move(
+            room, HOST, deal, next_n(room, HOST), {"kind": "draw"}, ctx
+        ),
+        Action.RETRY_MOVE: lambda: retry_first_move(h),
+    }[action]
+
+
+def retry_first_move(h: Harness) -> Decision:
+    """The host sends its first move of the deal again (playing one first if it
+    has none yet): a retry, which the room answers from its log."""
+    room, ctx = h.room, h.ctx()
+    deal = room.deal
+    if room.running is not None and not room.running.logs[HOST]:
+        h.run(C.decide_move(room, HOST, room.running.number, 0, {"kind": "draw"}, ctx))
+    logged = deal.logs.get(HOST, []) if deal is not None else []
+    data = logged_move(logged[0]).to_wire() if logged else {"kind": "draw"}
+    return C.decide_move(room, HOST, deal.number if deal else 1, 0, data, ctx)
+
+
+def test_the_table_covers_every_action_and_state() -> None:
+    assert set(TABLE) == set(Action)
+    for row in TABLE.values():
+        assert set(row) == set(RoomState)
+
+
+@pytest.mark.parametrize("state", list(RoomState))
+@pytest.mark.parametrize("action", list(Action))
+def test_each_decider_refuses_exactly_as_the_lifecycle_table_says(
+    state: RoomState, action: Action
+) -> None:
+    h = room_in(state)
+    before = copy.deepcopy([snapshot(h.room, m, h.now) for m in h.room.members])
+    expected = TABLE[action][state]
+    if expected is None:
+        decision = request(h, action)()  # allowed: no refusal at all
+        assert isinstance(decision, Decision)
+        return
+    err = refused(request(h, action))
+    code, message = expected
+    assert (err.code, err.message) == (code, message.format(state=state.value))
+    assert [snapshot(h.room, m, h.now) for m in h.room.members] == before
+
+
+def host_only(h: Harness, actor: str) -> list[Callable[[], Decision]]:
+    room, ctx = h.room, h.ctx()
+    return [
+        lambda: C.decide_settings(room, actor, {"draw": 3}, ctx),
+        lambda: C.decide_start(room, actor, ctx),
+        lambda: C.decide_next_deal(room, actor, ctx),
+        lambda: C.decide_remove(room, actor, HOST, ctx),
+        lambda: C.decide_rematch(room, actor, ctx),
+        lambda: C.decide_close(room, actor),
+    ]
+
+
+@pytest.mark.parametrize("state", [RoomState.LOBBY, RoomState.PLAYING, RoomState.ROUND_OVER])
+@pytest.mark.parametrize("actor", [GUEST, SPEC])
+def test_host_only_requests(state: RoomState, actor: str) -> None:
+    h = room_in(state)
+    for decide in host_only(h, actor):
+        assert refused(decide).code == "not_host"
+
+
+def test_who_is_not_in_the_room() -> None:
+    h = room_in(RoomState.PLAYING)
+    room, ctx = h.room, h.ctx()
+    for decide in (
+        lambda: C.decide_leave(room, "stranger", ctx),
+        lambda: C.decide_settings(room, "stranger", {}, ctx),
+        lambda: C.decide_close(room, "stranger"),
+        lambda: C.decide_move(room, "stranger", 1, next_n(room, "stranger"), {"kind": "draw"}, ctx),
+    ):
+        assert refused(decide).code == "not_in_room"
+    err = refused(lambda: C.decide_remove(room, HOST, "pNOBODY", ctx))
+    assert err.code == "no_such_player"
+    assert refused(lambda: C.decide_remove(room, HOST, HOST, ctx)).code == "bad_request"
+    assert refused(lambda: C.decide_join(room, GUEST, "P1", Role.SPECTATOR)).code == (
+        "already_in_room"
+    )
+
+
+def test_bad_settings_name_the_field() -> None:
+    h = room_in(RoomState.LOBBY)
+    for changes, field in (
+        ({"draw": 2}, "draw"),
+        ({"colour": "red"}, "colour"),
+        ({"race_bonus": 7}, "race_bonus"),
+    ):
+        err = refused(lambda c=changes: C.decide_settings(h.room, HOST, c, h.ctx()))
+        assert (err.code, err.extra) == ("bad_setting", {"field": field})
+        err = refused(lambda c=changes: C.validate_settings(c))  # create_room's check
+        assert (err.code, err.extra) == ("bad_setting", {"field": field})
+
+
+def test_move_refusals() -> None:
+    h = room_in(RoomState.PLAYING)
+    room, ctx = h.room, h.ctx()
+
+    def move(actor: str, deal: int, data: object) -> RoomError:
+        return refused(lambda: C.decide_move(room, actor, deal, next_n(room, actor), data, ctx))
+
+    assert move(SPEC, 1, {"kind": "draw"}).code == "not_a_player"
+    assert move(HOST, 2, {"kind": "draw"}).code == "wrong_deal"
+    assert move(HOST, 1, {"kind": "jump"}).code == "bad_move"
+    assert move(HOST, 1, {"kind": "waste_foundation"}).code == "waste_empty"
+    assert move(HOST, 1, {"kind": "undo"}).code == "undo_off"
+    assert move(HOST, 1, {"kind": "recycle"}).code == "stock_not_empty"
+    assert move(HOST, 1, {"kind": "tableau_tableau", "from": 9, "to": 0}).code == ("no_such_pile")
+    h.run(C.decide_join(room, "late", "Late", Role.SPECTATOR))
+    assert move("late", 1, {"kind": "draw"}).code == "not_a_player"
+
+
+def test_a_move_after_the_deal_is_won_is_deal_over() -> None:
+    h = Harness("race-27")  # Thoughtful: tests/support/solver.py wins it
+    setup_room(h, players=2, variant="thoughtful", deals_per_round=2)
+    h.run(C.decide_start(h.room, HOST, h.ctx()))
+    deal = h.room.running
+    assert deal is not None
+    solution = solve(board_from_view(player_view(deal.replays[HOST].board)))
+    assert solution is not None
+    for move in solution:
+        h.run(C.decide_move(h.room, HOST, 1, next_n(h.room, HOST), move.to_wire(), h.ctx()))
+    assert deal.replays[HOST].board.status.value == "won"
+    err = refused(
+        lambda: C.decide_move(h.room, HOST, 1, next_n(h.room, HOST), {"kind": "draw"}, h.ctx())
+    )
+    assert err.code == "deal_over"
+    h.run(
+        C.decide_move(h.room, GUEST, 1, next_n(h.room, GUEST), {"kind": "draw"}, h.ctx())
+    )  # the deal goes on
+
+
+def test_join_rules() -> None:
+    h = Harness()
+    ids = setup_room(h, players=MAX_PLAYERS)
+    err = refused(lambda: C.decide_join(h.room, "p9", "P9", Role.PLAYER))
+    assert err.code == "room_full"
+    h.run(C.decide_join(h.room, "s", "S", Role.SPECTATOR))
+    h.run(C.decide_start(h.room, ids[0], h.ctx()))
+    h.run(C.decide_leave(h.room, ids[7], h.ctx()))
+    err = refused(lambda: C.decide_join(h.room, "p9", "P9", Role.PLAYER))
+    assert err.code == "round_in_progress"  # a seat is free, but the round runs
+
+
+def test_a_round_needs_a_player() -> None:
+    h = Harness()
+    setup_room(h, players=1, spectators=1)
+    h.run(C.decide_leave(h.room, HOST, h.ctx()))
+    assert h.room.host == SPEC and h.room.state == RoomState.LOBBY
+    err = refused(lambda: C.decide_start(h.room, SPEC, h.ctx()))
+    assert (err.code, err.message) == ("wrong_state", "a round needs at least one player")
+
+
+def test_refusals_add_nothing() -> None:
+    """A refused request leaves the log and every member's view as they were."""
+    h = room_in(RoomState.PLAYING)
+    log, seq = list(h.log), h.room.seq
+    views = copy.deepcopy([snapshot(h.room, m, h.now) for m in h.room.members])
+    for decide in (
+        lambda: C.decide_move(
+            h.room, GUEST, 1, next_n(h.room, GUEST), {"kind": "recycle"}, h.ctx()
+        ),
+        lambda: C.decide_settings(h.room, HOST, {"race_bonus": 7}, h.ctx()),
+        lambda: C.decide_start(h.room, HOST, h.ctx()),
+        lambda: C.decide_remove(h.room, GUEST, HOST, h.ctx()),
+    ):
+        refused(decide)
+    assert h.log == log and h.room.seq == seq
+    assert [snapshot(h.room, m, h.now) for m in h.room.members] == views
