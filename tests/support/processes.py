@@ -204,10 +204,10 @@ class ServerProcess(_Child):
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop("KLONDIKE_REDIS_URL", None)
         store = ["--memory"] if self.redis_url is None else ["--redis", self.redis_url]
+        where = ["--host", "127.0.0.1", "--port", str(self.port)]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [str(exe), "serve", "--host", "127.0.0.1", "--port", str(self.port)]
-                + [*store, *UNCAPPED],
+                [str(exe), "serve", *where, *store, *UNCAPPED],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
