@@ -78,6 +78,31 @@ class ClusterHooks(Protocol):
         """Appends fenced by the token the room's lease holds here now."""
 
 
+FOLD_SLICE_S = 0.005
+"""How long a rebuild folds before it lets the event loop run (other rooms' moves
+wait that long at most). The room is not published until the fold is done, so
+nothing sees it half-built; see :func:`_fold`."""
+
+
+async def _fold(code: str, records: Sequence[bytes]) -> tuple[Room, DurableLog]:
+    """:meth:`DurableLog.fold`, in slices of ``FOLD_SLICE_S``: a compacted log is
+    short, but its snapshot replays every board of the round, and a log that was
+    never compacted (or a round of many long deals) may take far longer than the
+    few ms a move may wait on the rest of the server."""
+    steps = DurableLog.folding(code, records)
+    clock = time.perf_counter
+    until = clock() + FOLD_SLICE_S
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            result: tuple[Room, DurableLog] = done.value
+            return result
+        if clock() >= until:
+            await asyncio.sleep(0)
+            until = clock() + FOLD_SLICE_S
+
+
 def check_name(raw: str) -> str:
     """The name normalised as people will see it (protocol/names.py), or ``bad_name``."""
     try:
@@ -257,7 +282,7 @@ class Service:
         runner: RoomRunner | None = None
         try:
             records = await self.store.load(code)
-            room, durable = DurableLog.fold(code, records)
+            room, durable = await _fold(code, records)
             if not records or room.state == "closed":
                 await self.store.close_room(code)
                 if cluster is not None:

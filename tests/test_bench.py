@@ -106,3 +106,14 @@ def test_scoring_bench() -> None:
             cell = figures["per_move"][system][length]
             assert is_figure(cell["reference_us"]) and is_figure(cell["running_us"])
         assert set(figures["growth"][system]) == {"reference", "running"}
+
+
+def test_takeover_bench() -> None:
+    table, result = run_bench("bench.takeover", "--deals", "3", "--repeat", "1")
+    assert any(line.startswith("compacted") for line in table)
+    for way in ("whole_at_once", "whole_slices", "compacted"):
+        for key in ("records", "bytes", "takeover_ms_p50", "takeover_ms_max", "longest_hold_ms"):
+            assert is_figure(result[way][key]), (way, key)
+    # a count, not a time: compaction leaves fewer records in the store
+    assert result["compacted"]["records"] < result["whole_at_once"]["records"]
+    assert isinstance(result["hold_under_50ms"], bool)

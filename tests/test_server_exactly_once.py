@@ -34,8 +34,16 @@ def without_id(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 async def logged_moves(store: MemoryStore, code: str) -> int:
-    """The move records the store holds for a room: what "appended nothing" counts."""
-    return sum(1 for r in await store.load(code) if decode_record(r)["k"] == "move")
+    """The moves the store holds for a room: what "appended nothing" counts. A
+    compacted log keeps those before its last snapshot in the snapshot's logs."""
+    count = 0
+    for raw in await store.load(code):
+        record = decode_record(raw)
+        if record["k"] == "snapshot":
+            count = sum(len(log) for d in record["deals"] for log in d["logs"].values())
+        elif record["k"] == "move":
+            count += 1
+    return count
 
 
 async def table(server: Any, **settings: Any) -> tuple[Client, Client, str]:

@@ -17,15 +17,24 @@ Memory is bounded by what the current round holds, as the live room's is.
 The copy is taken when the ``round`` record is folded into the live room (see
 :meth:`DurableLog.round_started`), and becomes the base once that record is
 durable; until then it waits with the other speculative state.
+
+A log loaded from the store is folded from its last ``snapshot`` record on
+(server/core/records.py): the records before it are covered by it, and may have been
+dropped by the store already (a crash between the snapshot's append and the
+compaction leaves them; they are skipped all the same). Folding the snapshot
+replaces the whole state, so the base is then an empty room that only knows how
+many records came before it, and the tail starts with the snapshot: no copy of a
+big room is taken. :attr:`DurableLog.head` is the index, in the room's whole log,
+of the first record the store holds, which is what a compaction is counted from.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Generator, Iterable, Sequence
 
 from . import records as R
-from .records import decode_record
+from .records import Record, decode_record
 from .room import Room
 
 __all__ = ["DurableLog"]
@@ -39,10 +48,13 @@ def _copy(room: Room) -> Room:
 class DurableLog:
     """The durable state of one room: ``base`` plus ``tail``; see the module docstring."""
 
-    def __init__(self, base: Room, tail: Iterable[bytes] = ()) -> None:
+    def __init__(self, base: Room, tail: Iterable[bytes] = (), head: int = 0) -> None:
         self._base = base  # never handed out: restore() folds into a copy
         self._tail = list(tail)
         self._rounds: list[Room] = []  # copies at round starts not yet durable
+        # The index in the room's whole log of the store's first record; None once
+        # a compaction failed and nobody knows whether it took place.
+        self.head: int | None = head
 
     @classmethod
     def empty(cls, code: str) -> DurableLog:
@@ -51,16 +63,44 @@ class DurableLog:
 
     @classmethod
     def fold(cls, code: str, data: Sequence[bytes]) -> tuple[Room, DurableLog]:
-        """Rebuild a room from its whole log (it is all durable), and its durable
-        log with it."""
+        """Rebuild a room from its log as the store holds it (it is all durable),
+        and its durable log with it."""
+        steps = cls.folding(code, data)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                result: tuple[Room, DurableLog] = done.value
+                return result
+
+    @classmethod
+    def folding(
+        cls, code: str, data: Sequence[bytes]
+    ) -> Generator[None, None, tuple[Room, DurableLog]]:
+        """:meth:`fold` in steps (a record decoded, a record or a board folded in),
+        for a caller that must not hold its event loop for the whole log; returns
+        what :meth:`fold` does."""
+        decoded: list[Record] = []
+        start = 0
+        for i in range(len(data) - 1, -1, -1):  # back to the last snapshot
+            record = decode_record(data[i])
+            decoded.append(record)
+            yield
+            if record["k"] == R.SNAPSHOT:
+                start = i
+                break
+        decoded.reverse()
         room = Room(code)
-        base, start = Room(code), 0
-        for i, raw in enumerate(data):
-            record = decode_record(raw)
-            room.apply(record, emit=False)
+        base, base_start, head = Room(code), start, 0
+        if decoded and decoded[0]["k"] == R.SNAPSHOT:
+            base.n_records = decoded[0]["r"]  # the records before it: folded into it
+            head = base.n_records - start
+        for i, record in enumerate(decoded, start):
+            yield from room.applying(record)
+            yield
             if record["k"] == R.ROUND:
-                base, start = _copy(room), i + 1
-        return room, cls(base, data[start:])
+                base, base_start = _copy(room), i + 1
+        return room, cls(base, data[base_start:], head)
 
     @property
     def length(self) -> int:

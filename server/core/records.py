@@ -25,7 +25,24 @@ keys are short):
 ``deal_ended``  ``n``, ``at``, ``reason`` (``all_ended`` / ``host`` / ``time``)
 ``round_over``  ``at``
 ``closed``      ``reason`` (``host`` / ``empty`` / ``idle`` / ``expired``)
+``snapshot``    ``r`` (the record's own index in the log), ``seq``, ``state``,
+                ``settings``, ``host``, ``members`` ([id, name, role, connected]
+                in order), ``round``, ``round_at``, ``round_players``, ``carry``,
+                ``closed`` (reason or nil), ``created_at``, ``deals``: the current round's, each
+                ``n``, ``seed``, ``at``, ``rules``, ``ended`` (at, or nil),
+                ``end_t``, ``first``, ``logs`` ({player: [[t, kind, from, to,
+                count], …]}, every player dealt in, in order) and ``won``
+                ({player: the ``s`` of their winning move})
 =============== ==============================================================
+
+A ``snapshot`` is the room's whole state as of that point, written by the shell
+(server/rooms/runner.py) after the records that end a deal or start a round. It
+decides nothing: folding it *replaces* the room's state with the one it holds
+(replays are rebuilt from the logs by the engine), so folding a log from its last
+snapshot gives exactly the room the whole log gives, and the store may drop every
+record before a snapshot (:meth:`server.store.base.Store.compact`): a room that
+played for hours is taken over from a snapshot and a short tail. Its ``r`` keeps
+the log's numbering (moves' ``s``, the record count) unchanged across that.
 
 Records are msgpack maps on the store. A log is only ever read by this code, but
 it outlives processes, so the format only grows: new keys, never new meanings.
@@ -50,6 +67,7 @@ __all__ = [
     "ROUND",
     "ROUND_OVER",
     "SETTINGS",
+    "SNAPSHOT",
     "Record",
     "decode_record",
     "encode_record",
@@ -69,6 +87,7 @@ MOVE = "move"
 DEAL_ENDED = "deal_ended"
 ROUND_OVER = "round_over"
 CLOSED = "closed"
+SNAPSHOT = "snapshot"
 
 
 def encode_record(record: Record) -> bytes:

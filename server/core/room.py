@@ -11,6 +11,10 @@ the store could not take is never seen, and an acknowledged one is never lost.
 
 :meth:`Room.rebuild` folds a whole log the same way (without building events):
 after a restart, or on another node, the room comes back exactly, seq included.
+:meth:`Room.snapshot_record` writes the whole state down as one ``snapshot`` record,
+and folding it replaces the state, so a log may start at its last snapshot; and
+:meth:`Room.applying` folds a record in steps, so that the shell can rebuild a big
+room without holding its event loop.
 
 Events are :class:`Fanout` values: one room event with its ``seq``, and the map each
 member gets, tailored to what that member may see (docs/rules.md §8): players get their
@@ -20,7 +24,7 @@ face-down card, the stock order or a seed before the deal is over for everyone.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from protocol import messages as M
@@ -40,10 +44,12 @@ from .values import (
     Deal,
     Decision,
     Fanout,
+    LogEntry,
     Member,
     Role,
     RoomState,
     log_entry,
+    logged_move,
     round_deadline,
 )
 
@@ -78,6 +84,17 @@ class Room:
         for record in records:
             room.apply(record, emit=False)
         return room
+
+    def applying(self, record: Record) -> Iterator[None]:
+        """Fold one record in (as on a rebuild: no events), yielding between steps
+        of work: a snapshot replays every board of its round through the engine,
+        one board a step, which is what a caller that must not hold its event loop
+        needs (server/sessions.py folds in slices of a few ms)."""
+        if record["k"] == R.SNAPSHOT:
+            self.n_records += 1
+            yield from self._restore(record)
+        else:
+            self.apply(record, emit=False)
 
     def commit(
         self, decision: Decision, on_round: Callable[[Room], None] | None = None
@@ -278,6 +295,88 @@ class Room:
         reason = self.closed_reason = ClosedReason(rec["reason"])
         return self._emit(emit, lambda seq: M.room_closed(seq, reason=reason))
 
+    def _f_snapshot(self, rec: Record, _p: Any, _emit: bool) -> list[Fanout]:
+        for _ in self._restore(rec):
+            pass
+        return []
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot_record(self) -> Record:
+        """The whole state, as the record that would come next in the log (its
+        ``r`` is its index there). Everything a fold derives (replays, scores,
+        views) is left out: the moves' logs rebuild it."""
+        return {
+            "k": R.SNAPSHOT,
+            "r": self.n_records,
+            "seq": self.seq,
+            "state": self.state.value,
+            "settings": self.settings.to_wire(),
+            "host": self.host,
+            "members": [[m.id, m.name, m.role.value, m.connected] for m in self.members.values()],
+            "round": self.round,
+            "round_at": self.round_started_at,
+            "round_players": list(self.round_players),
+            "carry": dict(self.carry),
+            "closed": None if self.closed_reason is None else self.closed_reason.value,
+            "created_at": self.created_at,
+            "deals": [_deal_record(d) for d in self.deals],
+        }
+
+    def take_snapshot(self) -> Record:
+        """:meth:`snapshot_record`, folded in: on the room it was taken from, a
+        snapshot changes nothing but the record count, so that is all it does
+        here (no board is replayed)."""
+        record = self.snapshot_record()
+        self.n_records += 1
+        return record
+
+    def _restore(self, rec: Record) -> Iterator[None]:
+        """Replace the state with a snapshot's (``n_records`` is the snapshot's own
+        index + 1 whatever it was: the log may start with it). Yields after each
+        board replayed."""
+        self.state = RoomState(rec["state"])
+        self.settings = Settings.from_wire(rec["settings"])
+        self.host = rec["host"]
+        self.members = {
+            pid: Member(pid, name, Role(role), bool(on)) for pid, name, role, on in rec["members"]
+        }
+        self.round = rec["round"]
+        self.round_started_at = rec["round_at"]
+        self.round_players = list(rec["round_players"])
+        self.carry = dict(rec["carry"])
+        self.seq = rec["seq"]
+        self.n_records = rec["r"] + 1
+        closed = rec["closed"]
+        self.closed_reason = None if closed is None else ClosedReason(closed)
+        self.created_at = rec.get("created_at", 0)
+        self._sheet = None
+        self.deals = []
+        for d in rec["deals"]:
+            deal = Deal(
+                number=d["n"],
+                seed=d["seed"],
+                commitment=commitment(d["seed"]),
+                started_at=d["at"],
+                rules=DealRules.from_wire(d["rules"]),
+                replays={},
+                logs={},
+                end_t=dict(d["end_t"]),
+                ended_at=d["ended"],
+                first=d["first"],
+            )
+            self.deals.append(deal)
+            for player, entries in d["logs"].items():
+                replay = DealReplay(Board.deal(deal.seed, deal.rules))
+                log: list[LogEntry] = [(e[0], e[1], e[2], e[3], e[4]) for e in entries]
+                for entry in log:
+                    move = logged_move(entry)
+                    replay.record(TimedMove(entry[0], 0, move), replay.board.apply(move))
+                replay.won_seq = d["won"].get(player)
+                deal.replays[player] = replay
+                deal.logs[player] = log
+                yield
+
     # ------------------------------------------------------------------ queries
 
     @property
@@ -368,4 +467,20 @@ _FOLD: dict[str, Any] = {
     R.DEAL_ENDED: Room._f_deal_ended,
     R.ROUND_OVER: Room._f_round_over,
     R.CLOSED: Room._f_closed,
+    R.SNAPSHOT: Room._f_snapshot,
 }
+
+
+def _deal_record(deal: Deal) -> dict[str, Any]:
+    """One deal of a snapshot: what it was dealt from and its moves' logs."""
+    return {
+        "n": deal.number,
+        "seed": deal.seed,
+        "at": deal.started_at,
+        "rules": deal.rules.to_wire(),
+        "ended": deal.ended_at,
+        "end_t": dict(deal.end_t),
+        "first": deal.first,
+        "logs": {p: [list(e) for e in log] for p, log in deal.logs.items()},
+        "won": {p: r.won_seq for p, r in deal.replays.items() if r.won_seq is not None},
+    }

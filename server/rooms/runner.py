@@ -43,6 +43,18 @@ Invariants:
   every append, so a runner that was stopped, replaced or forgotten cannot add a
   record to the log even if something still calls it.
 
+**Compaction.** After a command whose records end a deal or start a round (or
+once ``SNAPSHOT_EVERY`` records came since the last one), the runner writes a
+``snapshot`` of the room right behind its records, in the same append
+(server/core/records.py): it is the room as those records left it, so it is right
+whether or not they become durable, and it goes or stays with them. Once it is
+durable, the store is asked to drop every record before it
+(:meth:`Store.compact`, which checks that the snapshot is there); one compaction
+at a time, the latest durable snapshot. A crash between the two leaves a longer
+log, folded from its last snapshot all the same. So a room's log in the store
+holds a snapshot and the records of about one deal, however long it has played,
+and taking it over costs that much.
+
 Fan-out only queues bytes on each connection (server/net/connection.py), which writes
 them at the next pass of the event loop; a slow reader is cut off there and never
 holds the room up.
@@ -65,7 +77,7 @@ from ..core.decide import Ctx, decide_tick
 from ..core.durable import DurableLog
 from ..core.records import encode_record
 from ..core.room import Room
-from ..core.values import Decision, Fanout, Member, RoomError
+from ..core.values import Decision, Fanout, Member, RoomError, RoomState
 from ..net.clock import Clock
 from ..peer import Peer
 from ..store.base import Store, StoreUnavailable, unavailable
@@ -74,6 +86,11 @@ from .timer import Release, RoomTimer
 __all__ = ["Read", "Release", "Reply", "RoomRunner", "Venue", "Writer"]
 
 log = logging.getLogger("klondike_race.room")
+
+SNAPSHOT_EVERY = 2000
+"""Records after which a snapshot is written even in the middle of a deal (a long
+deal of many players, or a lobby that sees many comings and goings)."""
+_SNAPSHOT_AFTER = frozenset((R.DEAL_ENDED, R.ROUND))
 
 # Release (from the timer, which needs it too): sends what was prepared; called
 # once the command is durable.
@@ -152,6 +169,11 @@ class RoomRunner:
         self._paused = False  # see _release
         self._stopped = False
         self._write = venue.writer(room.code)  # this incarnation's, for good
+        # Snapshots written and not compacted to yet: (epoch, index in the log, bytes).
+        self._snapshots: list[tuple[int, int, bytes]] = []
+        self._last_snapshot = self.durable.head or 0  # index of the last one, about
+        self._compacting = False
+        self.compactions = 0  # done (the tests count them)
         self.timer = RoomTimer(self)
 
     @property
@@ -223,6 +245,7 @@ class RoomRunner:
             data = [encode_record(r) for r in decision.records]
             entry.recipients = dict(room.members)  # removed members learn of it too
             entry.events = self._commit(decision)
+            data += self._snapshot_after(decision)
             entry.recipients.update(self.room.members)
             entry.end = self.room.n_records
             self._unsent.extend(data)
@@ -248,6 +271,58 @@ class RoomRunner:
             pending = [r for data in self._sending for r in data]
             self.room = self.durable.restore([*pending, *self._unsent])
             raise
+
+    def _snapshot_after(self, decision: Decision) -> list[bytes]:
+        """The snapshot to append after ``decision``'s records, if one is due: see
+        "Compaction" in the module docstring."""
+        room = self.room
+        if room.state == RoomState.CLOSED:
+            return []
+        due = any(r["k"] in _SNAPSHOT_AFTER for r in decision.records)
+        if not due and room.n_records - self._last_snapshot < SNAPSHOT_EVERY:
+            return []
+        index = room.n_records
+        data = encode_record(room.take_snapshot())
+        self._last_snapshot = index
+        self._snapshots.append((self._epoch, index, data))
+        return [data]
+
+    def _compact(self) -> None:
+        """Ask the store to drop what the latest durable snapshot covers, unless a
+        compaction is on its way (its end asks again) or the store's first record
+        is not known any more (a compaction failed: whether it took place is the
+        store's to sort out, and the next rebuild counts afresh)."""
+        if self._compacting:
+            return
+        durable = self.durable.length
+        # A snapshot from before a rollback was never durable: its index is reused.
+        snapshots = [s for s in self._snapshots if s[0] == self._epoch]
+        ready = [s for s in snapshots if s[1] < durable]
+        self._snapshots = [s for s in snapshots if s[1] >= durable]
+        head = self.durable.head
+        if not ready or self._stopped or head is None or ready[-1][1] <= head:
+            return
+        _, index, data = ready[-1]
+        self._compacting = True
+        future: asyncio.Future[None]
+        try:
+            future = asyncio.ensure_future(self.venue.store.compact(self.code, index - head, data))
+        except Exception as exc:
+            future = asyncio.get_running_loop().create_future()
+            future.set_exception(exc)
+        future.add_done_callback(lambda f: self._compacted(f, index))
+
+    def _compacted(self, future: asyncio.Future[None], index: int) -> None:
+        self._compacting = False
+        exc = StoreUnavailable("compaction cancelled") if future.cancelled() else future.exception()
+        if exc is not None:
+            self.durable.head = None
+            level = logging.WARNING if isinstance(exc, StoreUnavailable) else logging.ERROR
+            log.log(level, "room %s: log not compacted: %s", self.code, exc)
+            return
+        self.durable.head = index
+        self.compactions += 1
+        self._compact()  # a later snapshot may be durable by now
 
     # ------------------------------------------------------------------ appends
 
@@ -298,6 +373,7 @@ class RoomRunner:
         self.durable.extend(data)
         self._release()
         self._pump()
+        self._compact()
 
     def _release(self, *, pause: bool = True) -> None:
         """Release, in order, the queued entries that are durable now.

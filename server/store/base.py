@@ -72,7 +72,19 @@ class Store(Protocol):
         together. The room's host uses it to batch more (server/rooms/runner.py)."""
 
     async def load(self, code: str) -> list[bytes]:
-        """A room's whole log (empty for an unknown room)."""
+        """A room's log as the store holds it, oldest first (empty for an unknown
+        room): the whole log, or, once compacted, from a snapshot on."""
+
+    def compact(self, code: str, keep_from: int, first: bytes) -> Awaitable[None]:
+        """Drop the first ``keep_from`` records of the room's log as :meth:`load`
+        would return it now, provided the record at ``keep_from`` is ``first``: a
+        ``snapshot`` (server/core/records.py), which covers every record before it,
+        so the log keeps meaning the same room while staying short.
+
+        The check is what makes compaction safe whoever miscounts: unless the
+        snapshot is durable exactly there, nothing is dropped and
+        :class:`StoreUnavailable` says why. Appends after it are untouched, and
+        ordered with it (an append issued meanwhile lands after the kept records)."""
 
     async def open_rooms(self) -> list[str]:
         """Codes of rooms not yet closed, for recovery after a restart."""

@@ -9,7 +9,7 @@ import asyncio
 import time
 from collections.abc import Sequence
 
-from .base import SessionRecord, token_key
+from .base import SessionRecord, StoreUnavailable, token_key
 
 __all__ = ["MemoryStore"]
 
@@ -45,6 +45,12 @@ class MemoryStore:
 
     async def load(self, code: str) -> list[bytes]:
         return list(self._logs.get(code, ()))
+
+    async def compact(self, code: str, keep_from: int, first: bytes) -> None:
+        log = self._logs.get(code, [])
+        if not 0 <= keep_from < len(log) or log[keep_from] != first:
+            raise StoreUnavailable(f"room {code}: no such snapshot at record {keep_from}")
+        del log[:keep_from]
 
     async def open_rooms(self) -> list[str]:
         return list(self._logs)

@@ -39,6 +39,7 @@ Why appends look the way they do:
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 from collections.abc import Sequence
@@ -145,6 +146,32 @@ return table.concat(out, ',')
 """
 _APPEND = Script("append", _NOW + _APPEND_LUA)
 
+# KEYS: log, lease. ARGV: fencing token ('': none), expected length (-1: unknown),
+# drop, SHA1 hex of the record that must then come first. Drops the first `drop`
+# records, only if the log is the one acknowledged and the record at `drop` is that
+# snapshot. Returns the new length, -1 (lease not held), -2 (not the length
+# acknowledged: left to the next append to sort out) or -3 (no such snapshot there).
+_COMPACT_LUA = """
+if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
+local n = redis.call('LLEN', KEYS[1])
+local expected, drop = tonumber(ARGV[2]), tonumber(ARGV[3])
+if expected >= 0 and n ~= expected then return -2 end
+if drop >= n then return -3 end
+if redis.sha1hex(redis.call('LINDEX', KEYS[1], drop)) ~= ARGV[4] then return -3 end
+redis.call('LTRIM', KEYS[1], drop, -1)
+return n - drop
+"""
+_COMPACT = Script("compact", _COMPACT_LUA)
+
+# KEYS: log. ARGV: SHA1 hex. After a compaction whose reply was lost: the length,
+# and 1 when the log starts with that record (the compaction took place), else 0.
+_COMPACTED_LUA = """
+local head = redis.call('LINDEX', KEYS[1], 0)
+local same = head and redis.sha1hex(head) == ARGV[1]
+return {redis.call('LLEN', KEYS[1]), same and 1 or 0}
+"""
+_COMPACTED = Script("compacted", _COMPACTED_LUA)
+
 # KEYS: rooms. ARGV: idle_ttl. Drops reservations idle for longer than idle_ttl.
 _PRUNE_LUA = """
 return redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[1])))
@@ -181,6 +208,15 @@ class _Batch:
     waiters: list[tuple[asyncio.Future[int], int]] = field(default_factory=list)  # (fut, end)
 
 
+@dataclass
+class _Trim:
+    """A compaction waiting for the room's appends in flight to return."""
+
+    drop: int
+    sha: bytes  # SHA1 hex of the snapshot that must come first
+    future: asyncio.Future[None]
+
+
 class RedisStore:
     """The :class:`server.store.Store` protocol on Redis; see the module docstring."""
 
@@ -203,7 +239,8 @@ class RedisStore:
         self._fences: dict[str, bytes] = {}  # lease token per room (cluster mode)
         self.owner: LeaseOwner | None = None  # the cluster, when there is one
         self._pending: dict[str, _Batch] = {}
-        self._inflight: set[str] = set()
+        self._inflight: set[str] = set()  # rooms with an append (or a compaction) in flight
+        self._trims: dict[str, _Trim] = {}  # compactions waiting for their room
         self._flush_scheduled = False
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -294,6 +331,8 @@ class RedisStore:
     def _flush(self) -> None:
         """Send every pending room that has no append in flight, as one script call."""
         self._flush_scheduled = False
+        for code in [c for c in self._trims if c not in self._inflight]:
+            self._start_trim(code, self._trims.pop(code))
         ready = {c: b for c, b in self._pending.items() if c not in self._inflight}
         if not ready:
             return
@@ -354,9 +393,80 @@ class RedisStore:
                     _settle(batch, StoreUnavailable(f"room {code}: log shorter than expected"))
         finally:
             self._inflight.difference_update(batches)
-            if self._pending and not self._flush_scheduled:
+            if (self._pending or self._trims) and not self._flush_scheduled:
                 self._flush_scheduled = True
                 asyncio.get_running_loop().call_soon(self._flush)
+
+    # -- compaction ------------------------------------------------------------------
+
+    def compact(self, code: str, keep_from: int, first: bytes) -> asyncio.Future[None]:
+        """Drop the records before the room's snapshot at ``keep_from`` (see
+        :meth:`server.store.Store.compact`), in one fenced script call.
+
+        It is ordered with the room's appends as they are with each other: it waits
+        for the one in flight, and those issued meanwhile wait for it, because the
+        append script checks the log's length against the acknowledged one, which
+        the compaction changes. If its reply is lost, the store asks Redis whether
+        it took place before the room's next append goes."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        earlier = self._trims.pop(code, None)
+        if earlier is not None and not earlier.future.done():
+            earlier.future.set_exception(StoreUnavailable(f"room {code}: compaction superseded"))
+        self._trims[code] = _Trim(keep_from, hashlib.sha1(first).hexdigest().encode(), fut)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+        return fut
+
+    def _start_trim(self, code: str, trim: _Trim) -> None:
+        self._inflight.add(code)
+        task = asyncio.get_running_loop().create_task(self._trim(code, trim))
+        self._tasks.add(task)
+        task.add_done_callback(self._sent)
+
+    async def _trim(self, code: str, trim: _Trim) -> None:
+        expected = self._lengths.get(code, -1)
+        log_key, lease = self.keys.log(code), self.keys.lease(code)
+        args = [self._fences.get(code, b""), b"%d" % expected, b"%d" % trim.drop, trim.sha]
+        try:
+            try:
+                async with guard("compact", self.pool.timeout):
+                    n = int(await self.pool.script(_COMPACT, [log_key, lease], args))
+            except StoreUnavailable as exc:
+                await self._after_lost_trim(code, trim)
+                _resolve(trim.future, exc)
+                return
+            except Exception as exc:  # a reply we cannot read: as above
+                log.error("compact: unexpected failure", exc_info=exc)
+                await self._after_lost_trim(code, trim)
+                _resolve(trim.future, StoreUnavailable(f"compact failed: {exc}"))
+                return
+            if n >= 0:
+                self._lengths[code] = n
+                _resolve(trim.future, None)
+            elif n == -1:
+                _resolve(trim.future, LeaseLost(f"room {code}: this node lost its lease"))
+            else:
+                why = "not the log acknowledged" if n == -2 else "no such snapshot there"
+                _resolve(trim.future, StoreUnavailable(f"room {code}: not compacted: {why}"))
+        finally:
+            self._inflight.discard(code)
+            if (self._pending or self._trims) and not self._flush_scheduled:
+                self._flush_scheduled = True
+                asyncio.get_running_loop().call_soon(self._flush)
+
+    async def _after_lost_trim(self, code: str, trim: _Trim) -> None:
+        """The compaction's reply was lost: did it take place? The room's length
+        after it depends on that, and the next append checks it. If Redis cannot
+        say either, the length is unknown (-1) for that one append."""
+        try:
+            async with guard("compacted", self.pool.timeout):
+                n, same = await self.pool.script(_COMPACTED, [self.keys.log(code)], [trim.sha])
+        except Exception:
+            self._lengths.pop(code, None)
+            return
+        if int(same):
+            self._lengths[code] = int(n)
 
     async def load(self, code: str) -> list[bytes]:
         async with guard("load", self.pool.timeout):
@@ -436,6 +546,15 @@ class RedisStore:
             else:
                 await asyncio.sleep(0)
         await self.pool.close()
+
+
+def _resolve(fut: asyncio.Future[None], error: BaseException | None) -> None:
+    if fut.done():
+        return
+    if error is None:
+        fut.set_result(None)
+    else:
+        fut.set_exception(error)
 
 
 def _settle(batch: _Batch, result: int | BaseException) -> None:

@@ -114,9 +114,10 @@ class _Op:
     """One write waiting for the next transaction: an append (records of one room,
     coalesced in call order), a reservation, a close, a session write."""
 
-    kind: str  # "append", "reserve", "close", "session", "touch", "open_rooms"
+    kind: str  # "append", "reserve", "close", "session", "touch", "open_rooms", "compact"
     key: str  # the room code or the session key
-    records: list[bytes] = field(default_factory=list)
+    records: list[bytes] = field(default_factory=list)  # compact: the snapshot expected
+    at: int = 0  # compact: how many records to drop
     session: SessionRecord | None = None
     waiters: list[tuple[asyncio.Future[Any], int]] = field(default_factory=list)  # (fut, end)
 
@@ -207,6 +208,8 @@ class _Writer:
             conn.execute("UPDATE rooms SET closed_ms = ? WHERE code = ?", (now, op.key))
             tails[op.key] = 0
             return None
+        if op.kind == "compact":
+            return self._compact(op.key, op.at, op.records[0])
         if op.kind == "session":
             s = op.session
             assert s is not None
@@ -222,6 +225,37 @@ class _Writer:
         if op.kind == "open_rooms":
             return self._open_rooms(now)
         raise ValueError(f"unknown op {op.kind!r}")
+
+    def _compact(self, code: str, keep_from: int, first: bytes) -> str | None:
+        """Drop the room's first ``keep_from`` records if the next one is
+        ``first``; None when done, else why not (a refusal, not an error: the rest
+        of the transaction, other rooms' appends, goes on). Chunks wholly before
+        it are deleted; the one it falls in is rewritten from it on, under its own
+        ``seq``, so that the log keeps its numbering."""
+        conn = self.conn
+        low = conn.execute("SELECT MIN(seq) FROM chunks WHERE code = ?", (code,)).fetchone()[0]
+        if low is None:
+            return f"room {code}: no log to compact"
+        target = int(low) + keep_from
+        row = conn.execute(
+            "SELECT seq, n, at_ms, data FROM chunks WHERE code = ? AND seq <= ?"
+            " ORDER BY seq DESC LIMIT 1",
+            (code, target),
+        ).fetchone()
+        if row is None or row[0] + row[1] <= target:
+            return f"room {code}: no record {keep_from} to compact from"
+        seq, n, _at_ms, data = row  # the chunk keeps its time: the room's last activity
+        records = msgpack.unpackb(data, raw=False)
+        if records[target - seq] != first:
+            return f"room {code}: record {keep_from} is not the snapshot expected"
+        conn.execute("DELETE FROM chunks WHERE code = ? AND seq < ?", (code, seq))
+        if target > seq:
+            rest = msgpack.packb(records[target - seq :], use_bin_type=True)
+            conn.execute(
+                "UPDATE chunks SET seq = ?, n = ?, data = ? WHERE code = ? AND seq = ?",
+                (target, seq + n - target, rest, code, seq),
+            )
+        return None
 
     def _open_rooms(self, now: int) -> list[str]:
         """Drop what has expired, then list the open rooms."""
@@ -416,7 +450,10 @@ class SqliteStore:
                 for fut, end in op.waiters:
                     if fut.done():
                         continue
-                    fut.set_result(result - (total - end) if op.kind == "append" else result)
+                    if op.kind == "compact" and result is not None:
+                        fut.set_exception(StoreUnavailable(result))  # refused, nothing dropped
+                    else:
+                        fut.set_result(result - (total - end) if op.kind == "append" else result)
         if self._queue and not self._flush_scheduled:
             self._flush_scheduled = True
             asyncio.get_running_loop().call_soon(self._flush)
@@ -487,6 +524,18 @@ class SqliteStore:
             return out
 
         return await self._read(read)
+
+    async def compact(self, code: str, keep_from: int, first: bytes) -> None:
+        """Drop the room's records before its snapshot at ``keep_from``, in the
+        next transaction (after the room's appends queued before it, before those
+        queued after, as any write). See :meth:`server.store.Store.compact`."""
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._closed or self._writer is None:
+            raise StoreUnavailable("the sqlite store is closed")
+        op = _Op("compact", code, [first], at=keep_from)
+        op.waiters.append((fut, 0))
+        self._enqueue(op)
+        await fut
 
     async def open_rooms(self) -> list[str]:
         """Open rooms, after dropping expired rooms and sessions (a write: it goes
