@@ -148,8 +148,9 @@ class RoomRequests:
         by default the ``logged`` of our board view. Moves go one at a time, so that
         each one's number is read from the board the previous reply left.
 
-        When the connection drops before the reply, the session resumes and the
-        very same request goes again: the server answers a number it has logged
+        When the connection drops before the reply, or the server answers
+        ``storage_uncertain`` (its store's answer was lost), the session resumes
+        or re-syncs and the very same request goes again: the server answers a number it has logged
         with the original reply, so the move is played once whether the first one
         got through or not. It is not sent again in another room or round (deal
         numbers start over each round), nor more than :data:`MOVE_ATTEMPTS` times
@@ -180,6 +181,14 @@ class RoomRequests:
                     if now is None or (now.code, now.round) != where:
                         raise  # the move's deal numbering is gone with its round
                 except ServerError as exc:
+                    if exc.code == "storage_uncertain" and attempt < MOVE_ATTEMPTS:
+                        # Maybe applied, maybe not: the same n settles it (the
+                        # original reply, or applied once), as after a lost reply.
+                        with contextlib.suppress(ClientError, ServerError):
+                            await self.snapshot()
+                        now = self.room
+                        if now is not None and (now.code, now.round) == where:
+                            continue
                     if exc.code == "wrong_move_number":
                         with contextlib.suppress(ClientError, ServerError):
                             await self.snapshot()

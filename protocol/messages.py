@@ -97,6 +97,7 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "rate_limited"
     LIMIT_REACHED = "limit_reached"
     STORAGE_UNAVAILABLE = "storage_unavailable"
+    STORAGE_UNCERTAIN = "storage_uncertain"
     INTERNAL_ERROR = "internal_error"
 
 

@@ -54,7 +54,7 @@ async function playMove(move) {
   } catch (err) {
     showMoveError(err, move);
     // Our board is not the server's: fetch the room rather than guess.
-    if (err.code === "wrong_move_number") state.conn?.resync();
+    if (err.code === "wrong_move_number" || err.code === "storage_uncertain") state.conn?.resync();
     throw err;
   }
   // A snapshot may have replaced the room object meanwhile: update the current one.
@@ -85,6 +85,9 @@ async function requestMove(fields, room) {
     try {
       return await state.conn.request("move", fields);
     } catch (err) {
+      // Maybe applied, maybe not: the same n settles it (the original reply, or
+      // applied once), as after a lost connection (docs/protocol.md, move).
+      if (err.code === "storage_uncertain" && attempt < MOVE_ATTEMPTS) continue;
       if (err.code !== "disconnected" || attempt >= MOVE_ATTEMPTS) throw err;
       if (!(await nextResume(RESUME_WAIT_MS))) throw err;
       const now = state.room;

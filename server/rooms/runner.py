@@ -34,8 +34,11 @@ Invariants:
 - A failed append (StoreUnavailable, LeaseLost) refuses every command after the
   last durable one with ``storage_unavailable`` and puts the room back in exactly
   its durable state (server/core/durable.py), the state a restart would rebuild; reads
-  queued behind are answered from that state. The store trims whatever the failed
-  append may have written after all (server/store/redis.py).
+  queued behind are answered from that state. A store fails an append only once it
+  knows nothing of it was written, nor ever will be: one whose reply was lost is
+  resolved first (server/store/redis.py), however long Redis takes to come back,
+  and its commands wait. Should the outcome stay unknown (the store closed first:
+  StoreUncertain), its commands hear ``storage_uncertain`` and the runner stops.
 - With a store whose appends are done on return (the in-memory store), a command
   is decided, stored, committed and released before the next one is looked at.
 - A runner writes only as the incarnation it was made for (:meth:`Venue.writer`).
@@ -80,7 +83,7 @@ from ..core.room import Room
 from ..core.values import Decision, Fanout, Member, RoomError, RoomState
 from ..net.clock import Clock
 from ..peer import Peer
-from ..store.base import Store, StoreUnavailable, unavailable
+from ..store.base import Store, StoreUnavailable, StoreUncertain, unavailable, uncertain
 from .timer import Release, RoomTimer
 
 __all__ = ["Read", "Release", "Reply", "RoomRunner", "Venue", "Writer"]
@@ -368,7 +371,9 @@ class RoomRunner:
         if exc is not None:
             if not isinstance(exc, StoreUnavailable):
                 log.error("room %s: append failed", self.code, exc_info=exc)
-            self._fail(exc)
+                exc = StoreUncertain(f"append failed: {exc}")  # we cannot tell
+            sent = len(data) + sum(len(d) for d in self._sending)  # one fate
+            self._fail(exc, self.durable.length + sent)
             return
         self.durable.extend(data)
         self._release()
@@ -420,13 +425,25 @@ class RoomRunner:
         future.set_result(None)
         return False
 
-    def _fail(self, exc: BaseException) -> None:
-        """An append failed: refuse everything not durable, back to the durable room."""
+    def _fail(self, exc: BaseException, sent: int) -> None:
+        """An append failed: refuse everything not durable, back to the durable room.
+
+        The store says StoreUnavailable only when the records are not written and
+        never will be (server/store/redis.py resolves an unknown outcome first), so
+        ``storage_unavailable`` is true. StoreUncertain (the store closed before it
+        could tell) is said as ``storage_uncertain`` to the commands whose records
+        went out (those ending at or before record ``sent``); the ones after them
+        were never sent, so they are refused. The room's durable state is unknown
+        then, so this runner decides nothing more: the room is rebuilt from the log
+        wherever it runs next."""
         self._release(pause=False)  # what was durable before still goes out
         queued, self._queue = self._queue, deque()
         self._unsent, self._sending = [], []
         self._epoch += 1
         self.room = self.durable.restore()
+        unknown = isinstance(exc, StoreUncertain)
+        if unknown:
+            self.stop()
         log.warning(
             "room %s: append failed (%s); %d queued refused, back to record %d",
             self.code,
@@ -442,8 +459,11 @@ class RoomRunner:
                     log.exception("room %s: a read failed", self.code)
                     entry.release, entry.error = None, err
             else:
+                decision = entry.decision
+                maybe = unknown and decision is not None and bool(decision.records)
+                maybe = maybe and entry.end <= sent
                 entry.release, entry.events, entry.decision = None, [], None
-                entry.error = unavailable()
+                entry.error = uncertain() if maybe else unavailable()
             self._deliver(entry)
         self.timer.arm()
 

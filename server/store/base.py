@@ -27,12 +27,38 @@ from protocol.messages import ErrorCode
 
 from ..core.values import RoomError
 
-__all__ = ["SessionRecord", "Store", "StoreUnavailable", "token_key", "unavailable"]
+__all__ = [
+    "SessionRecord",
+    "Store",
+    "StoreUnavailable",
+    "StoreUncertain",
+    "token_key",
+    "unavailable",
+    "uncertain",
+]
 
 
 class StoreUnavailable(Exception):
-    """The store cannot be reached now; nothing was written. Clients see
-    ``storage_unavailable`` and may retry."""
+    """The store cannot be reached now, and nothing was (or ever will be) written.
+    Clients see ``storage_unavailable`` and may retry. A store raises it only when
+    it knows: an append whose outcome is unknown is resolved first (the Redis
+    store), or fails with :class:`StoreUncertain`."""
+
+
+class StoreUncertain(StoreUnavailable):
+    """An append may or may not have been written, and the store stopped (it was
+    closed) before it could find out. Never raised for a write known not to be
+    there: the client hears ``storage_uncertain`` and re-syncs, and since a move
+    carries its number, retrying the same ``n`` is then exact."""
+
+
+def uncertain(why: str = "the store stopped before it could tell") -> RoomError:
+    """The answer for :class:`StoreUncertain`: the request may have been applied."""
+    return RoomError(
+        ErrorCode.STORAGE_UNCERTAIN,
+        f"{why}; the request may or may not have been applied: re-sync (snapshot); "
+        "a move may be sent again with the same n",
+    )
 
 
 def unavailable(why: str = "the store is unreachable") -> RoomError:

@@ -10,6 +10,8 @@ so an abandoned room or session leaves nothing behind:
 - ``P room:CODE:log``: list of the room's records, oldest first, binary as given.
   ``idle_ttl`` (24 h) refreshed on every append; ``closed_ttl`` once closed.
 - ``P room:CODE:lease``: which node runs the room (server/cluster/leases.py), with a short TTL.
+- ``P room:CODE:writes``: hash of write ids: the last one written (with the log
+  length it left) and every one voided by a resolution; TTL as the log's.
 - ``P session:SHA256(token)``: JSON ``{player, name, room}``; ``session_ttl``
   refreshed whenever the session is read or written.
 
@@ -21,13 +23,25 @@ Why appends look the way they do:
 - *Group commit.* Appends issued while another is in flight (or in the same loop tick)
   are coalesced: one Lua call per batch, covering every room in it, so throughput
   grows with load instead of paying a round trip per move.
-- *Exactly the records that were acknowledged.* A write that failed ambiguously (the
-  connection dropped after Redis applied it) must not survive, because the server told
-  the client the move was not accepted. The store remembers each room's log length
-  as of the last acknowledged append and sends it along; Redis trims any
-  unacknowledged tail before appending. Only the room's owner may do that, so when a
-  fencing token is set (by the cluster lease) the script also refuses to write unless
-  the lease still holds that token: a node that lost its room cannot touch the log.
+- *An unknown outcome is resolved, never guessed.* An append whose connection dropped
+  or timed out after the script was sent may or may not have run (the lost reply:
+  Redis ran it, we never heard), and may even run later (a frozen Redis thawing with
+  it in its socket buffer). Refusing it would be a lie half the time, so the store
+  does not settle such an append until it knows: every append carries a write id,
+  which the script records in ``P room:CODE:writes`` (a hash) when it writes, and
+  which the store then *resolves* (``_RESOLVE``), retrying until Redis answers:
+  one atomic step that marks the id void unless it was written. A write found there
+  is acknowledged (its records are in the log, for whoever runs the room next); a
+  void one is refused, and the script refuses a void id should it arrive late, so
+  "not written" is final. Failures before anything was sent (no connection, an
+  error reply) are definite and refused at once. Only if the store is closed with
+  an outcome still unknown does an append fail with :class:`StoreUncertain`.
+- *Exactly the records that were acknowledged.* The store remembers each room's log
+  length as of the last acknowledged append and sends it along; the script writes
+  only onto exactly that length (shorter: Redis lost data; longer: someone else
+  wrote), never trimming or overwriting anything. When a fencing token is set (by
+  the cluster lease) the script also refuses to write unless the lease still holds
+  that token: a node that lost its room cannot touch the log.
 - *Fenced per runner, not per room.* Every rebuild of a room takes a lease token of
   its own, and its runner's appends carry it (``append(..., fence=token)``). The
   store refuses at once an append whose token is not the room's current one in this
@@ -40,17 +54,19 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import logging
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
-from .base import SessionRecord, StoreUnavailable, token_key
-from .redis_conn import Pool, RedisAddress, Script, check_durability, guard
+from .base import SessionRecord, StoreUnavailable, StoreUncertain, token_key
+from .redis_conn import RETRY_S, Pool, RedisAddress, Script, check_durability, definite, guard
 
-__all__ = ["LeaseLost", "LeaseOwner", "RedisKeys", "RedisStore"]
+__all__ = ["LeaseLost", "LeaseOwner", "RedisKeys", "RedisStore", "StoreUncertain"]
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +100,9 @@ class RedisKeys:
     def lease(self, code: str) -> bytes:
         return f"{self.prefix}room:{code}:lease".encode()
 
+    def writes(self, code: str) -> bytes:
+        return f"{self.prefix}room:{code}:writes".encode()
+
     def session(self, token: str) -> bytes:
         return f"{self.prefix}session:{token_key(token)}".encode()
 
@@ -109,33 +128,40 @@ return 1
 """
 _RESERVE = Script("reserve", _NOW + _RESERVE_LUA)
 
-# KEYS: rooms, then (log, lease) per room. ARGV: idle_ttl, room count, then per room:
-# code, expected length (-1: unknown), fencing token ('' : none), n, n records.
-# Returns per room the new length, -1 (lease not held) or -2 (log shorter than
-# acknowledged: Redis lost data), comma-separated: one string decodes much faster
-# in asyncio-redis than an array.
+# KEYS: rooms, then (log, lease, writes) per room. ARGV: idle_ttl, room count, then
+# per room: code, expected length (-1: unknown), fencing token ('' : none), write id,
+# previous write id ('' : none), n, n records.
+# Returns per room the new length, -1 (lease not held), -2 (log shorter than
+# acknowledged: Redis lost data), -3 (this write id was voided by a resolution) or -4
+# (log longer than acknowledged: someone else wrote), comma-separated: one string
+# decodes much faster in asyncio-redis than an array. Nothing is written unless the
+# result is a length.
 _APPEND_LUA = """
 local ttl = ARGV[1]
 local out = {}
 local a = 3
 for i = 1, tonumber(ARGV[2]) do
-  local log, lease = KEYS[2 * i], KEYS[2 * i + 1]
+  local log, lease, writes = KEYS[3 * i - 1], KEYS[3 * i], KEYS[3 * i + 1]
   local code, expected, fence = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2]
-  local first = a + 4
-  a = first + tonumber(ARGV[a + 3])
+  local wid, prev = ARGV[a + 3], ARGV[a + 4]
+  local first = a + 6
+  a = first + tonumber(ARGV[a + 5])
   local n = redis.call('LLEN', log)
   if fence ~= '' and redis.call('GET', lease) ~= fence then
     out[i] = -1
+  elseif redis.call('HEXISTS', writes, wid) == 1 then
+    out[i] = -3
   elseif expected >= 0 and n < expected then
     out[i] = -2
+  elseif expected >= 0 and n > expected then
+    out[i] = -4
   else
-    if expected >= 0 and n > expected then
-      if expected == 0 then redis.call('DEL', log)
-      else redis.call('LTRIM', log, 0, expected - 1) end
-    end
     for j = first, a - 1, 4000 do
       n = redis.call('RPUSH', log, unpack(ARGV, j, math.min(j + 3999, a - 1)))
     end
+    if prev ~= '' then redis.call('HDEL', writes, prev) end
+    redis.call('HSET', writes, wid, n)
+    redis.call('PEXPIRE', writes, ttl)
     redis.call('PEXPIRE', log, ttl)
     redis.call('ZADD', KEYS[1], now, code)
     out[i] = n
@@ -172,18 +198,36 @@ return {redis.call('LLEN', KEYS[1]), same and 1 or 0}
 """
 _COMPACTED = Script("compacted", _COMPACTED_LUA)
 
+# KEYS: writes per room. ARGV: idle_ttl, then a write id per room. Per room the log
+# length the write left (it was written), or -1: it was not, and is void from now on
+# (the append script refuses it should it still arrive). Idempotent: resolving twice
+# (the first reply lost too) gives the same answer.
+_RESOLVE_LUA = """
+local out = {}
+for i = 1, #KEYS do
+  redis.call('HSETNX', KEYS[i], ARGV[i + 1], 'void')
+  redis.call('PEXPIRE', KEYS[i], ARGV[1])
+  local v = redis.call('HGET', KEYS[i], ARGV[i + 1])
+  if v == 'void' then out[i] = -1 else out[i] = tonumber(v) end
+end
+return table.concat(out, ',')
+"""
+_RESOLVE = Script("resolve", _RESOLVE_LUA)
+
 # KEYS: rooms. ARGV: idle_ttl. Drops reservations idle for longer than idle_ttl.
 _PRUNE_LUA = """
 return redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[1])))
 """
 _PRUNE = Script("prune", _NOW + _PRUNE_LUA)
 
-# KEYS: rooms, log, lease. ARGV: code, closed_ttl (0: delete now).
+# KEYS: rooms, log, lease, writes. ARGV: code, closed_ttl (0: delete now). The
+# writes hash lives as long as the log, so a void id stays void while it does.
 _CLOSE_LUA = """
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[3])
-if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[2])
-else redis.call('DEL', KEYS[2]) end
+if tonumber(ARGV[2]) > 0 then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2]); redis.call('PEXPIRE', KEYS[4], ARGV[2])
+else redis.call('DEL', KEYS[2], KEYS[4]) end
 return 1
 """
 _CLOSE = Script("close", _CLOSE_LUA)
@@ -204,6 +248,7 @@ class _Batch:
     the fencing token the room had when the batch began."""
 
     fence: bytes
+    wid: bytes  # the write id: what resolves the outcome should the reply be lost
     records: list[bytes] = field(default_factory=list)
     waiters: list[tuple[asyncio.Future[int], int]] = field(default_factory=list)  # (fut, end)
 
@@ -243,6 +288,10 @@ class RedisStore:
         self._trims: dict[str, _Trim] = {}  # compactions waiting for their room
         self._flush_scheduled = False
         self._tasks: set[asyncio.Task[None]] = set()
+        self._id = secrets.token_hex(6).encode()  # write ids: this store's, then a count
+        self._wids = itertools.count(1)
+        self._written: dict[str, bytes] = {}  # per room, the last write id known written
+        self._closing = False
 
     @classmethod
     async def from_url(
@@ -316,7 +365,7 @@ class RedisStore:
             return fut
         batch = self._pending.get(code)
         if batch is None:
-            batch = self._pending[code] = _Batch(current)
+            batch = self._pending[code] = _Batch(current, b"%s.%d" % (self._id, next(self._wids)))
         batch.records.extend(records)
         batch.waiters.append((fut, len(batch.records)))
         if not self._flush_scheduled:
@@ -352,32 +401,44 @@ class RedisStore:
         keys = [self.keys.rooms]
         args = [b"%d" % self.idle_ttl_ms, b"%d" % len(batches)]
         for code, batch in batches.items():
-            keys += [self.keys.log(code), self.keys.lease(code)]
+            keys += [self.keys.log(code), self.keys.lease(code), self.keys.writes(code)]
             args += [
                 code.encode(),
                 b"%d" % self._lengths.get(code, -1),
                 batch.fence,
+                batch.wid,
+                self._written.get(code, b""),
                 b"%d" % len(batch.records),
                 *batch.records,
             ]
+        sent: list[bool] = []
         try:
             try:
                 async with guard("append", self.pool.timeout):
-                    reply = await self.pool.script(_APPEND, keys, args)
+                    reply = await self.pool.script(_APPEND, keys, args, sent)
                 results = [int(n) for n in reply.split(b",")]
                 if len(results) != len(batches):
                     raise ValueError(f"append: {len(results)} results for {len(batches)} rooms")
             except (StoreUnavailable, asyncio.CancelledError) as exc:
-                unsent = exc if isinstance(exc, StoreUnavailable) else StoreUnavailable("cancelled")
-                for batch in batches.values():
-                    _settle(batch, unsent)
-                if isinstance(exc, asyncio.CancelledError):
-                    raise
-                return
+                if isinstance(exc, StoreUnavailable) and definite(exc, bool(sent)):
+                    for batch in batches.values():
+                        _settle(batch, exc)
+                    return
+                # Sent, and no answer: it may have run. Find out before answering.
+                log.warning("append: %s; resolving its outcome", exc)
+                try:
+                    results = await self._resolve(batches)
+                except StoreUncertain as gave_up:
+                    for batch in batches.values():
+                        _settle(batch, gave_up)
+                    if isinstance(exc, asyncio.CancelledError):
+                        raise
+                    return
             except Exception as exc:  # a bug, or a reply we cannot read: fail, do not hang
                 log.error("append: unexpected failure", exc_info=exc)
+                unknown = StoreUncertain(f"append failed: {exc}")
                 for batch in batches.values():
-                    _settle(batch, StoreUnavailable(f"append failed: {exc}"))
+                    _settle(batch, unknown)
                 return
             for (code, batch), n in zip(batches.items(), results, strict=True):
                 if n >= 0:
@@ -385,12 +446,16 @@ class RedisStore:
                         # (Not after the room was claimed anew meanwhile: the new
                         # incarnation's load() counted the log, these included.)
                         self._lengths[code] = n
+                        self._written[code] = batch.wid
                     _settle(batch, n)
                 elif n == -1:
                     _settle(batch, LeaseLost(f"room {code}: this node lost its lease"))
+                elif n == -3:
+                    _settle(batch, StoreUnavailable(f"room {code}: the write was voided"))
                 else:
-                    log.error("room %s: Redis holds fewer records than it acknowledged", code)
-                    _settle(batch, StoreUnavailable(f"room {code}: log shorter than expected"))
+                    what = "fewer" if n == -2 else "more"
+                    log.error("room %s: Redis holds %s records than acknowledged", code, what)
+                    _settle(batch, StoreUnavailable(f"room {code}: log not as acknowledged"))
         finally:
             self._inflight.difference_update(batches)
             if (self._pending or self._trims) and not self._flush_scheduled:
@@ -468,6 +533,33 @@ class RedisStore:
         if int(same):
             self._lengths[code] = int(n)
 
+    async def _resolve(self, batches: dict[str, _Batch]) -> list[int]:
+        """Whether each batch's write was done, as the append script would answer
+        (the log length it left), or -3: it was not, and never will be (its id is
+        void now). Retries every ``RETRY_S`` until Redis answers, the rooms'
+        later appends waiting meanwhile (they could not be ordered after an
+        unknown); StoreUncertain only once the store is closing."""
+        keys = [self.keys.writes(code) for code in batches]
+        args = [b"%d" % self.idle_ttl_ms, *(batch.wid for batch in batches.values())]
+        while True:
+            try:
+                async with guard("resolve", self.pool.timeout):
+                    reply = await self.pool.script(_RESOLVE, keys, args)
+                results = [int(n) for n in reply.split(b",")]
+            except StoreUnavailable as exc:
+                if self._closing:
+                    raise StoreUncertain(f"closed while resolving an append ({exc})") from exc
+                await asyncio.sleep(RETRY_S)
+                continue
+            log.warning(
+                "append resolved: %s",
+                ", ".join(
+                    f"{code} {'written' if n >= 0 else 'not written'}"
+                    for code, n in zip(batches, results, strict=True)
+                ),
+            )
+            return [n if n >= 0 else -3 for n in results]
+
     async def load(self, code: str) -> list[bytes]:
         async with guard("load", self.pool.timeout):
             records: list[bytes] = await self.pool.protocol().lrange_aslist(self.keys.log(code))
@@ -484,7 +576,12 @@ class RedisStore:
         async with guard("close_room", self.pool.timeout):
             await self.pool.script(
                 _CLOSE,
-                [self.keys.rooms, self.keys.log(code), self.keys.lease(code)],
+                [
+                    self.keys.rooms,
+                    self.keys.log(code),
+                    self.keys.lease(code),
+                    self.keys.writes(code),
+                ],
                 [code.encode(), b"%d" % self.closed_ttl_ms],
             )
         self.forget(code)
@@ -510,6 +607,7 @@ class RedisStore:
         that still carry its token are refused from now on."""
         self._refuse_pending(code, None)
         self._lengths.pop(code, None)
+        self._written.pop(code, None)
         self._fences.pop(code, None)
 
     def _refuse_pending(self, code: str, keep: bytes | None) -> None:
@@ -539,7 +637,9 @@ class RedisStore:
 
     async def close(self) -> None:
         """Let appends in flight finish (bounded by the operation timeout), then
-        disconnect."""
+        disconnect. An append still being resolved is tried once more, then fails
+        with StoreUncertain."""
+        self._closing = True
         while self._tasks or self._pending or self._flush_scheduled:
             if self._tasks:
                 await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -41,7 +41,16 @@ from asyncio_redis.encoders import BytesEncoder  # type: ignore[import-untyped]
 
 from .base import StoreUnavailable
 
-__all__ = ["Link", "Pool", "RedisAddress", "Script", "check_durability", "config_get", "guard"]
+__all__ = [
+    "Link",
+    "Pool",
+    "RedisAddress",
+    "Script",
+    "check_durability",
+    "config_get",
+    "definite",
+    "guard",
+]
 
 log = logging.getLogger(__name__)
 # asyncio-redis logs every connect and disconnect at INFO; Link says what matters.
@@ -87,6 +96,26 @@ async def guard(what: str, timeout: float) -> AsyncIterator[None]:
         raise StoreUnavailable(f"{what}: Redis did not answer within {timeout} s") from exc
     except (asyncio_redis.Error, asyncio_redis.ErrorReply, OSError) as exc:
         raise StoreUnavailable(f"{what}: {type(exc).__name__}: {exc}") from exc
+
+
+def definite(exc: BaseException, sent: bool) -> bool:
+    """Whether a failed write is known not to have run: nothing was sent, or Redis
+    answered with an error (a script that errs before writing writes nothing; ours
+    check before they write). A timeout or a lost connection after sending is not:
+    Redis may have run it, or may still (a frozen Redis thaws with it buffered)."""
+    if not sent:
+        return True
+    cause = exc.__cause__ if isinstance(exc, StoreUnavailable) else exc
+    if isinstance(cause, asyncio_redis.ConnectionLostError):  # a NotConnectedError
+        return False
+    return isinstance(
+        cause,
+        (
+            asyncio_redis.ErrorReply,
+            asyncio_redis.ScriptKilledError,
+            asyncio_redis.NotConnectedError,
+        ),
+    )
 
 
 class Link:
@@ -262,13 +291,25 @@ class Pool:
                 return link.protocol
         raise StoreUnavailable(f"no connection to Redis at {self.address.host}:{self.address.port}")
 
-    async def script(self, script: Script, keys: Sequence[bytes], args: Sequence[bytes]) -> Any:
+    async def script(
+        self,
+        script: Script,
+        keys: Sequence[bytes],
+        args: Sequence[bytes],
+        sent: list[bool] | None = None,
+    ) -> Any:
         """EVALSHA ``script``; load it first if this Redis has not seen it (or has
-        restarted since). Returns the script's decoded return value."""
+        restarted since). Returns the script's decoded return value.
+
+        ``sent``, when given, gets True appended once the call has gone to Redis,
+        so that a caller can tell a write that never left (definite) from one whose
+        reply was lost (see :func:`definite`)."""
         protocol = self.protocol()
         if script.sha is None:
             script.sha = await protocol.script_load(script.code)
         try:
+            if sent is not None:
+                sent.append(True)
             reply = await protocol.evalsha(script.sha, list(keys), list(args))
         except asyncio_redis.ScriptKilledError:
             # Most likely NOSCRIPT after a Redis restart (asyncio-redis cannot tell).
