@@ -499,21 +499,21 @@ class RedisStore:
                     n = int(await self.pool.script(_COMPACT, [log_key, lease], args))
             except StoreUnavailable as exc:
                 await self._after_lost_trim(code, trim)
-                _resolve(trim.future, exc)
+                _finish(trim.future, exc)
                 return
             except Exception as exc:  # a reply we cannot read: as above
                 log.error("compact: unexpected failure", exc_info=exc)
                 await self._after_lost_trim(code, trim)
-                _resolve(trim.future, StoreUnavailable(f"compact failed: {exc}"))
+                _finish(trim.future, StoreUnavailable(f"compact failed: {exc}"))
                 return
             if n >= 0:
                 self._lengths[code] = n
-                _resolve(trim.future, None)
+                _finish(trim.future, None)
             elif n == -1:
-                _resolve(trim.future, LeaseLost(f"room {code}: this node lost its lease"))
+                _finish(trim.future, LeaseLost(f"room {code}: this node lost its lease"))
             else:
                 why = "not the log acknowledged" if n == -2 else "no such snapshot there"
-                _resolve(trim.future, StoreUnavailable(f"room {code}: not compacted: {why}"))
+                _finish(trim.future, StoreUnavailable(f"room {code}: not compacted: {why}"))
         finally:
             self._inflight.discard(code)
             if (self._pending or self._trims) and not self._flush_scheduled:
@@ -648,7 +648,7 @@ class RedisStore:
         await self.pool.close()
 
 
-def _resolve(fut: asyncio.Future[None], error: BaseException | None) -> None:
+def _finish(fut: asyncio.Future[None], error: BaseException | None) -> None:
     if fut.done():
         return
     if error is None:
