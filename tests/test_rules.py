@@ -554,8 +554,14 @@ def test_undo_is_off_by_default() -> None:
         (lambda: make(["| 2S", "9C"], foundations=[0, 0, 0, 1], rules=UNDO_ON), T2F(0)),
         (lambda: make(["9C"], foundations=[0, 0, 8, 0], rules=UNDO_ON), F2T(HEARTS, 0)),
     ],
-    ids=["tableau_tableau", "run", "waste_tableau", "waste_foundation", "tableau_foundation",
-         "foundation_tableau"],
+    ids=[
+        "tableau_tableau",
+        "run",
+        "waste_tableau",
+        "waste_foundation",
+        "tableau_foundation",
+        "foundation_tableau",
+    ],
 )
 def test_undo_takes_back_the_last_move(build: Callable[[], Board], move: Move) -> None:
     b = build()
@@ -628,9 +634,7 @@ def test_undo_leaves_the_score_as_if_the_move_never_happened() -> None:
 
 def finished_position(**kw: Any) -> Board:
     # All but six cards home; the six sit face up in two runs.
-    return make(
-        ["| KH QS JH", "| KS QH JS", ""], stock="", foundations=[13, 13, 10, 10], **kw
-    )
+    return make(["| KH QS JH", "| KS QH JS", ""], stock="", foundations=[13, 13, 10, 10], **kw)
 
 
 def test_auto_complete_plays_everything_home() -> None:
@@ -652,11 +656,16 @@ def test_auto_complete_plays_everything_home() -> None:
     "build",
     [
         lambda: make(["| KH QS JH", "| KS QH JS"], stock="9C", foundations=[13, 12, 10, 10]),
-        lambda: make(["| KH QS JH", "| KS QH JS"], stock="", waste="KD",
-                     foundations=[13, 12, 10, 10]),
+        lambda: make(
+            ["| KH QS JH", "| KS QH JS"], stock="", waste="KD", foundations=[13, 12, 10, 10]
+        ),
         lambda: make(["KD | KH QS JH", "| KS QH JS"], stock="", foundations=[13, 12, 10, 10]),
-        lambda: make(["KD JH", "| KS QH JS", "| KH QS"], stock="", foundations=[13, 12, 10, 10],
-                     variant=Variant.THOUGHTFUL),
+        lambda: make(
+            ["KD JH", "| KS QH JS", "| KH QS"],
+            stock="",
+            foundations=[13, 12, 10, 10],
+            variant=Variant.THOUGHTFUL,
+        ),
     ],
     ids=["stock", "waste", "face_down", "thoughtful_out_of_order"],
 )
@@ -668,8 +677,12 @@ def test_auto_complete_unavailable(build: Callable[[], Board]) -> None:
 
 
 def test_thoughtful_auto_complete_once_in_order() -> None:
-    b = make(["KD JH", "KS QH JS", "KH QS"], stock="", foundations=[13, 12, 10, 10],
-             variant=Variant.THOUGHTFUL)
+    b = make(
+        ["KD JH", "KS QH JS", "KH QS"],
+        stock="",
+        foundations=[13, 12, 10, 10],
+        variant=Variant.THOUGHTFUL,
+    )
     assert not b.can_auto_complete()
     b.apply(T2T(0, 2))  # JH onto QS: every pile is now one run
     assert b.can_auto_complete()
@@ -677,8 +690,12 @@ def test_thoughtful_auto_complete_once_in_order() -> None:
 
 
 def test_auto_complete_double() -> None:
-    b = make(["| KH QS", "| KS QH"], stock="", foundations=[13, 13, 13, 13, 11, 13, 11, 13],
-             variant=Variant.DOUBLE)
+    b = make(
+        ["| KH QS", "| KS QH"],
+        stock="",
+        foundations=[13, 13, 13, 13, 11, 13, 11, 13],
+        variant=Variant.DOUBLE,
+    )
     assert b.home == 100
     out = b.apply(AUTO)
     assert b.home == 104 and out.status is Status.WON
@@ -746,18 +763,28 @@ def test_a_whole_king_pile_to_an_empty_pile_does_not_keep_a_deal_alive() -> None
     "build",
     [
         lambda: make(["4D | KS", ""], stock="", waste="5H", pass_limit=1),  # exposes 4D
-        lambda: make(["| 9C KS", ""], stock="", waste="5H", pass_limit=1,
-                     variant=Variant.THOUGHTFUL),  # frees 9C
+        lambda: make(
+            ["| 9C KS", ""], stock="", waste="5H", pass_limit=1, variant=Variant.THOUGHTFUL
+        ),  # frees 9C
         lambda: make(["KS", "6C"], stock="", waste="5H", pass_limit=1),  # 5H onto 6C
-        lambda: make(["KS", "4D"], stock="", waste="5H", pass_limit=1,
-                     foundations=[0, 0, 4, 0]),  # 5H home
-        lambda: make(["KS", "4D"], stock="", waste="5H", pass_limit=1,
-                     foundations=[3, 0, 0, 0]),  # 3C back onto 4D
-        lambda: make(["QH", ""], stock="", waste="5H", pass_limit=1,
-                     foundations=[0, 0, 0, 13]),  # KS back onto the empty pile
+        lambda: make(
+            ["KS", "4D"], stock="", waste="5H", pass_limit=1, foundations=[0, 0, 4, 0]
+        ),  # 5H home
+        lambda: make(
+            ["KS", "4D"], stock="", waste="5H", pass_limit=1, foundations=[3, 0, 0, 0]
+        ),  # 3C back onto 4D
+        lambda: make(
+            ["QH", ""], stock="", waste="5H", pass_limit=1, foundations=[0, 0, 0, 13]
+        ),  # KS back onto the empty pile
     ],
-    ids=["king_run_exposes", "thoughtful_king_run_frees", "waste_tableau", "waste_foundation",
-         "foundation_tableau", "foundation_king_to_empty"],
+    ids=[
+        "king_run_exposes",
+        "thoughtful_king_run_frees",
+        "waste_tableau",
+        "waste_foundation",
+        "foundation_tableau",
+        "foundation_king_to_empty",
+    ],
 )
 def test_any_real_move_keeps_a_deal_alive(build: Callable[[], Board]) -> None:
     assert build().has_progress_move()
@@ -854,8 +881,11 @@ REFUSALS: list[tuple[Reason, Callable[[], Board], Move]] = [
     (Reason.ONLY_KING_ON_EMPTY, lambda: make(["", "QH"]), T2T(1, 0)),
     (Reason.FOUNDATION_WONT_TAKE, lambda: make(["2C"]), T2F(0)),
     (Reason.FOUNDATION_EMPTY, lambda: make(ALIVE), F2T(0, 0)),
-    (Reason.FOUNDATION_TO_TABLEAU_OFF, lambda: make(["9H"], foundations=[8, 0, 0, 0],
-                                                    foundation_to_tableau=False), F2T(0, 0)),
+    (
+        Reason.FOUNDATION_TO_TABLEAU_OFF,
+        lambda: make(["9H"], foundations=[8, 0, 0, 0], foundation_to_tableau=False),
+        F2T(0, 0),
+    ),
     (Reason.UNDO_OFF, lambda: _moved(make(ALIVE)), UNDO),
     (Reason.UNDO_NOT_ALLOWED, lambda: make(ALIVE, rules=UNDO_ON), UNDO),
     (Reason.AUTO_COMPLETE_UNAVAILABLE, lambda: make(ALIVE), AUTO),
@@ -907,19 +937,23 @@ def test_a_refusal_keeps_the_undo_record() -> None:
 EVENT_ROWS: list[tuple[str, Callable[[], Board], Move, tuple[Event, ...]]] = [
     ("waste_to_tableau", lambda: make(["9C"], waste="8H"), W2T(0), (Event.WASTE_TO_TABLEAU,)),
     ("waste_to_foundation", lambda: make(["9C"], waste="AH"), W2F, (Event.WASTE_TO_FOUNDATION,)),
-    ("tableau_to_foundation", lambda: make(["| AH", "9C"]), T2F(0),
-     (Event.TABLEAU_TO_FOUNDATION,)),
+    ("tableau_to_foundation", lambda: make(["| AH", "9C"]), T2F(0), (Event.TABLEAU_TO_FOUNDATION,)),
     ("turn_over", lambda: make(["2D | 8H", "9C"]), T2T(0, 1), (Event.TURN_OVER,)),
-    ("foundation_to_tableau", lambda: make(["9C"], foundations=[0, 0, 8, 0]), F2T(2, 0),
-     (Event.FOUNDATION_TO_TABLEAU,)),
+    (
+        "foundation_to_tableau",
+        lambda: make(["9C"], foundations=[0, 0, 8, 0]),
+        F2T(2, 0),
+        (Event.FOUNDATION_TO_TABLEAU,),
+    ),
     ("recycle", lambda: make(ALIVE, stock="", waste="2D"), RECYCLE, (Event.RECYCLE,)),
     ("tableau_to_tableau", lambda: make(["9C", "| 8H"]), T2T(1, 0), ()),
     ("draw", lambda: make(ALIVE), DRAW, ()),
 ]
 
 
-@pytest.mark.parametrize(("name", "build", "move", "events"), EVENT_ROWS,
-                         ids=[r[0] for r in EVENT_ROWS])
+@pytest.mark.parametrize(
+    ("name", "build", "move", "events"), EVENT_ROWS, ids=[r[0] for r in EVENT_ROWS]
+)
 def test_each_move_reports_its_scoring_events(
     name: str, build: Callable[[], Board], move: Move, events: tuple[Event, ...]
 ) -> None:
@@ -967,10 +1001,29 @@ def test_defaults() -> None:
         "undo": False,
         "foundation_to_tableau": True,
         "spectators": "live",
+        "deals": "random",
     }
     assert s.deal_rules() == DealRules(
         variant=Variant.CLASSIC, draw=1, pass_limit=0, undo=False, foundation_to_tableau=True
     )
+
+
+def test_winnable_deals_are_refused_for_double_whichever_changes() -> None:
+    winnable = Settings().updated({"deals": "winnable"})
+    assert winnable.to_wire()["deals"] == "winnable"
+    assert winnable.updated({"variant": "thoughtful"}).variant is Variant.THOUGHTFUL
+    with pytest.raises(SettingsError, match="double") as exc:
+        winnable.updated({"variant": "double"})
+    assert exc.value.field == "variant"
+    double = Settings().updated({"variant": "double"})
+    with pytest.raises(SettingsError, match="no solver proves") as exc:
+        double.updated({"deals": "winnable"})
+    assert exc.value.field == "deals"
+    with pytest.raises(SettingsError):
+        Settings().updated({"deals": "winnable", "variant": "double"})
+    assert double.updated({"deals": "winnable", "variant": "classic"}).deals.value == "winnable"
+    with pytest.raises(SettingsError, match="random, winnable"):
+        Settings().updated({"deals": "proven"})
 
 
 GOOD: dict[str, list[Any]] = {
@@ -1045,8 +1098,13 @@ def test_settings_wire_round_trip() -> None:
 
 def test_settings_that_change_what_is_legal_go_into_the_deal_rules() -> None:
     s = Settings().updated(
-        {"draw": 3, "stock_passes": 4, "variant": "thoughtful", "undo": True,
-         "foundation_to_tableau": False}
+        {
+            "draw": 3,
+            "stock_passes": 4,
+            "variant": "thoughtful",
+            "undo": True,
+            "foundation_to_tableau": False,
+        }
     )
     assert s.deal_rules() == DealRules(Variant.THOUGHTFUL, 3, 4, True, False)
     # Points-only settings leave the rules of a deal alone.
@@ -1154,8 +1212,11 @@ def test_double_the_second_foundation_takes_what_the_first_does_not() -> None:
     assert b.foundations[6:] == [3, 2]
     b.apply(T2F(1))  # 4S fits only the first (on 3S)
     assert b.foundations[6:] == [4, 2]
-    refused(make(["5S"], foundations=[0] * 6 + [3, 1], variant=Variant.DOUBLE), T2F(0),
-            Reason.FOUNDATION_WONT_TAKE)
+    refused(
+        make(["5S"], foundations=[0] * 6 + [3, 1], variant=Variant.DOUBLE),
+        T2F(0),
+        Reason.FOUNDATION_WONT_TAKE,
+    )
 
 
 def test_double_foundations_are_fixed_per_suit() -> None:

@@ -191,6 +191,7 @@ class Room:
             rules=rules,
             replays=replays,
             logs={p: [] for p in self.round_players},
+            proof=rec.get("proof"),
         )
         self.deals.append(deal)
         self.state = RoomState.PLAYING

@@ -116,6 +116,7 @@ class Deal:
     views: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # board_view
     retried: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # views.replayed_move
     revealed: dict[str, Any] | None = None  # views.revealed_deal, once the deal is over
+    proof: str | None = None  # deals: winnable — the solver's winning line, secret till over
 
     @property
     def over(self) -> bool:

@@ -131,6 +131,15 @@ class ProvenPools:
         self._ready: dict[DealRules, asyncio.Event] = {}
         self.judged: dict[Verdict, int] = dict.fromkeys(Verdict, 0)
 
+    def report_to(
+        self,
+        counted: Callable[[Verdict], None],
+        sized: Callable[[DealRules, int], None],
+    ) -> None:
+        """Where to tell of every verdict and every change in a pool's size."""
+        self._counted = counted
+        self._sized = sized
+
     def ready(self, rules: DealRules) -> int:
         """Proven seeds ready for ``rules`` now."""
         return len(self._pools.get(rules, ()))
