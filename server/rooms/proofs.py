@@ -148,8 +148,10 @@ class ProvenPools:
         """Make sure the pool for ``rules`` is (being) filled."""
         if rules.variant is Variant.DOUBLE:
             raise ValueError("double klondike deals cannot be proven")
-        self._pools.setdefault(rules, deque())
-        self._ready.setdefault(rules, asyncio.Event())
+        if rules not in self._pools:
+            self._pools[rules] = deque()
+            self._ready[rules] = asyncio.Event()
+            self._report(rules)  # the pool shows in /metrics from the start, empty
         task = self._fillers.get(rules)
         if (task is None or task.done()) and len(self._pools[rules]) < self.size:
             self._fillers[rules] = asyncio.get_running_loop().create_task(self._fill(rules))
