@@ -73,10 +73,39 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON only")
     p.set_defaults(func=_loadtest)
 
-    p = sub.add_parser("verify", help="check a revealed seed against its commitment")
+    p = sub.add_parser(
+        "verify",
+        help="check a revealed seed against its commitment (and a winnable deal's solution)",
+    )
     p.add_argument("--seed", required=True)
     p.add_argument("--commitment", required=True, help="the hex digest sent at deal start")
     p.add_argument("--variant", choices=[v.value for v in Variant], default="classic")
+    p.add_argument(
+        "--solution",
+        metavar="FILE_OR_JSON",
+        help="a winning line to replay: the revealed deal's proof (or the whole"
+        " revealed deal, or a list of moves) as JSON, or a file holding it",
+    )
+    p.add_argument(
+        "--draw",
+        type=int,
+        choices=(1, 3),
+        default=1,
+        help="the deal's draw (with --solution; default 1)",
+    )
+    p.add_argument(
+        "--pass-limit",
+        type=int,
+        default=0,
+        metavar="P",
+        help="the deal's passes through the stock, 0 = no limit (default 0)",
+    )
+    p.add_argument(
+        "--no-foundation-to-tableau",
+        dest="foundation_to_tableau",
+        action="store_false",
+        help="the deal forbids foundation-to-tableau moves",
+    )
     p.set_defaults(func=_verify)
 
 
@@ -197,8 +226,23 @@ def _print_report(report: dict[str, Any]) -> None:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from .verify import verify
+    from protocol.settings import DealRules
 
-    ok, text = verify(args.seed, args.commitment, Variant(args.variant))
+    from .verify import load_solution, verify, verify_solution
+
+    variant = Variant(args.variant)
+    if args.solution is None:
+        ok, text = verify(args.seed, args.commitment, variant)
+    else:
+        try:
+            solution = load_solution(args.solution)
+        except ValueError as exc:
+            print(f"klondike-race: {exc}", file=sys.stderr)
+            return 2
+        if args.pass_limit < 0:
+            print("klondike-race: --pass-limit is 0 (no limit) or more", file=sys.stderr)
+            return 2
+        rules = DealRules(variant, args.draw, args.pass_limit, False, args.foundation_to_tableau)
+        ok, text = verify_solution(args.seed, args.commitment, rules, solution)
     print(text)
     return 0 if ok else 1

@@ -16,6 +16,7 @@ from typing import Any
 
 __all__ = [
     "DealRules",
+    "Deals",
     "Scoring",
     "Settings",
     "SettingsError",
@@ -67,6 +68,13 @@ class Spectators(StrEnum):
         return self is Spectators.LIVE
 
 
+class Deals(StrEnum):
+    """Which layouts a room deals (docs/rules.md §9)."""
+
+    RANDOM = "random"  # any layout the seed deals
+    WINNABLE = "winnable"  # only layouts a solver has won and the engine replayed
+
+
 class SettingsError(ValueError):
     """A setting out of range. ``field`` names it so a client can point at it."""
 
@@ -100,25 +108,36 @@ class Settings:
     undo: bool = False
     foundation_to_tableau: bool = True
     spectators: Spectators = Spectators.LIVE
+    deals: Deals = Deals.RANDOM
 
     def to_wire(self) -> dict[str, Any]:
         d = asdict(self)
         d["scoring"] = self.scoring.value
         d["variant"] = self.variant.value
         d["spectators"] = self.spectators.value
+        d["deals"] = self.deals.value
         return d
 
     def updated(self, changes: Mapping[str, Any]) -> Settings:
         """These settings with ``changes`` applied, every field validated.
 
-        Raises :class:`SettingsError` naming the first bad field and its range.
+        Raises :class:`SettingsError` naming the first bad field and its range,
+        or, for settings that are fine alone but not together, the field changed.
         """
         if not isinstance(changes, Mapping):
             raise SettingsError("settings", "settings must be a map of field to value")
         values: dict[str, Any] = {}
         for name, value in changes.items():
             values[name] = _validate(name, value)
-        return replace(self, **values)
+        new = replace(self, **values)
+        if new.deals is Deals.WINNABLE and new.variant is Variant.DOUBLE:
+            field = "deals" if "deals" in values and "variant" not in values else "variant"
+            raise SettingsError(
+                field,
+                "winnable deals are not available in double klondike: no solver proves"
+                " two-pack layouts; choose classic or thoughtful, or random deals",
+            )
+        return new
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> Settings:
@@ -148,6 +167,8 @@ def _validate(name: str, value: Any) -> Any:
         return _enum(name, Variant, value)
     if name == "spectators":
         return _enum(name, Spectators, value)
+    if name == "deals":
+        return _enum(name, Deals, value)
     if name in ("undo", "foundation_to_tableau"):
         if not isinstance(value, bool):
             raise SettingsError(name, f"{name} must be true or false")
@@ -166,7 +187,11 @@ def _validate(name: str, value: Any) -> Any:
     raise SettingsError(name, f"unknown setting {name!r}")
 
 
-def _enum(name: str, kind: type[Scoring] | type[Variant] | type[Spectators], value: Any) -> Any:
+def _enum(
+    name: str,
+    kind: type[Scoring] | type[Variant] | type[Spectators] | type[Deals],
+    value: Any,
+) -> Any:
     try:
         return kind(value)
     except ValueError:

@@ -30,6 +30,7 @@ from .net.connection import Connection, Flusher, GameSocket, Limits
 from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, too_many
 from .net.metrics import Metrics
 from .net.ratelimit import client_address
+from .rooms.proofs import ProvenPools
 from .sessions import IDLE_ROOM_MS, Service
 from .store.base import Store, StoreUnavailable
 from .store.memory import MemoryStore
@@ -62,6 +63,7 @@ class RaceServer:
         clock: Clock | None = None,
         draw_seed: Callable[[], str] = ids.new_seed,
         limits: Limits | None = None,
+        proofs: ProvenPools | None = None,
         static_dir: Path | None = DEFAULT_STATIC,
         ping_interval: float | None = 20.0,
         store_factory: Callable[[], Awaitable[Store]] | None = None,
@@ -79,7 +81,13 @@ class RaceServer:
         self.limits = limits or Limits()
         self.metrics = Metrics()
         self.service = Service(
-            self.store, clock or SystemClock(), self.metrics, draw_seed, idle_room_ms, self.limits
+            self.store,
+            clock or SystemClock(),
+            self.metrics,
+            draw_seed,
+            idle_room_ms,
+            self.limits,
+            proofs,
         )
         self.http = HttpRoutes(
             self._health,

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from protocol import messages as M
 from protocol import names
 from protocol.messages import ErrorCode
+from protocol.settings import DealRules
 from protocol.wire import VERSION, Hello, Ping, Request
 
 from . import ids
@@ -46,6 +47,7 @@ from .net.metrics import Metrics
 from .net.ratelimit import Allowance, Limiter
 from .peer import Peer, SessionState
 from .rooms.handlers import ROOM_HANDLERS, Handler
+from .rooms.proofs import ProvenPools
 from .rooms.runner import Release, RoomRunner, Writer
 from .store.base import SessionRecord, Store, StoreUnavailable, unavailable
 
@@ -127,6 +129,11 @@ def _presence_of_all(connected: Callable[[str], bool]) -> Callable[[Room, D.Ctx]
     return decide
 
 
+def _rules_label(rules: DealRules) -> str:
+    f2t = "" if rules.foundation_to_tableau else "/no_f2t"
+    return f"{rules.variant.value}/draw{rules.draw}/passes{rules.pass_limit}{f2t}"
+
+
 class Service:
     def __init__(
         self,
@@ -136,6 +143,7 @@ class Service:
         draw_seed: Callable[[], str] = ids.new_seed,
         idle_room_ms: int = IDLE_ROOM_MS,
         limits: Limits | None = None,
+        proofs: ProvenPools | None = None,
     ) -> None:
         self.limits = limits = limits or Limits()
         self.limiter = Limiter(limits.rate, limits.burst, limits.max_strikes, limits.address_factor)
@@ -148,6 +156,11 @@ class Service:
         self.clock = clock
         self.metrics = metrics
         self._draw_seed = draw_seed
+        self.proofs = proofs or ProvenPools()
+        self.proofs.report_to(
+            counted=lambda v: metrics.winnable_layouts.labels(v.value).inc(),
+            sized=lambda rules, n: metrics.winnable_pool.labels(_rules_label(rules)).set(n),
+        )
         self.idle_room_ms = idle_room_ms  # rooms with nobody connected this long close
         self.rooms: dict[str, RoomRunner] = {}
         self.sessions: dict[str, SessionState] = {}  # by player id
@@ -160,6 +173,20 @@ class Service:
 
     def draw_seed(self) -> str:
         return self._draw_seed()
+
+    # ``deals: winnable`` (server/rooms/proofs.py): proven seeds, from the pools.
+
+    def proven_seed_nowait(self, rules: DealRules) -> tuple[str, str] | None:
+        got = self.proofs.take_nowait(rules)
+        if got is None:
+            self.metrics.winnable_waits.inc()
+        return got
+
+    async def proven_seed(self, rules: DealRules) -> tuple[str, str]:
+        return await self.proofs.take(rules)
+
+    def want_proven(self, rules: DealRules) -> None:
+        self.proofs.want(rules)
 
     def admit(self, what: str, peer: Peer, *, spend: bool = True) -> None:
         """``limit_reached`` when ``peer``'s address has created its ``what``
@@ -321,6 +348,7 @@ class Service:
                 await task
         for runner in self.rooms.values():
             runner.stop()
+        await self.proofs.close()
 
     def after_commit(self, runner: RoomRunner, decision: Decision) -> None:
         """Keep sessions in step with membership: who left, who was removed, and

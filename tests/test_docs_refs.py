@@ -168,7 +168,7 @@ BAD = [
     ("read /work/" + "shared/seeds", "points outside the project"),
     ("the rule of §4", "bare §4"),
     ('docs/protocol.md "No such heading"', "has no heading"),
-    ("#   docs/rules.md\n#   §9", "has no §9"),
+    ("#   docs/rules.md\n#   §19", "has no §19"),
 ]
 
 

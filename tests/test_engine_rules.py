@@ -1061,10 +1061,29 @@ def test_defaults() -> None:
         "undo": False,
         "foundation_to_tableau": True,
         "spectators": "live",
+        "deals": "random",
     }
     assert s.deal_rules() == DealRules(
         variant=Variant.CLASSIC, draw=1, pass_limit=0, undo=False, foundation_to_tableau=True
     )
+
+
+def test_winnable_deals_are_refused_for_double_whichever_changes() -> None:
+    winnable = Settings().updated({"deals": "winnable"})
+    assert winnable.to_wire()["deals"] == "winnable"
+    assert winnable.updated({"variant": "thoughtful"}).variant is Variant.THOUGHTFUL
+    with pytest.raises(SettingsError, match="double") as exc:
+        winnable.updated({"variant": "double"})
+    assert exc.value.field == "variant"
+    double = Settings().updated({"variant": "double"})
+    with pytest.raises(SettingsError, match="no solver proves") as exc:
+        double.updated({"deals": "winnable"})
+    assert exc.value.field == "deals"
+    with pytest.raises(SettingsError):
+        Settings().updated({"deals": "winnable", "variant": "double"})
+    assert double.updated({"deals": "winnable", "variant": "classic"}).deals.value == "winnable"
+    with pytest.raises(SettingsError, match="random, winnable"):
+        Settings().updated({"deals": "proven"})
 
 
 GOOD: dict[str, list[Any]] = {

@@ -1330,3 +1330,32 @@ def test_thoughtful_race_first_finisher_undo_auto_complete(server: str, browser:
             cy.close()
         for c in clients:
             c.close()
+
+
+def test_winnable_setting_and_its_revealed_proof(server: str, browser: Browser) -> None:
+    """The host's settings offer ``deals`` (random / winnable, with its hint); a
+    winnable deal, once over, says in "Past deals" how long its proven line is and
+    how hard, as the server's engine replayed it (docs/rules.md §9)."""
+    ann = Client(browser, server, "ann-w")
+    try:
+        page = ann.open()
+        options = page.locator("#create-deals option")
+        expect(options).to_have_count(2)
+        assert options.all_inner_texts() == ["Random", "Winnable"]
+        hint = "every deal proven winnable by a solver, replayed by the engine"
+        expect(page.locator('label[for="create-deals"]')).to_contain_text(hint)
+        ann.create("Ann", deals="winnable", deals_per_round=1)
+        expect(page.locator("#host-deals")).to_have_value("winnable")
+        expect(page.locator('label[for="host-deals"]')).to_contain_text(hint)
+        page.click("#btn-start")  # answered once the server has a proven seed
+        expect(page.locator("#deal-of")).to_have_text("1 of 1", timeout=60_000)
+        page.click("#btn-resign")
+        page.click("#btn-resign")
+        proof = page.locator("#past-panel .past-proof")
+        expect(proof).to_have_text(
+            re.compile(r"^winnable — one way to win in \d+ moves \((easy|medium|hard|expert)\)$"),
+            timeout=30_000,
+        )
+        no_errors(ann)
+    finally:
+        ann.close()

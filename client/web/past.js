@@ -8,6 +8,8 @@
 // A snapshot's history carries no logs (they grow with every move): a deal's logs
 // come with its deal_over event, and otherwise (after a join, a reload, a resume)
 // they are asked for with deal_log when the panel first shows that deal.
+// A winnable deal (docs/rules.md §9) also says how long the winning line it was
+// proven with is, and how hard.
 
 import { renderBoard } from "./board.js";
 import { clock, h, replaceChildren, short, signed } from "./dom.js";
@@ -126,6 +128,13 @@ export function renderPast() {
         ? h("span", { class: "ok", title: "sha256 of the seed equals the commitment made when the deal started" }, "✓ matches its commitment")
         : h("span", { class: "bad" }, "✗ does not match its commitment"),
     " ", h("code", { class: "commit", title: commit }, short(commit)));
+  // deals: winnable (docs/rules.md §9): the line the deal was proven with, as the
+  // server's engine replayed it; the page only tells it.
+  const proof = past.proof;
+  const proofLine = proof
+    ? h("p", { class: "past-proof", title: "a solver won this layout and the engine replayed its line to a win" },
+        `winnable — one way to win in ${proof.length} move${proof.length === 1 ? "" : "s"} (${proof.difficulty})`)
+    : null;
   const anyDown = ids.some((id) => past.boards[id].tableau.some((p) => p.down > 0));
   const legend = anyDown
     ? h("p", { class: "note past-legend" }, h("span", { class: "swatch", "aria-hidden": "true" }), " Striped cards were still face down when the deal ended.")
@@ -170,5 +179,5 @@ export function renderPast() {
                 h("span", { class: "mv" }, cardsInText(step.text)))))
           : h("p", { class: "note" }, loaded ? "No moves." : "Loading the move log…")));
   });
-  replaceChildren($("past-body"), seedLine, legend, h("div", { class: "past-players" }, cards));
+  replaceChildren($("past-body"), seedLine, proofLine, legend, h("div", { class: "past-players" }, cards));
 }

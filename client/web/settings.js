@@ -23,6 +23,11 @@ export const FIELDS = [
     options: [["live", "Every board, live"], ["after_deal", "Scores live, boards after the deal"], ["none", "No spectators"]],
     hint: "with live boards a player can watch their own race from another device",
   },
+  {
+    name: "deals", label: "Deals", type: "select", def: "random",
+    options: [["random", "Random"], ["winnable", "Winnable"]],
+    hint: "every deal proven winnable by a solver, replayed by the engine",
+  },
 ];
 
 export const DEFAULTS = Object.fromEntries(FIELDS.map((f) => [f.name, f.def]));
@@ -47,6 +52,7 @@ export function summary(s) {
     s.foundation_to_tableau ? "foundation→tableau on" : "foundation→tableau off",
     LABELS.spectators[s.spectators] || s.spectators,
   ];
+  if (s.deals === "winnable") parts.push("winnable deals");
   return parts.join(" · ");
 }
 

@@ -24,7 +24,7 @@ from typing import Any
 from protocol.messages import ClosedReason, ErrorCode
 from protocol.moves import IllegalMove, Move, Reason, Status
 from protocol.names import unique_in
-from protocol.settings import Scoring, Settings, SettingsError, Spectators
+from protocol.settings import DealRules, Deals, Scoring, Settings, SettingsError, Spectators
 from protocol.sheet import DealEntry, build_sheet
 
 from . import lifecycle
@@ -47,6 +47,7 @@ from .values import (
 
 __all__ = [
     "Ctx",
+    "SeedWanted",
     "decide_close",
     "decide_create",
     "decide_expiry",
@@ -65,12 +66,32 @@ __all__ = [
 ]
 
 
+class SeedWanted(Exception):
+    """A decision would deal a ``deals: winnable`` deal under ``rules`` and the
+    shell has handed in no proven seed for them: the shell gets one (from its pool
+    of proven seeds, waiting while it is dry) and decides again. Decisions change
+    nothing, so deciding again is safe."""
+
+    def __init__(self, rules: DealRules) -> None:
+        super().__init__(f"a proven seed is wanted for {rules.to_wire()}")
+        self.rules = rules
+
+
+def _no_proven_seed(rules: DealRules) -> tuple[str, str]:
+    raise SeedWanted(rules)
+
+
 @dataclass(frozen=True, slots=True)
 class Ctx:
-    """What the shell brings to a decision: the server clock and seed source."""
+    """What the shell brings to a decision: the server clock and seed source.
+
+    ``proven_seed(rules)`` gives a seed proven winnable under ``rules`` and the
+    solver's winning line (server/rooms/proofs.py), or raises :class:`SeedWanted`.
+    """
 
     now: int  # ms since the epoch
     draw_seed: Callable[[], str]
+    proven_seed: Callable[[DealRules], tuple[str, str]] = _no_proven_seed
 
 
 # ---------------------------------------------------------------------- helpers
@@ -113,12 +134,25 @@ def _next_host(room: Room, leaving: str) -> str | None:
 
 
 def _deal_started(room: Room, settings: Settings, number: int, ctx: Ctx) -> Record:
+    rules = settings.deal_rules()
+    if settings.deals is Deals.WINNABLE:
+        # Proven before it is dealt; the line stays in the log, shown once the
+        # deal is over for everyone (views.revealed_deal).
+        seed, line = ctx.proven_seed(rules)
+        return {
+            "k": R.DEAL,
+            "n": number,
+            "seed": seed,
+            "at": ctx.now,
+            "rules": rules.to_wire(),
+            "proof": line,
+        }
     return {
         "k": R.DEAL,
         "n": number,
         "seed": ctx.draw_seed(),
         "at": ctx.now,
-        "rules": settings.deal_rules().to_wire(),
+        "rules": rules.to_wire(),
     }
 
 

@@ -19,7 +19,8 @@ keys are short):
 ``removed``     ``p``, ``host``
 ``settings``    ``changes`` (partial map, already validated), ``at``
 ``round``       ``at``, ``carry`` ({player: cumulative Vegas bank})
-``deal``        ``n``, ``seed``, ``at``, ``rules`` (DealRules map)
+``deal``        ``n``, ``seed``, ``at``, ``rules`` (DealRules map); with ``deals:
+                winnable``, ``proof`` (the solver's winning line, protocol/proof.py)
 ``move``        ``p``, ``d`` (deal number), ``t`` (ms into the deal), ``s``
                 (acceptance order: the record's index in the log), ``m`` (move map)
 ``deal_ended``  ``n``, ``at``, ``reason`` (``all_ended`` / ``host`` / ``time``)
@@ -32,7 +33,8 @@ keys are short):
                 ``n``, ``seed``, ``at``, ``rules``, ``ended`` (at, or nil),
                 ``end_t``, ``first``, ``logs`` ({player: [[t, kind, from, to,
                 count], …]}, every player dealt in, in order) and ``won``
-                ({player: the ``s`` of their winning move})
+                ({player: the ``s`` of their winning move}), ``proof`` (the winning line
+                of a winnable deal, or nil)
 =============== ==============================================================
 
 A ``snapshot`` is the room's whole state as of that point, written by the shell

@@ -208,6 +208,7 @@ class Room:
             rules=rules,
             replays=replays,
             logs={p: [] for p in self.round_players},
+            proof=rec.get("proof"),
         )
         self.deals.append(deal)
         self.state = RoomState.PLAYING
@@ -364,6 +365,7 @@ class Room:
                 end_t=dict(d["end_t"]),
                 ended_at=d["ended"],
                 first=d["first"],
+                proof=d.get("proof"),
             )
             self.deals.append(deal)
             for player, entries in d["logs"].items():
@@ -483,4 +485,5 @@ def _deal_record(deal: Deal) -> dict[str, Any]:
         "first": deal.first,
         "logs": {p: [list(e) for e in log] for p, log in deal.logs.items()},
         "won": {p: r.won_seq for p, r in deal.replays.items() if r.won_seq is not None},
+        "proof": deal.proof,  # deals: winnable: the line it was proven with
     }

@@ -118,6 +118,7 @@ class Deal:
     # The deal_log reply's logs, encoded once per subprotocol (True: msgpack) by
     # server/rooms/handlers.py: a deal over takes no more moves.
     encoded_logs: dict[bool, bytes | str] = field(default_factory=dict)
+    proof: str | None = None  # deals: winnable — the solver's winning line, secret till over
 
     @property
     def over(self) -> bool:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from protocol import messages as M
 from protocol.messages import Message
 from protocol.moves import Outcome, Status
+from protocol.proof import check_proof, moves_from_solver
 from protocol.scoring import TimedMove, replay_outcomes, replay_through
 from protocol.settings import Settings
 from protocol.sheet import Sheet
@@ -182,6 +183,11 @@ def revealed_deal(deal: Deal) -> dict[str, Any]:
         "commitment": deal.commitment,
         "boards": {p: revealed_view(r.board) for p, r in deal.replays.items()},
     }
+    if deal.proof is not None and deal.over:
+        # The winning line the deal was proven with, checked again by the engine.
+        revealed["proof"] = check_proof(
+            deal.seed, deal.rules, moves_from_solver(deal.proof)
+        ).to_wire()
     if deal.over:
         deal.revealed = revealed
     return revealed

@@ -49,5 +49,27 @@ class Metrics:
             "klondike_slow_consumers_closed", "Connections closed for falling behind", registry=r
         )
 
+        self.winnable_layouts = Counter(
+            "klondike_winnable_layouts",
+            "Random layouts judged for deals: winnable, by verdict: proven (dealt later),"
+            " impossible, undecided within the budget, refused (the solver's line is no"
+            " win under the deal's rules); all but proven are skipped",
+            ["verdict"],
+            registry=r,
+        )
+        for verdict in ("proven", "impossible", "undecided", "refused"):
+            self.winnable_layouts.labels(verdict)
+        self.winnable_pool = Gauge(
+            "klondike_winnable_pool",
+            "Proven seeds ready to deal, by rule set (variant/draw/pass limit/f2t)",
+            ["rules"],
+            registry=r,
+        )
+        self.winnable_waits = Counter(
+            "klondike_winnable_waits",
+            "Deals that found their pool of proven seeds dry and waited for one",
+            registry=r,
+        )
+
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -73,10 +73,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from protocol.messages import CloseCode
+from protocol.settings import DealRules, Deals
 from protocol.wire import encode
 
 from ..core import records as R
-from ..core.decide import Ctx, decide_tick
+from ..core.decide import Ctx, SeedWanted, decide_tick
 from ..core.durable import DurableLog
 from ..core.records import encode_record
 from ..core.room import Room
@@ -118,6 +119,16 @@ class Venue(Protocol):
     idle_room_ms: int
 
     def draw_seed(self) -> str: ...
+
+    def proven_seed_nowait(self, rules: DealRules) -> tuple[str, str] | None:
+        """A seed proven winnable under ``rules`` and its line, if one is ready
+        (server/rooms/proofs.py); asking also keeps the pool for ``rules`` filled."""
+
+    async def proven_seed(self, rules: DealRules) -> tuple[str, str]:
+        """A proven seed and its line, waiting while none is ready."""
+
+    def want_proven(self, rules: DealRules) -> None:
+        """Keep proven seeds for ``rules`` ready (a room turned winnable on)."""
 
     def peer_of(self, player: str) -> Peer | None:
         """The connection that speaks for ``player`` now, if any."""
@@ -178,6 +189,8 @@ class RoomRunner:
         self._compacting = False
         self.compactions = 0  # done (the tests count them)
         self.timer = RoomTimer(self)
+        self._proven: dict[DealRules, tuple[str, str]] = {}  # waited for, not dealt yet
+        self._seed_gate: asyncio.Future[None] | None = None
 
     @property
     def code(self) -> str:
@@ -192,7 +205,26 @@ class RoomRunner:
         return self.venue.idle_room_ms
 
     def ctx(self) -> Ctx:
-        return Ctx(self.venue.clock.now(), self.venue.draw_seed)
+        return Ctx(self.venue.clock.now(), self.venue.draw_seed, self._proven_seed)
+
+    def _proven_seed(self, rules: DealRules) -> tuple[str, str]:
+        """``deals: winnable``: the seed waited for (see :meth:`run`), else one
+        ready in the pool, else :class:`SeedWanted`. Each is handed out once."""
+        got = self._proven.pop(rules, None) or self.venue.proven_seed_nowait(rules)
+        if got is None:
+            raise SeedWanted(rules)
+        return got
+
+    async def _wait_for_seed(self, rules: DealRules) -> None:
+        """The pool is dry: hold this room's commands, in order, until a proven
+        seed for ``rules`` is ready (docs/rules.md §9; docs/protocol.md, settings)."""
+        gate = asyncio.get_running_loop().create_future()
+        self._seed_gate = gate
+        try:
+            self._proven[rules] = await self.venue.proven_seed(rules)
+        finally:
+            self._seed_gate = None
+            gate.set_result(None)
 
     @property
     def pending(self) -> int:
@@ -206,10 +238,19 @@ class RoomRunner:
     ) -> Decision:
         """Decide, commit, append, release: see the module docstring. Returns once
         the command is released; raises its refusal (RoomError) likewise."""
+        while self._seed_gate is not None:  # a deal waits for a proven seed: queue up
+            await asyncio.shield(self._seed_gate)
         ctx = self.ctx()
-        if self.room.time_up(ctx.now):  # the timer may be late: time runs out first
-            self._submit(decide_tick, None, ctx)
-        entry = self._submit(decide, reply, ctx)
+        try:
+            if self.room.time_up(ctx.now):  # the timer may be late: time runs out first
+                self._submit(decide_tick, None, ctx)
+            entry = self._submit(decide, reply, ctx)
+        except SeedWanted as wanted:  # nothing was committed: decide again once ready
+            await self._wait_for_seed(wanted.rules)
+            return await self.run(decide, reply)
+        settings = self.room.settings
+        if settings.deals is Deals.WINNABLE:  # warm the pool before the room deals
+            self.venue.want_proven(settings.deal_rules())
         await entry.wait()
         assert entry.decision is not None
         return entry.decision

@@ -1,0 +1,224 @@
+"""Proven deals for ``deals: winnable`` rooms: the solver run and the seed pools.
+
+The solver is ShootMe's Klondike-Solver through ``pyksolve``, a native search that
+takes up to a second: it runs in worker processes (a ``ProcessPoolExecutor``),
+never on the event loop. Its line is only a candidate: the engine replays it from
+the dealt board under the deal's rules (protocol/proof.py ``check_proof``), here
+in the server process, and only a line that ends ``won`` makes a seed proven.
+
+:class:`ProvenPools` keeps a few proven seeds ready per rule set (``DealRules``),
+refilled in the background, so that a winnable room deals as fast as a random one.
+Seeds come fresh from the CSPRNG (server/ids.py ``new_seed``); a pooled seed is
+known only to this process until a room deals it and commits to it, and each is
+dealt once. A layout the solver proves impossible, leaves undecided within its
+budget, or wins with a line the engine refuses under the deal's rules (more passes
+than the limit, a card taken back when the house rule forbids it) is skipped and
+counted (``klondike_winnable_layouts`` in /metrics).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Executor, ProcessPoolExecutor
+from enum import StrEnum
+
+from protocol.deal import deal_layout
+from protocol.proof import Proof, ProofError, check_proof, layout_pysol, moves_from_solver
+from protocol.settings import DealRules, Variant
+
+from .. import ids
+
+__all__ = ["MAX_STATES", "POOL_SIZE", "ProvenPools", "Verdict", "prove_seed", "solve_pysol"]
+
+log = logging.getLogger(__name__)
+
+MAX_STATES = 200_000  # the solver's budget per layout: game states it may close
+POOL_SIZE = 8  # proven seeds kept ready per rule set
+
+
+class Verdict(StrEnum):
+    PROVEN = "proven"  # the solver won and the engine replayed the line to a win
+    IMPOSSIBLE = "impossible"  # the solver exhausted the layout
+    UNDECIDED = "undecided"  # no win within the budget
+    REFUSED = "refused"  # the solver's line is no win under the deal's rules
+
+
+def solve_pysol(text: str, draw: int, max_states: int) -> tuple[str, str]:
+    """Run the solver on a PySol layout: its result (``won``, ``impossible`` or
+    ``undecided``) and its move list. Runs in a worker process."""
+    from pyksolve.solver import (  # type: ignore[import-untyped]  # native, in the worker
+        Solitaire,
+        SolveResult,
+    )
+
+    solver = Solitaire()
+    # Klondike-Solver's LoadPysol wants at least 211 characters though a full
+    # layout is 204: trailing blanks, which it skips, make up the difference.
+    if not solver.load_pysol(text + " " * 16):
+        raise ValueError("the solver refused the layout")
+    solver.reset_game(draw)
+    result = solver.solve_fast(max_closed_count=max_states)
+    if result in (SolveResult.SolvedMinimal, SolveResult.SolvedMayNotBeMinimal):
+        return "won", str(solver.moves_made()).strip()
+    if result is SolveResult.Impossible:
+        return "impossible", ""
+    return "undecided", ""
+
+
+def prove_seed(
+    seed: str, rules: DealRules, max_states: int = MAX_STATES
+) -> tuple[Verdict, str, Proof | None]:
+    """Solve and check in this process (the bench and the tests; the pools do the
+    same with the solve in a worker): the verdict, the solver's line, the proof."""
+    piles, stock = deal_layout(seed, Variant.CLASSIC)
+    outcome, line = solve_pysol(layout_pysol(piles, stock), rules.draw, max_states)
+    return judge(seed, rules, outcome, line)
+
+
+def judge(
+    seed: str, rules: DealRules, outcome: str, line: str
+) -> tuple[Verdict, str, Proof | None]:
+    """The verdict on the solver's answer: proven only if the engine replays it."""
+    if outcome == "impossible":
+        return Verdict.IMPOSSIBLE, line, None
+    if outcome != "won":
+        return Verdict.UNDECIDED, line, None
+    try:
+        return Verdict.PROVEN, line, check_proof(seed, rules, moves_from_solver(line))
+    except ProofError:
+        return Verdict.REFUSED, line, None
+
+
+def _solve_seed(seed: str, draw: int, max_states: int) -> tuple[str, str]:
+    piles, stock = deal_layout(seed, Variant.CLASSIC)
+    return solve_pysol(layout_pysol(piles, stock), draw, max_states)
+
+
+class ProvenPools:
+    """Proven seeds per rule set, ready to deal, refilled in the background.
+
+    ``take`` waits while a pool is dry; ``want`` starts filling one (a room that
+    turns ``deals: winnable`` on asks for its rules before it deals).
+    ``counted(verdict)`` is told of every layout judged, ``sized(rules, n)`` of
+    every change in a pool's size (server/net/metrics.py shows both).
+    """
+
+    def __init__(
+        self,
+        *,
+        size: int = POOL_SIZE,
+        workers: int = 1,
+        max_states: int = MAX_STATES,
+        new_seed: Callable[[], str] = ids.new_seed,
+        executor: Executor | None = None,
+        counted: Callable[[Verdict], None] | None = None,
+        sized: Callable[[DealRules, int], None] | None = None,
+    ) -> None:
+        self.size = size
+        self.workers = max(1, workers)
+        self.max_states = max_states
+        self._new_seed = new_seed
+        self._executor = executor
+        self._own_executor = executor is None
+        self._counted = counted
+        self._sized = sized
+        self._pools: dict[DealRules, deque[tuple[str, str]]] = {}
+        self._fillers: dict[DealRules, asyncio.Task[None]] = {}
+        self._ready: dict[DealRules, asyncio.Event] = {}
+        self.judged: dict[Verdict, int] = dict.fromkeys(Verdict, 0)
+
+    def report_to(
+        self,
+        counted: Callable[[Verdict], None],
+        sized: Callable[[DealRules, int], None],
+    ) -> None:
+        """Where to tell of every verdict and every change in a pool's size."""
+        self._counted = counted
+        self._sized = sized
+
+    def ready(self, rules: DealRules) -> int:
+        """Proven seeds ready for ``rules`` now."""
+        return len(self._pools.get(rules, ()))
+
+    def want(self, rules: DealRules) -> None:
+        """Make sure the pool for ``rules`` is (being) filled."""
+        if rules.variant is Variant.DOUBLE:
+            raise ValueError("double klondike deals cannot be proven")
+        if rules not in self._pools:
+            self._pools[rules] = deque()
+            self._ready[rules] = asyncio.Event()
+            self._report(rules)  # the pool shows in /metrics from the start, empty
+        task = self._fillers.get(rules)
+        if (task is None or task.done()) and len(self._pools[rules]) < self.size:
+            self._fillers[rules] = asyncio.get_running_loop().create_task(self._fill(rules))
+
+    def take_nowait(self, rules: DealRules) -> tuple[str, str] | None:
+        """A proven seed and its solver line, or None when the pool is dry."""
+        self.want(rules)
+        pool = self._pools[rules]
+        if not pool:
+            return None
+        got = pool.popleft()
+        if not pool:
+            self._ready[rules].clear()
+        self._report(rules)
+        self.want(rules)  # refill behind it
+        return got
+
+    async def take(self, rules: DealRules) -> tuple[str, str]:
+        """A proven seed and its solver line; waits while the pool is dry."""
+        while True:
+            got = self.take_nowait(rules)
+            if got is not None:
+                return got
+            await self._ready[rules].wait()
+
+    async def _fill(self, rules: DealRules) -> None:
+        loop = asyncio.get_running_loop()
+        if self._executor is None:
+            self._executor = ProcessPoolExecutor(max_workers=self.workers)
+        pool = self._pools[rules]
+        try:
+            await self._fill_until_full(rules, pool, loop)
+        except Exception:
+            log.exception("proving %s deals failed", rules.to_wire())
+            raise
+
+    async def _fill_until_full(
+        self, rules: DealRules, pool: deque[tuple[str, str]], loop: asyncio.AbstractEventLoop
+    ) -> None:
+        assert self._executor is not None
+        while len(pool) < self.size:
+            seeds = [self._new_seed() for _ in range(self.workers)]
+            jobs = [
+                loop.run_in_executor(self._executor, _solve_seed, s, rules.draw, self.max_states)
+                for s in seeds
+            ]
+            for seed, answer in zip(seeds, await asyncio.gather(*jobs), strict=True):
+                verdict, line, _ = judge(seed, rules, *answer)
+                self.judged[verdict] += 1
+                if self._counted is not None:
+                    self._counted(verdict)
+                if verdict is Verdict.PROVEN and len(pool) < self.size:
+                    pool.append((seed, line))
+                    self._ready[rules].set()
+                    self._report(rules)
+
+    def _report(self, rules: DealRules) -> None:
+        if self._sized is not None:
+            self._sized(rules, len(self._pools[rules]))
+
+    async def close(self) -> None:
+        tasks = list(self._fillers.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):  # cancelled, or a worker failed
+                await task
+        if self._own_executor and self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor = None

@@ -1,0 +1,217 @@
+"""``deals: winnable`` over real sockets: the room deals a proven seed, its revealed
+line replays to a win in the engine, and proving never stalls another race; a
+room that finds the pool dry waits (its ``start`` unanswered, the waits counted in
+/metrics) and is dealt only a proven seed."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import Any
+
+from protocol.proof import proof_from_wire
+from protocol.settings import DealRules
+from server.app import RaceServer
+from server.rooms.proofs import ProvenPools, Verdict, prove_seed
+from tests.support.inprocess import Seeds, running_server
+from tests.support.raw_client import player
+
+BUDGET = 60_000
+
+
+async def test_a_winnable_room_deals_a_proven_layout_and_reveals_its_line() -> None:
+    pools = ProvenPools(size=1, max_states=BUDGET)
+    async with running_server(proofs=pools, draw_seed=Seeds()) as server:
+        ann = await player(server, "Ann")
+        bob = await player(server, "Bob")
+        joined = await ann.ok("create_room", settings={"draw": 3, "deals_per_round": 1})
+        code = joined["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        refused = await ann.request(
+            "update_settings", settings={"deals": "winnable", "variant": "double"}
+        )
+        assert refused["type"] == "error" and refused["code"] == "bad_setting"
+        assert refused["field"] == "variant" and "double" in refused["message"]
+        await ann.ok("update_settings", settings={"deals": "winnable"})
+        refused = await ann.request("update_settings", settings={"variant": "double"})
+        assert refused["code"] == "bad_setting" and refused["field"] == "variant"
+
+        # Meanwhile, a race with random deals in another room: every move answered
+        # while the pool fills in a worker process.
+        cat = await player(server, "Cat")
+        other = (await cat.ok("create_room", settings={"deals_per_round": 1}))["room"]["code"]
+        await cat.ok("start")
+        answered = 0
+        for i in range(30):
+            kind = "recycle" if i % 25 == 24 else "draw"  # 24 cards in the stock
+            reply = await cat.request("move", deal=1, move={"kind": kind})
+            assert reply["type"] == "moved", reply
+            answered += 1
+            await asyncio.sleep(0)
+        assert answered == 30 and other != code
+
+        await ann.ok("start")  # answered once a proven seed is ready
+        started = await bob.event("deal_started")
+        assert "proof" not in started["deal"] and "seed" not in started["deal"]
+        await ann.ok("move", deal=1, move={"kind": "resign"})
+        await bob.ok("move", deal=1, move={"kind": "resign"})
+        over = await bob.event("deal_over")
+        deal = over["deal"]
+        rules = DealRules(draw=3)
+        proof = proof_from_wire(deal["seed"], rules, deal["proof"])
+        assert proof.moves and deal["proof"]["difficulty"] == proof.difficulty
+        assert deal["proof"]["length"] == len(proof.moves)
+        assert deal["proof"]["passes"] == proof.passes
+        assert pools.judged["proven"] >= 1
+        metrics = server.metrics.render().decode()
+        assert 'klondike_winnable_layouts_total{verdict="proven"}' in metrics
+
+
+# ---------------------------------------------------------------------- a dry pool
+
+
+class GatedExecutor(Executor):
+    """A worker process that solves one layout per permit the test hands out, so
+    the test knows a refill is in progress (a solve submitted, not finished)."""
+
+    def __init__(self) -> None:
+        self._inner = ProcessPoolExecutor(max_workers=1)
+        self._waiters = ThreadPoolExecutor(max_workers=4)
+        self._permits = threading.Semaphore(0)
+        self.submitted = 0
+        self.finished = 0
+        self.asked = asyncio.Event()  # set on every submit (from the event loop)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.submitted += 1
+        self.asked.set()
+        return self._waiters.submit(self._gated, fn, *args, **kwargs)
+
+    def _gated(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        self._permits.acquire()
+        try:
+            return self._inner.submit(fn, *args, **kwargs).result()
+        finally:
+            self.finished += 1
+
+    @property
+    def in_progress(self) -> int:
+        return self.submitted - self.finished
+
+    def allow(self, n: int = 1) -> None:
+        self._permits.release(n)
+
+    async def until_asked(self, submitted: int) -> None:
+        while self.submitted < submitted:
+            self.asked.clear()
+            await self.asked.wait()
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self._permits.release(100)
+        self._waiters.shutdown(wait=wait, cancel_futures=cancel_futures)
+        self._inner.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+class WatchedPools(ProvenPools):
+    """The server's pools, telling the test how many rooms wait on a dry pool."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.waiting = 0
+        self.changed = asyncio.Event()
+
+    async def take(self, rules: DealRules) -> tuple[str, str]:
+        self.waiting += 1
+        self.changed.set()
+        try:
+            return await super().take(rules)
+        finally:
+            self.waiting -= 1
+
+    async def until_waiting(self, n: int) -> None:
+        while self.waiting != n:
+            self.changed.clear()
+            await self.changed.wait()
+
+
+def _sorted_seeds(rules: DealRules) -> tuple[str, list[str]]:
+    """One seed the solver does not prove within the budget, then two it does."""
+    unproven: str | None = None
+    proven: list[str] = []
+    for i in range(40):
+        seed = f"dry-pool-{i}"
+        verdict, _, _ = prove_seed(seed, rules, BUDGET)
+        if verdict is Verdict.PROVEN:
+            proven.append(seed)
+        elif unproven is None:
+            unproven = seed
+        if unproven is not None and len(proven) >= 2:
+            return unproven, proven[:2]
+    raise AssertionError("no mix of proven and unproven seeds among 40 layouts")
+
+
+def _metric(server: RaceServer, line_start: str) -> float:
+    for line in server.metrics.render().decode().splitlines():
+        if line.startswith(line_start):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"no metric {line_start!r}")
+
+
+async def test_a_dry_pool_holds_the_deal_and_never_deals_an_unproven_layout() -> None:
+    rules = DealRules(draw=1)
+    unproven, proven = _sorted_seeds(rules)
+    source = iter([unproven, *proven])
+    gated = GatedExecutor()
+    pools = WatchedPools(size=1, max_states=BUDGET, new_seed=lambda: next(source), executor=gated)
+    try:
+        async with running_server(proofs=pools, draw_seed=Seeds()) as server:
+            try:
+                ann = await player(server, "Ann")
+                bob = await player(server, "Bob")
+                cat = await player(server, "Cat")
+                winnable = {"deals": "winnable", "deals_per_round": 1}
+                await ann.ok("create_room", settings=winnable)
+                await bob.ok("create_room", settings=winnable)
+                await cat.ok("create_room", settings={"deals_per_round": 1})
+                await cat.ok("start")
+
+                # Both winnable rooms start at once on a dry pool: neither is answered.
+                starts = [asyncio.create_task(c.request("start")) for c in (ann, bob)]
+                await pools.until_waiting(2)  # both rooms wait for a proven seed
+                assert gated.in_progress == 1  # the refill has asked for its first solve
+                assert _metric(server, "klondike_winnable_waits_total") == 2
+                assert _metric(server, 'klondike_winnable_pool{rules="classic/draw1/passes0"}') == 0
+
+                # Meanwhile another room's moves are all answered, the refill in progress.
+                for i in range(30):
+                    assert gated.in_progress == 1 and pools.ready(rules) == 0
+                    kind = "recycle" if i % 25 == 24 else "draw"
+                    reply = await cat.request("move", deal=1, move={"kind": kind})
+                    assert reply["type"] == "moved", reply
+                assert not any(s.done() for s in starts)  # still waiting, visibly unanswered
+                assert ann.last("deal_started") is None and bob.last("deal_started") is None
+
+                # The first layout is not proven: skipped, nobody dealt. Then two proven.
+                gated.allow()
+                await gated.until_asked(2)
+                assert pools.judged[Verdict.PROVEN] == 0 and not any(s.done() for s in starts)
+                gated.allow(2)
+                replies = await asyncio.gather(*starts)
+                assert all(r["type"] != "error" for r in replies), replies
+
+                dealt = []
+                for c in (ann, bob):
+                    await c.event("deal_started")
+                    await c.ok("move", deal=1, move={"kind": "resign"})
+                    deal = (await c.event("deal_over"))["deal"]
+                    assert proof_from_wire(deal["seed"], rules, deal["proof"]).moves
+                    dealt.append(deal["seed"])
+                assert sorted(dealt) == sorted(proven) and unproven not in dealt
+                assert pools.judged[Verdict.PROVEN] == 2
+                assert pools.judged[Verdict.UNDECIDED] + pools.judged[Verdict.IMPOSSIBLE] == 1
+            finally:  # a failed check: let the waiting rooms be dealt, and stop
+                gated.allow(100)
+    finally:
+        gated.shutdown()
