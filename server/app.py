@@ -197,6 +197,9 @@ class RaceServer:
 
     async def stop(self) -> None:
         """Close every client with 1001 (going away), then the store."""
+        # First the proven-seed pools: a room waiting for one is refused at once
+        # rather than holding its connection, and so the shutdown, open.
+        await self.service.proofs.close()
         if self._server is not None:
             self._server.close(close_connections=True)
             await self._server.wait_closed()

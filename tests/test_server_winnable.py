@@ -215,3 +215,25 @@ async def test_a_dry_pool_holds_the_deal_and_never_deals_an_unproven_layout() ->
                 gated.allow(100)
     finally:
         gated.shutdown()
+
+
+async def test_a_shutdown_does_not_wait_for_a_dry_pool() -> None:
+    """A room waiting for a proven seed when the server stops is refused at once
+    (nothing was dealt), so the stop is not held up by a solver."""
+    gated = GatedExecutor()  # holds every solve: the pool stays dry
+    pools = WatchedPools(size=1, max_states=BUDGET, executor=gated)
+    try:
+        async with running_server(proofs=pools) as server:
+            ann = await player(server, "Ann")
+            await ann.ok("create_room", settings={"deals": "winnable", "deals_per_round": 1})
+            start = asyncio.create_task(ann.request("start"))
+            await pools.until_waiting(1)
+        # The server has stopped (the block ended): the waiting start was refused.
+        try:
+            reply = await start
+        except ConnectionError:
+            reply = {"code": "closed"}
+        assert reply.get("code") in ("storage_unavailable", "closed"), reply
+        assert ann.last("deal_started") is None
+    finally:
+        gated.shutdown()

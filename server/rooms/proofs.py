@@ -31,6 +31,7 @@ from protocol.proof import Proof, ProofError, check_proof, layout_pysol, moves_f
 from protocol.settings import DealRules, Variant
 
 from .. import ids
+from ..store.base import unavailable
 
 __all__ = ["MAX_STATES", "POOL_SIZE", "ProvenPools", "Verdict", "prove_seed", "solve_pysol"]
 
@@ -98,6 +99,9 @@ def _solve_seed(seed: str, draw: int, max_states: int) -> tuple[str, str]:
     return solve_pysol(layout_pysol(piles, stock), draw, max_states)
 
 
+RECHECK_S = 5.0  # a room waiting for a proven seed looks again this often
+
+
 class ProvenPools:
     """Proven seeds per rule set, ready to deal, refilled in the background.
 
@@ -129,6 +133,7 @@ class ProvenPools:
         self._pools: dict[DealRules, deque[tuple[str, str]]] = {}
         self._fillers: dict[DealRules, asyncio.Task[None]] = {}
         self._ready: dict[DealRules, asyncio.Event] = {}
+        self._closed = False
         self.judged: dict[Verdict, int] = dict.fromkeys(Verdict, 0)
 
     def report_to(
@@ -148,6 +153,8 @@ class ProvenPools:
         """Make sure the pool for ``rules`` is (being) filled."""
         if rules.variant is Variant.DOUBLE:
             raise ValueError("double klondike deals cannot be proven")
+        if self._closed:
+            return
         if rules not in self._pools:
             self._pools[rules] = deque()
             self._ready[rules] = asyncio.Event()
@@ -159,7 +166,7 @@ class ProvenPools:
     def take_nowait(self, rules: DealRules) -> tuple[str, str] | None:
         """A proven seed and its solver line, or None when the pool is dry."""
         self.want(rules)
-        pool = self._pools[rules]
+        pool = self._pools.get(rules)
         if not pool:
             return None
         got = pool.popleft()
@@ -170,12 +177,19 @@ class ProvenPools:
         return got
 
     async def take(self, rules: DealRules) -> tuple[str, str]:
-        """A proven seed and its solver line; waits while the pool is dry."""
+        """A proven seed and its solver line; waits while the pool is dry.
+
+        The wait is re-armed every :data:`RECHECK_S` (``take_nowait`` restarts a
+        refill that died), and ends in ``storage_unavailable`` once the pools are
+        closing: a shutdown must not wait for a solver, and nothing was dealt."""
         while True:
+            if self._closed:
+                raise unavailable("the server is shutting down")
             got = self.take_nowait(rules)
             if got is not None:
                 return got
-            await self._ready[rules].wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._ready[rules].wait(), RECHECK_S)
 
     async def _fill(self, rules: DealRules) -> None:
         loop = asyncio.get_running_loop()
@@ -213,6 +227,10 @@ class ProvenPools:
             self._sized(rules, len(self._pools[rules]))
 
     async def close(self) -> None:
+        """Stop refilling, and wake every room waiting for a seed (it is refused)."""
+        self._closed = True
+        for ready in self._ready.values():
+            ready.set()
         tasks = list(self._fillers.values())
         for task in tasks:
             task.cancel()
