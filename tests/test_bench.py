@@ -20,7 +20,7 @@ def run_bench(*args: str) -> tuple[list[str], dict[str, Any]]:
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         check=True,
     )
     lines = proc.stdout.strip().splitlines()
@@ -117,3 +117,29 @@ def test_takeover_bench() -> None:
     # a count, not a time: compaction leaves fewer records in the store
     assert result["compacted"]["records"] < result["whole_at_once"]["records"]
     assert isinstance(result["hold_under_50ms"], bool)
+
+
+def test_winnable_bench() -> None:
+    table, result = run_bench(
+        "bench.winnable",
+        *("--layouts", "2", "--budget", "20000", "--samples", "2", "--interval", "0.05"),
+        *("--rooms", "1", "--rate", "50"),
+    )
+    text = "\n".join(table)
+    for heading in ("Solver on random layouts", "Refilling a pool of 8", "`start` latency"):
+        assert heading in text
+    assert "91.9%" in text and "83.6%" in text and "81.945%" in text  # the published figures
+    for draw in ("draw1", "draw3"):
+        solver = result["solver"][draw]
+        assert solver["layouts"] == 2 and sum(solver["verdicts"].values()) == 2  # counts
+        assert set(solver["verdicts"]) == {"proven", "impossible", "undecided", "refused"}
+        for key in ("proven_share", "proofs_per_core_s", "s_per_layout", "median_length"):
+            assert is_figure(solver[key]), key
+        assert result["refill"][draw]["layouts_judged"] >= 8
+        assert is_figure(result["refill"][draw]["seconds"])
+    for kind in ("random", "winnable"):
+        start = result["start"][kind]
+        assert start["samples"] == 2
+        assert is_figure(start["p50_ms"]) and is_figure(start["p99_ms"])
+    assert isinstance(result["start"]["winnable_waits"], int)
+    assert result["start"]["other_rooms"]["errors"] == 0
