@@ -27,7 +27,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from bench.server import LOAD_LIMITS, PER_ROOM, Proc, drive, show
+from bench.server import LOAD_LIMITS, PER_ROOM, Proc, drive, show, store_args, store_verdict
 
 SERVER = r"listening on ws://[^:]+:(\d+)/ws"
 
@@ -56,31 +56,16 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     half = durable["moves_per_s"] / 2
     paced = await one(True, args, half)
     show(f"embedded store @ {half:.0f}/s", paced)
-    ratio = durable["moves_per_s"] / memory["moves_per_s"] if memory["moves_per_s"] else 0.0
+    verdict = store_verdict("embedded", memory, durable, paced)
     result.update(
         memory=memory,
         sqlite=durable,
         sqlite_half_load=dict(paced, target_rate=half),
-        sqlite_vs_memory=round(ratio, 3),
-        targets_met=ratio >= 0.6 and paced["p99_ms"] < 25,
-    )
-    print(
-        f"embedded / memory: {ratio:.1%} of the moves a second (target >= 60%);"
-        f" p99 at half load {paced['p99_ms']:.1f} ms (target < 25 ms)"
+        sqlite_vs_memory=verdict["ratio"],
+        targets_met=verdict["targets_met"],
     )
     return result
 
 
-def parse(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
-    )
-    parser.add_argument("--rooms", type=int, default=8, help="rooms of 8 players (default 8)")
-    parser.add_argument("--spectators", type=int, default=1, help="spectators per room")
-    parser.add_argument("--seconds", type=float, default=5.0, help="measured seconds per run")
-    parser.add_argument("--warmup", type=float, default=1.0, help="seconds before measuring")
-    return parser.parse_args(argv)
-
-
 if __name__ == "__main__":
-    print(json.dumps(asyncio.run(main(parse()))))
+    print(json.dumps(asyncio.run(main(store_args(__doc__)))))

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bench.server import UNCAPPED
 from tests.support.waiting import eventually_blocking
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -164,20 +165,6 @@ def running_redis(directory: Path) -> Iterator[RedisServer]:
         if server.proc is not None and server.proc.poll() is None:
             server.thaw()
         server.kill()
-
-
-# Every client of a test comes from 127.0.0.1: lift the per-address caps, or a
-# module's tests together would run into them (tests of the caps set their own).
-UNCAPPED = [
-    "--connections-per-address",
-    "1000000",
-    "--sessions-per-minute",
-    "1000000",
-    "--rooms-per-minute",
-    "1000000",
-    "--join-codes-per-minute",
-    "1000000",
-]
 
 
 class ServerProcess(_Child):
