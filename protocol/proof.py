@@ -31,8 +31,9 @@ from typing import Any
 from .board import Board
 from .cards import SUITS, card_from_str, card_str, suit_of
 from .deal import deal_layout
-from .moves import IllegalMove, Move, MoveKind, Status
+from .moves import IllegalMove, Move, MoveKind, Outcome, Status
 from .settings import DealRules, Variant
+from .views import outcome_view
 
 __all__ = [
     "DIFFICULTIES",
@@ -60,17 +61,24 @@ class ProofError(ValueError):
 class Proof:
     """A winning line the engine has replayed from the dealt board.
 
-    ``moves`` are engine moves (draws one by one); ``passes`` the passes through the
-    stock it used (1 + recycles); ``difficulty`` the label of :func:`difficulty`.
+    ``moves`` are engine moves (draws one by one); ``outcomes`` what the engine's
+    replay reported for each (as :meth:`Board.apply` does live); ``passes`` the
+    passes through the stock it used (1 + recycles); ``difficulty`` the label of
+    :func:`difficulty`.
     """
 
     moves: tuple[Move, ...]
+    outcomes: tuple[Outcome, ...]
     passes: int
     difficulty: str
 
     def to_wire(self) -> dict[str, Any]:
+        """The wire map: ``moves`` and, one per move, its ``results`` (the RESULT
+        maps of :func:`protocol.views.outcome_view`, as a logged move carries), so a
+        client can follow the line to the won board knowing no rules of play."""
         return {
             "moves": [m.to_wire() for m in self.moves],
+            "results": [outcome_view(o) for o in self.outcomes],
             "length": len(self.moves),
             "passes": self.passes,
             "difficulty": self.difficulty,
@@ -245,22 +253,27 @@ def check_proof(seed: str, rules: DealRules, moves: Iterable[Move]) -> Proof:
         raise ProofError("double klondike deals cannot be proven (two packs)")
     board = Board.deal(seed, rules)
     line = tuple(moves)
+    outcomes: list[Outcome] = []
     for i, move in enumerate(line, 1):
         if move.kind in (MoveKind.UNDO, MoveKind.RESIGN):
             raise ProofError(f"move {i}: a winning line never takes {move.kind.value!r}")
         try:
-            board.apply(move)
+            outcomes.append(board.apply(move))
         except IllegalMove as exc:
             raise ProofError(f"move {i} ({move.kind.value}) refused: {exc.message}") from None
         if board.status is not Status.PLAYING and i < len(line):
             raise ProofError(f"move {i}: the deal is over ({board.status.value}) before the end")
     if board.status is not Status.WON:
         raise ProofError(f"the line ends with {board.home} of {board.total} cards home, not a win")
-    return Proof(line, board.passes, difficulty(len(line), board.passes))
+    return Proof(line, tuple(outcomes), board.passes, difficulty(len(line), board.passes))
 
 
 def proof_from_wire(seed: str, rules: DealRules, data: Any) -> Proof:
-    """Check a revealed solution (``{"moves": [...], ...}`` or the list itself)."""
+    """Check a revealed solution (``{"moves": [...], ...}`` or the list itself).
+
+    Only the moves are read: the ``results`` are the engine's to compute, and
+    :func:`check_proof` computes them again from the replay.
+    """
     raw = data.get("moves") if isinstance(data, dict) else data
     if not isinstance(raw, list):
         raise ProofError("a solution is a list of moves")

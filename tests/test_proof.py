@@ -23,7 +23,9 @@ from protocol.proof import (
     parse_pysol,
     proof_from_wire,
 )
+from protocol.scoring import replay_outcomes
 from protocol.settings import DealRules, Variant
+from protocol.views import outcome_view
 from server.rooms.proofs import Verdict, judge, prove_seed, solve_pysol
 
 BUDGET = 60_000
@@ -51,7 +53,18 @@ def test_solutions_replay_to_a_win(draw: int) -> None:
         assert proof.passes == 1 + sum(m.kind is MoveKind.RECYCLE for m in proof.moves)
         assert proof.difficulty == difficulty(len(proof.moves), proof.passes)
         # The wire form checks again (what `klondike-race verify` reads).
-        assert proof_from_wire(seed, rules, proof.to_wire()) == proof
+        wire = proof.to_wire()
+        assert proof_from_wire(seed, rules, wire) == proof
+        # Each move carries the engine's result, as a logged move does (a client
+        # follows them to the won board without the rules), ending won.
+        outcomes = replay_outcomes(seed, rules, proof.moves)
+        assert wire["results"] == [outcome_view(o) for o in outcomes]
+        assert len(wire["results"]) == len(wire["moves"]) == wire["length"]
+        assert wire["results"][-1]["status"] == "won"
+        assert {r["status"] for r in wire["results"][:-1]} == {"playing"}
+        assert not any(r["undone"] for r in wire["results"])
+        # A solution read back needs no results (they are computed again).
+        assert proof_from_wire(seed, rules, {"moves": wire["moves"]}) == proof
         # Thoughtful deals the same cards face up: the classic line wins there too.
         thoughtful = DealRules(variant=Variant.THOUGHTFUL, draw=draw)
         assert check_proof(seed, thoughtful, proof.moves).moves == proof.moves

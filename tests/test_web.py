@@ -42,6 +42,7 @@ from protocol.moves import Move, MoveKind, Status
 from protocol.scoring import replay_outcomes
 from protocol.settings import DealRules, Variant
 from protocol.views import outcome_view, player_view, revealed_view
+from server.rooms.proofs import prove_seed
 from tests.support.processes import ServerProcess
 from tests.support.solver import solve
 from tests.support.waiting import eventually_blocking
@@ -1330,6 +1331,131 @@ def test_thoughtful_race_first_finisher_undo_auto_complete(server: str, browser:
             cy.close()
         for c in clients:
             c.close()
+
+
+FOLLOW_LINE = """async ([seed, line, rules]) => {
+  const m = await import('/replay.js');
+  return await m.followLine(seed, line, rules);
+}"""
+
+
+def test_follow_line_matches_the_engine_at_every_step(server: str, browser: Browser) -> None:
+    """replay.js followLine: a proof's moves, followed from the seed's layout by
+    their results alone, are the engine's board after every move, ending won; a
+    result that does not fit the cards is refused, and a line that ends short of
+    home is not won."""
+    client = Client(browser, server, "follow-line")
+    try:
+        page = client.open()
+        proofs = []
+        for draw in (1, 3):
+            rules = DealRules(draw=draw)
+            for i in range(20):
+                seed = f"line-{draw}-{i}"
+                proof = prove_seed(seed, rules, 60_000)[2]
+                if proof is not None:
+                    proofs.append((seed, rules, proof))
+                    break
+        assert len(proofs) == 2
+        for seed, rules, proof in proofs:
+            wire = proof.to_wire()
+            line = [
+                {"move": m, "result": r}
+                for m, r in zip(wire["moves"], wire["results"], strict=True)
+            ]
+            got = page.evaluate(
+                FOLLOW_LINE, [seed, line, {"variant": "classic", "draw": rules.draw}]
+            )
+            assert got["won"] is True
+            board = Board.deal(seed, rules)
+            views = [player_view(board)]
+            for move in proof.moves:
+                board.apply(move)
+                views.append(player_view(board))
+            assert len(got["boards"]) == len(views) == wire["length"] + 1
+            for k, (js, py) in enumerate(zip(got["boards"], views, strict=True)):
+                assert js["tableau"] == py["tableau"], (seed, k)
+                assert js["foundations"] == py["foundations"], (seed, k)
+                assert (js["stock"], js["waste"]) == (py["stock"], py["waste"]), (seed, k)
+                assert js["waste_cards"][-1:] == py["waste_cards"][-1:], (seed, k)
+            assert got["boards"][-1]["home"] == 52
+            short = page.evaluate(FOLLOW_LINE, [seed, line[:-1], {"draw": rules.draw}])
+            assert short["won"] is False
+            bad = [dict(step) for step in line]
+            bad[0] = {**bad[0], "result": {**bad[0]["result"], "cards": ["ZZ"]}}
+            with pytest.raises(Exception, match=r"(is|are) not on top"):
+                page.evaluate(FOLLOW_LINE, [seed, bad, {"draw": rules.draw}])
+        no_errors(client)
+    finally:
+        client.close()
+
+
+def test_winning_line_steps_to_a_won_board(server: str, browser: Browser) -> None:
+    """Past deals of a winnable deal: "Show the winning line" steps (buttons and
+    keys) from the layout the seed deals through every move of the proof, moved
+    by the engine's results, to a board with every card home."""
+    ann = Client(browser, server, "ann-line")
+    try:
+        page = ann.page
+        ann.create("Ann", deals="winnable", deals_per_round=1)
+        page.click("#btn-start")  # answered once the server has a proven seed
+        expect(page.locator("#deal-of")).to_have_text("1 of 1", timeout=60_000)
+        page.click("#btn-resign")
+        page.click("#btn-resign")
+        toggle = page.locator("#past-panel .proof-toggle")
+        expect(toggle).to_have_text("Show the winning line", timeout=30_000)
+        expect(toggle).to_have_attribute("aria-expanded", "false")
+        told = page.locator("#past-panel .past-proof").inner_text()
+        found = re.search(r"in (\d+) moves", told)
+        assert found, told
+        n = int(found.group(1))
+        seed = page.locator("#past-panel .past-seed .seed").inner_text()
+        stepper = page.locator("#past-panel .proof-stepper")
+        expect(stepper).to_be_hidden()
+        toggle.focus()
+        page.keyboard.press("Enter")
+        expect(toggle).to_have_attribute("aria-expanded", "true")
+        count = stepper.locator(".proof-count")
+        expect(count).to_have_text(f"move 0 of {n}")
+        expect(stepper.locator(".proof-move")).to_have_text("the dealt layout")
+        # The layout the seed deals, as the engine deals it: nothing home yet.
+        start = read_board(page, "#past-panel .proof-stepper")
+        assert start is not None
+        piles, stock = deal_layout(seed, Variant.CLASSIC)
+        assert [p["down"] for p in start["piles"]] == list(range(7))
+        assert [p["up"] for p in start["piles"]] == [[card_str(p[-1])] for p in piles]
+        assert start["stock"] == len(stock) and start["foundations"] == [None] * 4
+        expect(stepper).to_have_attribute("data-won", "false")
+        # Every move, one by one, from the keyboard.
+        stepper.locator('button[data-step="next"]').focus()
+        page.keyboard.press("Enter")
+        expect(count).to_have_text(f"move 1 of {n}")
+        for k in range(2, n + 1):
+            page.keyboard.press("ArrowRight")
+            expect(count).to_have_text(f"move {k} of {n}")
+        expect(stepper).to_have_attribute("data-won", "true")
+        expect(stepper.locator(".proof-won")).to_be_visible()
+        expect(stepper.locator('button[data-step="next"]')).to_have_attribute(
+            "aria-disabled", "true"
+        )
+        end = read_board(page, "#past-panel .proof-stepper")
+        assert end is not None
+        assert sorted(end["foundations"]) == ["KC", "KD", "KH", "KS"]
+        assert all(p == {"down": 0, "up": []} for p in end["piles"])
+        assert end["stock"] == 0 and end["waste"] is None
+        # Back one move: not won; first and last by their buttons.
+        page.keyboard.press("ArrowLeft")
+        expect(count).to_have_text(f"move {n - 1} of {n}")
+        expect(stepper).to_have_attribute("data-won", "false")
+        expect(stepper.locator(".proof-won")).to_be_hidden()
+        stepper.locator('button[data-step="first"]').click()
+        expect(count).to_have_text(f"move 0 of {n}")
+        stepper.locator('button[data-step="last"]').click()
+        expect(count).to_have_text(f"move {n} of {n}")
+        expect(stepper).to_have_attribute("data-won", "true")
+        no_errors(ann)
+    finally:
+        ann.close()
 
 
 def test_winnable_setting_and_its_revealed_proof(server: str, browser: Browser) -> None:

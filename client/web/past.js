@@ -9,12 +9,14 @@
 // come with its deal_over event, and otherwise (after a join, a reload, a resume)
 // they are asked for with deal_log when the panel first shows that deal.
 // A winnable deal (docs/rules.md §9) also says how long the winning line it was
-// proven with is, and how hard.
+// proven with is, and how hard, and can step through that line: from the layout
+// the seed deals, each move moved as the engine's result for it says (replay.js
+// followLine, no rules of play here), to the board with every card home.
 
 import { renderBoard } from "./board.js";
 import { clock, h, replaceChildren, short, signed } from "./dom.js";
 import { statusText } from "./hud.js";
-import { cardText, checkDeal, tellLog } from "./replay.js";
+import { cardText, checkDeal, followLine, moveText, tellLog } from "./replay.js";
 import { $, me, nameOf, render, state } from "./state.js";
 
 /** Card names in a text ("7♥︎ waste → pile 3") as spans coloured by suit. */
@@ -85,6 +87,96 @@ function withLogs(past) {
   return full;
 }
 
+/**
+ * "Show the winning line": a stepper through a proof's moves (first / previous /
+ * next / last, and the arrow, Home and End keys), drawing the board after each
+ * from the results the engine computed. Its state (open, the step shown, the
+ * boards followed) outlives the panel's redraws; a step redraws only the stepper.
+ */
+function proofStepper(past, proof) {
+  const n = proof.moves.length;
+  if (!Array.isArray(proof.results) || proof.results.length !== n) return null;
+  let st = state.past.lines.get(past.number);
+  if (!st || st.seed !== past.seed) {
+    st = { seed: past.seed, open: false, k: 0, followed: null, error: null, pending: null, update: null };
+    state.past.lines.set(past.number, st);
+  }
+  const anyBoard = Object.values(past.boards || {})[0] || {};
+  const rules = { variant: anyBoard.variant || "classic", draw: anyBoard.draw || 1 };
+  const line = proof.moves.map((move, i) => ({ move, result: proof.results[i] }));
+  const id = `proof-stepper-${past.number}`;
+
+  const go = (k) => {
+    st.k = Math.max(0, Math.min(n, k));
+    update();
+  };
+  const button = (key, label, text, to) =>
+    h("button", { type: "button", class: "btn small", "aria-label": label, title: label, dataset: { step: key, focusKey: `proof-${key}` },
+      onclick: (ev) => {
+        if (ev.currentTarget.getAttribute("aria-disabled") === "true") return;
+        go(to());
+      } }, text);
+  const first = button("first", "First: the dealt layout", "First", () => 0);
+  const prev = button("prev", "Previous move", "◀", () => st.k - 1);
+  const next = button("next", "Next move", "▶", () => st.k + 1);
+  const last = button("last", "Last move", "Last", () => n);
+  const counter = h("span", { class: "proof-count", "aria-live": "polite" });
+  const said = h("p", { class: "proof-move" });
+  const host = h("div", { class: "board-host mini-host proof-board" });
+  const won = h("p", { class: "proof-won ok", hidden: true }, "✓ every card home: won");
+  const body = h("div", { class: "proof-stepper", id, hidden: !st.open,
+    onkeydown: (ev) => {
+      const to = { ArrowLeft: st.k - 1, ArrowRight: st.k + 1, Home: 0, End: n }[ev.key];
+      if (to === undefined || !st.followed) return;
+      ev.preventDefault();
+      go(to);
+    } },
+    h("div", { class: "proof-controls", role: "group", "aria-label": "Step through the winning line" }, first, prev, counter, next, last),
+    said, host, won);
+  const toggle = h("button", { type: "button", class: "btn small proof-toggle", "aria-expanded": st.open ? "true" : "false", "aria-controls": id,
+    dataset: { focusKey: "proof-toggle" },
+    onclick: () => {
+      st.open = !st.open;
+      update();
+    } });
+
+  function update() {
+    toggle.textContent = st.open ? "Hide the winning line" : "Show the winning line";
+    toggle.setAttribute("aria-expanded", st.open ? "true" : "false");
+    body.hidden = !st.open;
+    if (!st.open) return;
+    if (!st.followed && !st.error) {
+      counter.textContent = "dealing…";
+      if (!st.pending) {
+        st.pending = followLine(past.seed, line, rules).then(
+          (res) => { st.followed = res; },
+          (err) => { st.error = String(err?.message || err); },
+        ).then(() => st.update?.());
+      }
+      return;
+    }
+    if (st.error) {
+      counter.textContent = "";
+      said.textContent = `✗ the results do not follow from the seed's layout: ${st.error}`;
+      said.className = "proof-move bad";
+      return;
+    }
+    const k = st.k;
+    for (const [b, off] of [[first, k === 0], [prev, k === 0], [next, k === n], [last, k === n]]) {
+      b.setAttribute("aria-disabled", off ? "true" : "false");
+    }
+    counter.textContent = `move ${k} of ${n}`;
+    replaceChildren(said, k === 0 ? "the dealt layout" : cardsInText(moveText(line[k - 1].move, line[k - 1].result, line[k - 2]?.move)));
+    replaceChildren(host, renderBoard(st.followed.boards[k], { mini: true }));
+    const done = k === n && st.followed.won;
+    won.hidden = !done;
+    body.dataset.won = done ? "true" : "false";
+  }
+  st.update = update;
+  update();
+  return h("div", { class: "proof-line" }, toggle, body);
+}
+
 export function renderPast() {
   const room = state.room;
   const panel = $("past-panel");
@@ -132,8 +224,9 @@ export function renderPast() {
   // server's engine replayed it; the page only tells it.
   const proof = past.proof;
   const proofLine = proof
-    ? h("p", { class: "past-proof", title: "a solver won this layout and the engine replayed its line to a win" },
-        `winnable — one way to win in ${proof.length} move${proof.length === 1 ? "" : "s"} (${proof.difficulty})`)
+    ? [h("p", { class: "past-proof", title: "a solver won this layout and the engine replayed its line to a win" },
+        `winnable — one way to win in ${proof.length} move${proof.length === 1 ? "" : "s"} (${proof.difficulty})`),
+      proofStepper(past, proof)]
     : null;
   const anyDown = ids.some((id) => past.boards[id].tableau.some((p) => p.down > 0));
   const legend = anyDown

@@ -303,9 +303,36 @@ class Follow {
     this.before = before;
   }
 
+  /** The top card of each foundation (null when empty). */
+  tops() {
+    return this.foundations.map((n, f) => (n ? RANKS[n - 1] + SUITS[Math.floor(f / this.packs)] : null));
+  }
+
+  /** Whether every card is home. */
+  allHome() {
+    return this.foundations.every((n) => n === 13);
+  }
+
+  /** The cards as a board view board.js draws (face-down cards as backs). */
+  view(variant, draw, status) {
+    const home = this.foundations.reduce((a, n) => a + n, 0);
+    return {
+      variant,
+      draw,
+      status,
+      home,
+      foundations: this.tops(),
+      tableau: this.tableau.map((p, i) => ({ down: this.down[i], up: p.slice(this.down[i]) })),
+      stock: this.stock.length,
+      waste: this.waste.length,
+      waste_cards: this.waste.slice(),
+      stock_cards: variant === "thoughtful" ? this.stock.slice().reverse() : undefined,
+    };
+  }
+
   /** Whether the cards are where the server's revealed board has them. */
   matches(board) {
-    const foundations = this.foundations.map((n, f) => (n ? RANKS[n - 1] + SUITS[Math.floor(f / this.packs)] : null));
+    const foundations = this.tops();
     return (
       board.tableau.length === this.tableau.length &&
       board.tableau.every((p, i) => p.down === this.down[i] && same(p.cards || [], this.tableau[i])) &&
@@ -314,6 +341,29 @@ class Follow {
       same(board.foundations, foundations)
     );
   }
+}
+
+/**
+ * A line followed step by step from the layout `seed` deals: the board view
+ * (board.js's shape) before any move and after each, moved only as each move's
+ * `result` says (a revealed proof's `moves` and `results`, or a log's entries).
+ *   line: [{move, result}], rules: {variant, draw}
+ * Promises {boards: [view × (line.length + 1)], won}: `won` only when the results
+ * followed end with every card home and the engine's last result says won. A
+ * result that does not fit the cards throws, saying where.
+ */
+export async function followLine(seed, line, rules = {}) {
+  const variant = rules.variant || "classic";
+  const draw = rules.draw || 1;
+  const follow = new Follow(await dealLayout(String(seed), variant), variant);
+  const boards = [follow.view(variant, draw, "playing")];
+  line.forEach((step, i) => {
+    if (!step.result) follow.fail(`move ${i + 1} has no result`);
+    follow.apply(step.move, step.result, line[i - 1]?.result);
+    boards.push(follow.view(variant, draw, step.result.status || "playing"));
+  });
+  const last = line[line.length - 1]?.result;
+  return { boards, won: Boolean(last && last.status === "won" && follow.allHome()) };
 }
 
 // ---------------------------------------------------------------------------

@@ -61,7 +61,7 @@ function noteDealOver(deal) {
 }
 
 function resetPast() {
-  state.past = { pick: null, key: null, explained: new Map(), logs: new Map(), full: new WeakMap() };
+  state.past = { pick: null, key: null, explained: new Map(), logs: new Map(), full: new WeakMap(), lines: new Map() };
 }
 
 /**

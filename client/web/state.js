@@ -18,7 +18,7 @@ export const state = {
   seeds: {}, // deal number -> {seed, commitment, ok: true|false}
   // The "Past deals" panel; `logs` holds the logs fetched with deal_log (by deal
   // number; null while on their way), `full` each history entry with its logs.
-  past: { pick: null, key: null, explained: new Map(), logs: new Map(), full: new WeakMap() },
+  past: { pick: null, key: null, explained: new Map(), logs: new Map(), full: new WeakMap(), lines: new Map() },
   dealEnded: {}, // deal number -> server ms when it ended (for the clock)
   reconnectDelay: 500,
   reconnectTimer: null,
