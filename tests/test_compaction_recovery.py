@@ -6,28 +6,14 @@ scores, sheet and history, from a log that starts with the snapshot."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
-import pytest
 
 from server.store.sqlite import DB_NAME
 from tests.support.embedded import EmbeddedServer
 from tests.support.raw_client import Client, Player
-
-
-@pytest.fixture
-async def node(tmp_path: Path) -> AsyncIterator[EmbeddedServer]:
-    server = EmbeddedServer(tmp_path / "data")
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.kill()
-    text = server.log()
-    assert "Traceback" not in text and " ERROR " not in text, text[-4000:]
 
 
 def stored(data_dir: Path, code: str) -> list[dict[str, Any]]:
@@ -58,8 +44,8 @@ def seen(room: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def test_kill_9_after_compaction(node: EmbeddedServer) -> None:
-    ann, bob, sam = [await Client.open(node.url) for _ in range(3)]
+async def test_kill_9_after_compaction(embedded: EmbeddedServer) -> None:
+    ann, bob, sam = [await Client.open(embedded.url) for _ in range(3)]
     for client, name in ((ann, "Ann"), (bob, "Bob"), (sam, "Sam")):
         await client.hello(name)
     settings = {"scoring": "standard", "deals_per_round": 3}
@@ -83,15 +69,15 @@ async def test_kill_9_after_compaction(node: EmbeddedServer) -> None:
         await p.play(2, 6)
     before = {c.player: (await c.ok("snapshot"))["room"] for c in (ann, bob, sam)}
 
-    records = stored(node.data_dir, code)
+    records = stored(embedded.data_dir, code)
     assert records[0]["k"] == "snapshot"  # compacted: deal 1's records are gone
     assert not any(r["k"] == "move" and r["d"] == 1 for r in records)
     assert [d["n"] for d in records[0]["deals"]] == [1, 2]  # ... into the snapshot
 
-    await node.kill()
-    await node.start()
+    await embedded.kill()
+    await embedded.start()
     for c in (ann, bob, sam):
-        again = await Client.open(node.url)
+        again = await Client.open(embedded.url)
         welcome = await again.ok("hello", version=1, token=c.token)
         room = welcome["room"]
         old = before[c.player]

@@ -7,26 +7,11 @@ acknowledged move exactly once (read with the test's own sqlite3, not the store)
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.support.embedded import EmbeddedServer, moves_in_log
 from tests.support.raw_client import Client, Frame, Player
-
-
-@pytest.fixture
-async def node(tmp_path: Path) -> AsyncIterator[EmbeddedServer]:
-    server = EmbeddedServer(tmp_path / "data")
-    await server.start()
-    try:
-        yield server
-    finally:
-        await server.kill()
-    text = server.log()  # a bug shows in the log even when the clients cope
-    assert "Traceback" not in text and " ERROR " not in text, text[-4000:]
 
 
 async def resume(url: str, token: str | None) -> tuple[Client, dict[str, Any]]:
@@ -65,9 +50,9 @@ class Recorder(Player):
 
 
 async def test_kill_9_mid_race_loses_no_acknowledged_move(
-    node: EmbeddedServer, tmp_path: Path
+    embedded: EmbeddedServer, tmp_path: Path
 ) -> None:
-    ann, bob, cat, sam = [await Client.open(node.url) for _ in range(4)]
+    ann, bob, cat, sam = [await Client.open(embedded.url) for _ in range(4)]
     for client, name in ((ann, "Ann"), (bob, "Bob"), (cat, "Cat"), (sam, "Sam")):
         await client.hello(name)
     code = (await ann.ok("create_room", settings={"scoring": "standard", "draw": 3}))["room"][
@@ -85,20 +70,20 @@ async def test_kill_9_mid_race_loses_no_acknowledged_move(
     assert all(len(p.acked) >= 5 for p in players)
     before = {c.player: (await c.ok("snapshot"))["room"] for c in (ann, bob, cat, sam)}
 
-    await node.kill()
+    await embedded.kill()
     for c in (ann, bob, cat, sam):
         assert await c.closed() == 1006  # no close frame: the process just died
-    logged = moves_in_log(node.data_dir)[code]
+    logged = moves_in_log(embedded.data_dir)[code]
     for p in players:
         assert p.client.player is not None
         same_moves(logged.get(p.client.player, []), p.acked, p.sent)
 
-    await node.start()  # same port, same data directory: the room comes back
+    await embedded.start()  # same port, same data directory: the room comes back
     after: dict[str, dict[str, Any]] = {}
     resumed: dict[str, Client] = {}
     for c in (ann, bob, cat, sam):
         assert c.player is not None
-        client, welcome = await resume(node.url, c.token)
+        client, welcome = await resume(embedded.url, c.token)
         assert welcome["player"] == c.player and welcome["name"] == c.name
         after[c.player], resumed[c.player] = welcome["room"], client
     for pid, room in after.items():
@@ -127,7 +112,7 @@ async def test_kill_9_mid_race_loses_no_acknowledged_move(
         await client.close()
 
 
-async def test_moves_in_flight_at_the_kill(node: EmbeddedServer) -> None:
+async def test_moves_in_flight_at_the_kill(embedded: EmbeddedServer) -> None:
     """Two rooms, each with moves pipelined when the process dies (killed from the
     frame callback of the 15th acknowledgement). Moves sent but unanswered may or
     may not be in the log; every answered one is, once, where its reply said."""
@@ -141,9 +126,9 @@ async def test_moves_in_flight_at_the_kill(node: EmbeddedServer) -> None:
             acked.setdefault(client.player, []).append(frame.msg)
             total += 1
             if total == 15:
-                node.kill_now()
+                embedded.kill_now()
 
-    clients = [await Client.open(node.url) for _ in range(2)]
+    clients = [await Client.open(embedded.url) for _ in range(2)]
     codes = {}
     for client, name in zip(clients, ("Ann", "Bob"), strict=True):
         await client.hello(name)
@@ -157,10 +142,10 @@ async def test_moves_in_flight_at_the_kill(node: EmbeddedServer) -> None:
         return await asyncio.gather(*tasks, return_exceptions=True)
 
     answers = await asyncio.gather(*(draws(c) for c in clients))
-    await node.exited()
+    await embedded.exited()
     assert total >= 15
-    logged = moves_in_log(node.data_dir)
-    await node.start()
+    logged = moves_in_log(embedded.data_dir)
+    await embedded.start()
     for client, replies in zip(clients, answers, strict=True):
         pid = client.player
         assert pid is not None
@@ -171,6 +156,6 @@ async def test_moves_in_flight_at_the_kill(node: EmbeddedServer) -> None:
             n = reply["board"]["moves"]
             assert n <= len(mine), "an acknowledged move is missing from the log"
             assert mine[n - 1]["t"] == reply["t"]
-        _, welcome = await resume(node.url, client.token)
+        _, welcome = await resume(embedded.url, client.token)
         assert welcome["room"]["code"] == codes[pid]
         assert welcome["room"]["deal"]["board"]["moves"] == len(mine)  # the log's board
