@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from server.store.redis import RedisStore
 from tests.support.embedded import EmbeddedServer
 from tests.support.processes import RedisServer, ServerProcess, running_redis
 
@@ -56,6 +57,16 @@ def server_process(tmp_path: Path) -> Iterator[ServerProcess]:
 def redis(tmp_path: Path) -> Iterator[RedisServer]:
     with running_redis(tmp_path / "redis") as server:
         yield server
+
+
+@pytest.fixture
+async def redis_store(redis: RedisServer) -> AsyncIterator[RedisStore]:
+    """A Redis store on the test's own redis-server (1 s per operation)."""
+    store = await RedisStore.from_url(redis.url, timeout=1.0)
+    try:
+        yield store
+    finally:
+        await store.close()
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,6 @@ from server.store.memory import MemoryStore
 from server.store.redis import RedisStore
 from server.store.sqlite import SqliteStore
 from tests.support.compaction import KeepingStore, decoded, describe, play_randomly
-from tests.support.processes import RedisServer, running_redis
 
 
 @pytest.mark.parametrize("seed", range(24))
@@ -195,21 +194,6 @@ async def test_sqlite_store_compacts(tmp_path: Path) -> None:
         assert (await again.load("CMPCT1"))[-1] == b"r10"
     finally:
         await again.close()
-
-
-@pytest.fixture
-def redis(tmp_path: Path) -> Iterator[RedisServer]:
-    with running_redis(tmp_path / "redis") as server:
-        yield server
-
-
-@pytest.fixture
-async def redis_store(redis: RedisServer) -> AsyncIterator[RedisStore]:
-    store = await RedisStore.from_url(redis.url, timeout=1.0)
-    try:
-        yield store
-    finally:
-        await store.close()
 
 
 async def test_redis_store_compacts(redis_store: RedisStore) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -216,50 +217,63 @@ async def lost_reply(redis: RedisServer, proxy: RedisProxy, code: str, racer: Ra
     return task
 
 
-async def test_a_lost_reply_is_resolved_not_refused(redis: RedisServer, tmp_path: Path) -> None:
+@dataclass
+class LostReply:
+    """A race on one node that reaches Redis through a proxy, with Ann's move
+    executed by Redis and its reply swallowed: the start of every lost-reply test."""
+
+    proxy: RedisProxy
+    code: str
+    racers: list[Racer]
+    move: Any  # the draw in flight (a task)
+
+
+@contextlib.asynccontextmanager
+async def a_lost_reply(redis: RedisServer, tmp_path: Path) -> AsyncIterator[LostReply]:
     proxy = RedisProxy(redis.port)
     await proxy.accept()
     try:
         async with nodes([proxy.url], tmp_path) as (node,):
             code, racers = await race(node.url)
-            ann = racers[0]
-            move = await lost_reply(redis, proxy, code, ann)
-            proxy.cut()  # the reply is lost with its connection
-            proxy.swallow = False
-            ann.back.set()
-            reply = await move
-            assert reply["type"] == "moved"
-            assert ann.refused == []  # the server knew the move was written
-            await asyncio.gather(*(r.play() for r in racers))
-            result = await counts(redis, code, racers)
-            assert result == dict.fromkeys(result, 0), result
+            move = await lost_reply(redis, proxy, code, racers[0])
+            yield LostReply(proxy, code, racers, move)
     finally:
         await proxy.close()
+
+
+async def play_on_and_count(redis: RedisServer, code: str, racers: list[Racer]) -> None:
+    """Every racer moves once more, then every count is 0."""
+    await asyncio.gather(*(r.play() for r in racers))
+    result = await counts(redis, code, racers)
+    assert result == dict.fromkeys(result, 0), result
+
+
+async def test_a_lost_reply_is_resolved_not_refused(redis: RedisServer, tmp_path: Path) -> None:
+    async with a_lost_reply(redis, tmp_path) as lost:
+        ann = lost.racers[0]
+        lost.proxy.cut()  # the reply is lost with its connection
+        lost.proxy.swallow = False
+        ann.back.set()
+        reply = await lost.move
+        assert reply["type"] == "moved"
+        assert ann.refused == []  # the server knew the move was written
+        await play_on_and_count(redis, lost.code, lost.racers)
 
 
 async def test_a_lost_reply_then_an_outage_longer_than_the_lease(
     redis: RedisServer, tmp_path: Path
 ) -> None:
-    proxy = RedisProxy(redis.port)
-    await proxy.accept()
-    try:
-        async with nodes([proxy.url], tmp_path) as (node,):
-            code, racers = await race(node.url)
-            ann = racers[0]
-            move = await lost_reply(redis, proxy, code, ann)
-            await proxy.refuse()  # the reply is lost, and Redis stays away ...
-            await until(lambda: lease(redis, code) is None, what="the lease to expire")
-            proxy.swallow = False
-            await proxy.accept()  # ... until the lease has expired
-            # Held again: re-taken by its runner, or by a new incarnation.
-            await until(lambda: lease(redis, code) is not None, what="the lease held again")
-            ann.back.set()
-            await move
-            await asyncio.gather(*(r.play() for r in racers))
-            result = await counts(redis, code, racers)
-            assert result == dict.fromkeys(result, 0), result
-    finally:
-        await proxy.close()
+    async with a_lost_reply(redis, tmp_path) as lost:
+        code, proxy = lost.code, lost.proxy
+        await proxy.refuse()  # the reply is lost, and Redis stays away ...
+        await until(lambda: lease(redis, code) is None, what="the lease to expire")
+        proxy.swallow = False
+        await proxy.accept()  # ... until the lease has expired
+        # Held again: re-taken by its runner, or by a new incarnation.
+        await until(lambda: lease(redis, code) is not None, what="the lease held again")
+        lost.racers[0].back.set()
+        await lost.move
+        await play_on_and_count(redis, code, lost.racers)
 
 
 async def test_the_owner_frozen_past_its_lease(redis: RedisServer, tmp_path: Path) -> None:
@@ -281,32 +295,21 @@ async def test_the_owner_frozen_past_its_lease(redis: RedisServer, tmp_path: Pat
             if r.client.close_code is None and r.client is not None:
                 await r.client.close()
             await r.resume()
-        await asyncio.gather(*(r.play() for r in racers))
-        result = await counts(redis, code, racers)
-        assert result == dict.fromkeys(result, 0), result
+        await play_on_and_count(redis, code, racers)
 
 
 async def test_redis_killed_after_a_lost_reply_and_restarted(
     redis: RedisServer, tmp_path: Path
 ) -> None:
-    proxy = RedisProxy(redis.port)
-    await proxy.accept()
-    try:
-        async with nodes([proxy.url], tmp_path) as (node,):
-            code, racers = await race(node.url)
-            ann, bob = racers
-            move = await lost_reply(redis, proxy, code, ann)
-            await asyncio.to_thread(redis.kill)  # kill -9, with the reply unsent
-            proxy.swallow = False
-            bob.back.clear()
-            other = asyncio.ensure_future(bob.play())  # while Redis is down
-            await asyncio.to_thread(redis.start)
-            ann.back.set()
-            bob.back.set()
-            await move
-            await other
-            await asyncio.gather(*(r.play() for r in racers))
-            result = await counts(redis, code, racers)
-            assert result == dict.fromkeys(result, 0), result
-    finally:
-        await proxy.close()
+    async with a_lost_reply(redis, tmp_path) as lost:
+        ann, bob = lost.racers
+        await asyncio.to_thread(redis.kill)  # kill -9, with the reply unsent
+        lost.proxy.swallow = False
+        bob.back.clear()
+        other = asyncio.ensure_future(bob.play())  # while Redis is down
+        await asyncio.to_thread(redis.start)
+        ann.back.set()
+        bob.back.set()
+        await lost.move
+        await other
+        await play_on_and_count(redis, lost.code, lost.racers)

@@ -4,7 +4,7 @@ durability across ``kill -9``, outages, fencing, and that no key outlives its TT
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -17,12 +17,8 @@ from tests.support.waiting import eventually
 
 
 @pytest.fixture
-async def store(redis: RedisServer) -> AsyncIterator[RedisStore]:
-    s = await RedisStore.from_url(redis.url, timeout=1.0)
-    try:
-        yield s
-    finally:
-        await s.close()
+def store(redis_store: RedisStore) -> RedisStore:
+    return redis_store  # tests/conftest.py's, by the short name these tests use
 
 
 async def served(call: Callable[[], Awaitable[object]]) -> bool:
