@@ -10,6 +10,9 @@
 - ``redis``: a private ``redis-server`` on a free port in the test's own
   directory, that the test may kill -9, freeze (SIGSTOP), thaw and restart on the
   same port and data; always stopped at the end.
+- ``browser`` / ``server``: one headless Chromium and the http:// base address of
+  ``live_server``, for a whole browser-test module (tests/test_web*.py; the people
+  driving pages are tests/support/web.py).
 
 The in-process server (``running_server``) is a context manager rather than a
 fixture, because nearly every test starts it with its own clock, store or limits:
@@ -23,10 +26,12 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 
 from server.store.redis import RedisStore
 from tests.support.embedded import EmbeddedServer
 from tests.support.processes import RedisServer, ServerProcess, running_redis
+from tests.support.web import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +86,24 @@ async def embedded(tmp_path: Path) -> AsyncIterator[EmbeddedServer]:
         await server.kill()
     text = server.log()  # a bug shows in the log even when the clients cope
     assert "Traceback" not in text and " ERROR " not in text, text[-4000:]
+
+
+@pytest.fixture(scope="module")
+def server(live_server: ServerProcess) -> str:
+    """The module's real server: its http:// base address, for browser pages."""
+    return live_server.http
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    assert CHROMIUM.exists(), (
+        f"{CHROMIUM} is missing: the web tests need Debian's chromium "
+        "(apt-get install chromium, or scripts/setup.sh --dev)"
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
