@@ -268,8 +268,11 @@ def sheet(
 
 
 @_message
-def round_over(seq: int, *, sheet: Mapping[str, Any], winners: Sequence[str]) -> Message:
-    return _make("round_over", {"seq": seq, "sheet": sheet, "winners": winners})
+def round_over(
+    seq: int, *, sheet: Mapping[str, Any], winners: Sequence[str], series: Mapping[str, Any]
+) -> Message:
+    """The round's final sheet and winners, and the room's series with this round in it."""
+    return _make("round_over", {"seq": seq, "sheet": sheet, "winners": winners, "series": series})
 
 
 @_message

@@ -24,7 +24,8 @@ keys are short):
 ``move``        ``p``, ``d`` (deal number), ``t`` (ms into the deal), ``s``
                 (acceptance order: the record's index in the log), ``m`` (move map)
 ``deal_ended``  ``n``, ``at``, ``reason`` (``all_ended`` / ``host`` / ``time``)
-``round_over``  ``at``
+``round_over``  ``at`` (its fold adds the round's result to the series,
+                server/core/series.py)
 ``closed``      ``reason`` (``host`` / ``empty`` / ``idle`` / ``expired``)
 ``snapshot``    ``r`` (the record's own index in the log), ``seq``, ``state``,
                 ``settings``, ``host``, ``members`` ([id, name, role, connected]
@@ -34,7 +35,9 @@ keys are short):
                 ``end_t``, ``first``, ``logs`` ({player: [[t, kind, from, to,
                 count], …]}, every player dealt in, in order) and ``won``
                 ({player: the ``s`` of their winning move}), ``proof`` (the winning line
-                of a winnable deal, or nil)
+                of a winnable deal, or nil); ``series`` (the finished rounds,
+                server/core/series.py ``Series.to_wire``; missing in snapshots
+                written before rooms kept one: an empty series)
 =============== ==============================================================
 
 A ``snapshot`` is the room's whole state as of that point, written by the shell

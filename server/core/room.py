@@ -39,6 +39,7 @@ from protocol.sheet import DealEntry, Sheet, build_sheet
 from . import records as R
 from . import views as V
 from .records import Record
+from .series import Series, round_result
 from .values import (
     LOBBY_MS,
     Deal,
@@ -74,6 +75,7 @@ class Room:
         self.n_records = 0  # records folded in: the next record's index in the log
         self.closed_reason: ClosedReason | None = None
         self.created_at = 0
+        self.series = Series()  # the finished rounds, kept across rematches
         self._sheet: tuple[Any, Sheet] | None = None  # see sheet()
 
     # ------------------------------------------------------------------ fold
@@ -284,10 +286,18 @@ class Room:
 
     def _f_round_over(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         self.state = RoomState.ROUND_OVER
+        sheet = self.sheet(rec["at"])
+        settings = self.settings
+        seeds = [d.seed for d in self.deals]
+        result = round_result(
+            self.round, rec["at"], sheet, settings.scoring, settings.race_bonus, seeds
+        )
+        self.series.add(result, {m.id: m.name for m in self.members.values()})
 
         def over(seq: int) -> Message:
-            sheet = self.sheet(rec["at"])
-            return M.round_over(seq, sheet=sheet.to_wire(), winners=sheet.winners)
+            return M.round_over(
+                seq, sheet=sheet.to_wire(), winners=sheet.winners, series=self.series.to_wire()
+            )
 
         return self._emit(emit, over)
 
@@ -322,6 +332,7 @@ class Room:
             "closed": None if self.closed_reason is None else self.closed_reason.value,
             "created_at": self.created_at,
             "deals": [_deal_record(d) for d in self.deals],
+            "series": self.series.to_wire(),
         }
 
     def take_snapshot(self) -> Record:
@@ -351,6 +362,7 @@ class Room:
         closed = rec["closed"]
         self.closed_reason = None if closed is None else ClosedReason(closed)
         self.created_at = rec.get("created_at", 0)
+        self.series = Series.from_wire(rec.get("series"))
         self._sheet = None
         self.deals = []
         for d in rec["deals"]:

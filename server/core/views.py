@@ -21,6 +21,7 @@ from protocol.settings import Settings
 from protocol.sheet import Sheet
 from protocol.views import outcome_view, player_view, progress, revealed_view
 
+from .series import Series
 from .values import Deal, Member, Role, RoomState, logged_move
 
 __all__ = [
@@ -56,6 +57,7 @@ class RoomLike(Protocol):
     round_started_at: int | None
     deals: list[Deal]
     seq: int
+    series: Series
 
     @property
     def deal(self) -> Deal | None: ...
@@ -265,6 +267,7 @@ def snapshot(room: RoomLike, member: str, now: int) -> dict[str, Any]:
         "deal": deal_view(room, deal, who, now) if deal is not None else None,
         "sheet": room.sheet(now).to_wire(),
         "history": history,
+        "series": room.series.to_wire(),
     }
 
 
