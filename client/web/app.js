@@ -13,6 +13,7 @@
 //   members.js   players and spectators (with the host's Remove)
 //   host.js      host controls and the house-rules form
 //   sheet.js     the score sheet
+//   series.js    the podium at round over, the series table (rounds, match wins)
 //   past.js      past deals: boards, move logs, replay check
 //   feedback.js  toast, screen-reader hint, lobby message, banner
 //
@@ -26,6 +27,7 @@ import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
 import { renderPast } from "./past.js";
 import { initPlay, renderControls } from "./play.js";
+import { renderPodium, renderSeries } from "./series.js";
 import { restoreSession } from "./session.js";
 import { renderSheet } from "./sheet.js";
 import { $, onRender, state } from "./state.js";
@@ -39,11 +41,13 @@ function renderAll() {
   $("invite-link").value = inviteLink(room.code);
   renderHud();
   renderNotices();
+  renderPodium();
   renderTable();
   renderControls();
   renderMembers();
   renderHost();
   renderSheet();
+  renderSeries();
   renderPast();
 }
 

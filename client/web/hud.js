@@ -1,10 +1,12 @@
-// The race HUD above the felt: your score, the deal and its clock, the round's
+// The race HUD above the felt: your score (once the round is over: your round
+// total and placing), the deal and its clock, the round's
 // time left, home cards and moves; a chip for each rival; the deal's seed
 // commitment and the last revealed seed, checked; and the notices (first
 // finisher, waiting for the others, round over). It is what a racer glances at,
 // so it is redrawn on every event and its clocks tick on their own.
 
 import { clock, h, replaceChildren, short } from "./dom.js";
+import { finishedRound, placing } from "./series.js";
 import { $, dealIsOver, isHost, isPlayer, me, myBoard, nameOf, state } from "./state.js";
 
 export function renderHud() {
@@ -21,7 +23,13 @@ export function renderHud() {
     items.push(stat("Round", room.state === "lobby" ? "not started" : String(room.round ?? "–"), "round-no"));
   } else {
     const mine = isPlayer() ? deal.progress?.[me()] : null;
-    if (mine) items.push(stat("Your score", String(mine.score), "my-score", "score"));
+    // Once the round is over what counts is the round's total and your place in
+    // it, not the last deal's score.
+    const result = finishedRound();
+    if (result && isPlayer() && result.players.includes(me())) {
+      items.push(stat("Round total", String(result.totals[me()] ?? 0), "my-total", "score"));
+      items.push(stat("Placing", `${placing(result, me())} of ${result.players.length}`, "my-place"));
+    } else if (mine) items.push(stat("Your score", String(mine.score), "my-score", "score"));
     items.push(stat("Deal", `${deal.number} of ${deal.deals}`, "deal-of"));
     items.push(stat("Deal clock", dealClockText(), "deal-clock", "clock"));
     items.push(stat("Round time left", roundLeftText(), "round-left", "clock"));
@@ -45,17 +53,21 @@ function rivalChips(deal) {
   if (!others.length) return null;
   const total = (deal.rules?.variant === "double" ? 104 : 52);
   const ended = dealIsOver(room, deal.number) || room.state === "round_over";
+  const result = finishedRound();
   return h(
     "ul",
     { class: "rivals", "aria-label": isPlayer() ? "Rivals" : "Players" },
     others.map((id) => {
       const p = deal.progress?.[id];
       const status = p ? p.status : "waiting";
+      const roundTotal = result?.players.includes(id) ? result.totals[id] ?? 0 : null;
       return h(
         "li",
         { class: `rival status-${status}`, dataset: { player: id } },
         h("span", { class: "rival-name" }, nameOf(id), first?.player === id ? h("span", { class: "first-badge", title: "first finisher" }, " ★") : null),
-        h("span", { class: "rival-score", title: "score" }, p ? String(p.score) : "–"),
+        roundTotal !== null
+          ? h("span", { class: "rival-score", title: `round total, ${placing(result, id)}` }, String(roundTotal))
+          : h("span", { class: "rival-score", title: "score" }, p ? String(p.score) : "–"),
         h("span", { class: "rival-home", title: "cards home" }, p ? `${p.home}/${total}` : ""),
         h("span", { class: "rival-moves", title: "moves" }, p ? `${p.moves} mv` : ""),
         h("span", { class: "rival-status" }, statusText(status, p?.finished, ended)),
@@ -147,9 +159,11 @@ export function renderNotices() {
     }
   }
   if (room.state === "round_over") {
-    const winners = room.winners || room.sheet?.winners || [];
+    const result = finishedRound(room);
+    const winners = result?.winners || room.winners || room.sheet?.winners || [];
     const names = winners.map(nameOf).join(" and ");
-    const total = winners.length ? room.sheet?.totals?.[winners[0]] : null;
+    const totals = result?.totals || room.sheet?.totals;
+    const total = winners.length ? totals?.[winners[0]] : null;
     notes.push(h("div", { class: "notice win", id: "round-over" },
       `Round over. ${names ? `${names} win${winners.length === 1 ? "s" : ""}${total !== null && total !== undefined ? ` with ${total}` : ""}.` : ""}`,
       isHost() ? " Press Rematch for another round." : ""));

@@ -141,6 +141,10 @@ export function applyEvent(ev) {
       room.sheet = ev.sheet;
       room.state = "round_over";
       room.winners = ev.winners;
+      if (ev.series) {
+        room.series = ev.series;
+        rememberNames(room);
+      }
       if (room.deal && !state.dealEnded[room.deal.number]) state.dealEnded[room.deal.number] = state.conn.serverNow();
       break;
     case "removed":

@@ -20,6 +20,7 @@ export const state = {
   // number; null while on their way), `full` each history entry with its logs.
   past: { pick: null, key: null, explained: new Map(), logs: new Map(), full: new WeakMap(), lines: new Map() },
   dealEnded: {}, // deal number -> server ms when it ended (for the clock)
+  seriesOpen: new Set(), // round numbers whose deals are unfolded in the series panel
   reconnectDelay: 500,
   reconnectTimer: null,
   closing: false, // we closed the socket on purpose
@@ -44,6 +45,8 @@ export const isHost = () => state.room && state.room.host === me();
 export const isPlayer = () => state.room && state.room.role === "player";
 
 export function rememberNames(room) {
+  // The series names everyone who played a finished round, those who left too.
+  Object.assign(state.names, room.series?.names || {});
   for (const m of [...(room.players || []), ...(room.spectators || [])]) state.names[m.id] = m.name;
 }
 
