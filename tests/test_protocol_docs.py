@@ -115,3 +115,14 @@ def test_the_browser_client_has_the_same_close_codes() -> None:
     assert {name: int(code) for name, code in pairs.items()} == {
         c.name: int(c) for c in M.CloseCode
     }
+
+
+def test_deal_end_reasons_are_the_documented_ones() -> None:
+    """A history entry's ``ended_by`` says why its deal ended, in the documented words."""
+    text = section("Room snapshot")
+    match = re.search(r"with `END` why the deal ended:(.*?);", text, re.S)
+    assert match
+    documented = set(re.findall(r"`(\w+)` \(", match.group(1)))
+    assert documented == {r.value for r in M.DealEnd}
+    source = server_source()
+    assert all(f"DealEnd.{r.name}" in source for r in M.DealEnd)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.messages import ClosedReason, ErrorCode
+from protocol.messages import ClosedReason, DealEnd, ErrorCode
 from protocol.moves import IllegalMove, Move, Reason, Status
 from protocol.names import unique_in
 from protocol.settings import DealRules, Deals, Scoring, Settings, SettingsError, Spectators
@@ -159,7 +159,7 @@ def _deal_started(room: Room, settings: Settings, number: int, ctx: Ctx) -> Reco
 def _close_deal(
     room: Room,
     ctx: Ctx,
-    reason: str,
+    reason: DealEnd,
     *,
     settings: Settings | None = None,
     players_left: int | None = None,
@@ -169,11 +169,18 @@ def _close_deal(
     if deal is None:
         return []
     settings = settings or room.settings
-    out: list[Record] = [{"k": R.DEAL_ENDED, "n": deal.number, "at": ctx.now, "reason": reason}]
+    out: list[Record] = [
+        {"k": R.DEAL_ENDED, "n": deal.number, "at": ctx.now, "reason": reason.value}
+    ]
     ends = round_deadline(settings, room.round_started_at)
     time_up = ends is not None and ctx.now >= ends
     remaining = len(room.round_players) if players_left is None else players_left
-    if reason == "time" or time_up or deal.number >= settings.deals_per_round or remaining == 0:
+    if (
+        reason is DealEnd.TIME
+        or time_up
+        or deal.number >= settings.deals_per_round
+        or remaining == 0
+    ):
         out.append({"k": R.ROUND_OVER, "at": ctx.now})
     else:
         out.append(_deal_started(room, settings, deal.number + 1, ctx))
@@ -199,7 +206,7 @@ def _departure(room: Room, actor: str, kind: str, ctx: Ctx) -> list[Record]:
     if len(room.members) == 1:
         return [*out, {"k": R.CLOSED, "reason": ClosedReason.EMPTY.value}]
     if actor in room.round_players and _all_ended_without(room, actor):
-        out += _close_deal(room, ctx, "all_ended", players_left=len(room.round_players) - 1)
+        out += _close_deal(room, ctx, DealEnd.ALL_ENDED, players_left=len(room.round_players) - 1)
     return out
 
 
@@ -314,7 +321,7 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
                 out.append({"k": R.REMOVED, "p": m.id, "host": room.host})
     ends = round_deadline(settings, room.round_started_at)
     if room.running is not None and ends is not None and ctx.now >= ends:
-        out += _close_deal(room, ctx, "time", settings=settings)
+        out += _close_deal(room, ctx, DealEnd.TIME, settings=settings)
     return Decision(out)
 
 
@@ -344,14 +351,14 @@ def _new_round(room: Room, carry: dict[str, int], ctx: Ctx) -> Decision:
 
 def decide_next_deal(room: Room, actor: str, ctx: Ctx) -> Decision:
     _host_only(room, actor, Action.NEXT_DEAL)
-    return Decision(_close_deal(room, ctx, "host"))
+    return Decision(_close_deal(room, ctx, DealEnd.HOST))
 
 
 def decide_tick(room: Room, ctx: Ctx) -> Decision:
     """The round's time limit, checked by the shell's timer (and before requests)."""
     if not room.time_up(ctx.now):
         return Decision()
-    return Decision(_close_deal(room, ctx, "time"))
+    return Decision(_close_deal(room, ctx, DealEnd.TIME))
 
 
 # ---------------------------------------------------------------------- moves
@@ -429,5 +436,5 @@ def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx
         {"k": R.MOVE, "p": actor, "d": number, "t": t, "s": room.n_records, "m": move.to_wire()}
     ]
     if outcome.status is not Status.PLAYING and _all_ended_without(room, actor):
-        out += _close_deal(room, ctx, "all_ended")
+        out += _close_deal(room, ctx, DealEnd.ALL_ENDED)
     return Decision(out, prepared={0: (board, outcome)}, deal=number, outcome=outcome)

@@ -31,8 +31,9 @@ keys are short):
                 in order), ``round``, ``round_at``, ``round_players``, ``carry``,
                 ``closed`` (reason or nil), ``created_at``, ``deals``: the current round's, each
                 ``n``, ``seed``, ``at``, ``rules``, ``ended`` (at, or nil),
-                ``end_t``, ``first``, ``logs`` ({player: [[t, kind, from, to,
-                count], …]}, every player dealt in, in order) and ``won``
+                ``ended_by`` (the ``deal_ended`` reason, or nil), ``end_t``,
+                ``first``, ``logs`` ({player: [[t, kind, from, to, count], …]},
+                every player dealt in, in order) and ``won``
                 ({player: the ``s`` of their winning move}), ``proof`` (the winning line
                 of a winnable deal, or nil)
 =============== ==============================================================

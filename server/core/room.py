@@ -273,6 +273,7 @@ class Room:
     def _f_deal_ended(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         deal = self.deals[rec["n"] - 1]
         deal.ended_at = rec["at"]
+        deal.ended_by = rec["reason"]
         for p, replay in deal.replays.items():
             if replay.board.status is Status.PLAYING:
                 deal.end_t[p] = deal.t(rec["at"])  # scored where they stand
@@ -364,6 +365,8 @@ class Room:
                 logs={},
                 end_t=dict(d["end_t"]),
                 ended_at=d["ended"],
+                # Snapshots written before ended_by was kept do not hold it.
+                ended_by=d.get("ended_by"),
                 first=d["first"],
                 proof=d.get("proof"),
             )
@@ -481,6 +484,7 @@ def _deal_record(deal: Deal) -> dict[str, Any]:
         "at": deal.started_at,
         "rules": deal.rules.to_wire(),
         "ended": deal.ended_at,
+        "ended_by": deal.ended_by,
         "end_t": dict(deal.end_t),
         "first": deal.first,
         "logs": {p: [list(e) for e in log] for p, log in deal.logs.items()},

@@ -111,6 +111,7 @@ class Deal:
     logs: dict[str, list[LogEntry]]
     end_t: dict[str, int] = field(default_factory=dict)  # stopped by time or host
     ended_at: int | None = None
+    ended_by: str | None = None  # protocol.messages.DealEnd: why it ended (nil: not yet)
     first: str | None = None  # first winner
     views: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # board_view
     retried: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # views.replayed_move

@@ -182,6 +182,7 @@ def revealed_deal(deal: Deal) -> dict[str, Any]:
         "seed": deal.seed,
         "commitment": deal.commitment,
         "boards": {p: revealed_view(r.board) for p, r in deal.replays.items()},
+        "ended_by": deal.ended_by,
     }
     if deal.proof is not None and deal.over:
         # The winning line the deal was proven with, checked again by the engine.
