@@ -126,3 +126,12 @@ def test_deal_end_reasons_are_the_documented_ones() -> None:
     assert documented == {r.value for r in M.DealEnd}
     source = server_source()
     assert all(f"DealEnd.{r.name}" in source for r in M.DealEnd)
+
+
+def test_the_browser_has_words_for_every_code() -> None:
+    """client/web/words.js turns each code into a sentence for people: every code
+    the server can send has one (the code itself stays on the wire)."""
+    text = (ROOT / "client" / "web" / "words.js").read_text(encoding="utf-8")
+    body = text[text.index("export const TEXTS = {") : text.index("\n};", text.index("TEXTS"))]
+    worded = set(re.findall(r"^  (\w+):", body, re.M))
+    assert {c.value for c in M.ErrorCode} | {r.value for r in Reason} <= worded

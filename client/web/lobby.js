@@ -3,12 +3,14 @@
 // (/#join=CODE fills the code in), Copy invite and Leave. A form opens a session
 // only when it is submitted, so the lobby works before any socket exists.
 
+import { confirmInline } from "./confirm.js";
 import { showLobbyMessage, toast } from "./feedback.js";
 import { ServerError } from "./net.js";
 import { leaveToLobby, setRoom } from "./room.js";
 import { ensureSession } from "./session.js";
 import { SettingsForm } from "./settings.js";
-import { $, NAME_KEY, state, storage } from "./state.js";
+import { $, NAME_KEY, isPlayer, state, storage } from "./state.js";
+import { refusalText } from "./words.js";
 
 let createForm = null;
 
@@ -36,7 +38,7 @@ function sessionError(err, where) {
     $("name-error").textContent = err.message;
     return;
   }
-  where.textContent = err instanceof ServerError ? `${err.message} (${err.code})` : `${err.message || err}`;
+  where.textContent = err instanceof ServerError ? refusalText(err) : `${err.message || err}`;
 }
 
 function readInvite() {
@@ -69,7 +71,7 @@ export function initLobby() {
       showLobbyMessage("");
       setRoom(reply.room);
     } catch (err) {
-      if (err.code === "bad_setting" && createForm.setError(err.field, err.message)) {
+      if (err.code === "bad_setting" && createForm.setServerError(err)) {
         $(`create-${err.field}`)?.focus();
       } else sessionError(err, $("create-error"));
     } finally {
@@ -104,11 +106,17 @@ export function initLobby() {
   });
 
   $("leave").addEventListener("click", async () => {
+    // Leaving mid-round gives up your seat in the race: ask first.
+    const room = state.room;
+    if (room && room.state === "playing" && isPlayer()) {
+      const question = "Leave the room mid-round? Your seat in this round is given up.";
+      if (!(await confirmInline($("leave"), question, "Yes, leave"))) return;
+    }
     try {
       await state.conn.request("leave_room");
     } catch (err) {
       if (err.code !== "not_in_room") {
-        toast(`${err.message} (${err.code})`);
+        toast(refusalText(err));
         return;
       }
     }
@@ -124,6 +132,15 @@ export function initLobby() {
       document.execCommand?.("copy");
     }
     toast("Invite link copied.");
+  });
+
+  // The name field belongs to neither form: Enter in it joins when a code is
+  // there (an invite link filled it in), else moves on to the code.
+  $("name").addEventListener("keydown", (e) => {
+    if (e.key !== "Enter" || e.isComposing) return;
+    e.preventDefault();
+    if ($("join-code").value.trim()) $("join-form").requestSubmit();
+    else $("join-code").focus();
   });
 
   window.addEventListener("hashchange", readInvite);

@@ -22,6 +22,7 @@ export const state = {
   dealEnded: {}, // deal number -> server ms when it ended (for the clock)
   reconnectDelay: 500,
   reconnectTimer: null,
+  connection: "idle", // words.js CONNECTION_TEXT: idle, connecting, online, reconnecting, lost, replaced
   closing: false, // we closed the socket on purpose
   replaced: false, // the session was resumed elsewhere (4001)
   resignArmed: null,
@@ -42,6 +43,8 @@ export function storage(key, value) {
 export const me = () => state.session?.player;
 export const isHost = () => state.room && state.room.host === me();
 export const isPlayer = () => state.room && state.room.role === "player";
+/** Whether the server is answering: a page that lost it takes no moves and stops its clocks. */
+export const isConnected = () => state.connection === "online";
 
 export function rememberNames(room) {
   for (const m of [...(room.players || []), ...(room.spectators || [])]) state.names[m.id] = m.name;
