@@ -261,6 +261,7 @@ def _race(ann: Client, bob: Client, sam: Client) -> None:
 
     # Host removes Bob: Bob is back in the lobby with a message.
     ann.page.click(f'li.member[data-player="{bob_id}"] button')
+    ann.page.click('.confirm [data-confirm="yes"]')  # it asks first
     expect(bob.page.locator("#lobby-screen")).to_be_visible()
     expect(bob.page.locator("#lobby-message")).to_contain_text("removed")
     expect(ann.page.locator("#members li.member")).to_have_count(1)

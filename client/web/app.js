@@ -15,10 +15,12 @@
 //   sheet.js     the score sheet
 //   past.js      past deals: boards, move logs, replay check
 //   feedback.js  toast, screen-reader hint, lobby message, banner
+//   confirm.js   the in-page "are you sure?" of what cannot be undone
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
 // drags, keys to moves), cards.js (which move a gesture means), replay.js (seed
-// and log checks), settings.js (house-rule forms), dom.js (element builder).
+// and log checks), settings.js (house-rule forms), words.js (codes in words),
+// dom.js (element builder).
 
 import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
