@@ -31,7 +31,7 @@ from protocol.moves import Move, MoveKind, Status
 from protocol.views import player_view
 from tests.support.waiting import eventually_blocking
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
