@@ -259,8 +259,10 @@ def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace) -> Decision:
     """The host seats a bot player (id ``bot``, made by the shell) of ``pace``,
     named after the first of :data:`BOT_NAMES` no bot of the room has; then it is
     a join as a player like anyone's (a full room, or a state that takes no
-    players, refuses it the same way)."""
-    _host_only(room, actor, Action.ADD_BOT)
+    players, refuses it the same way: the state is the join's to check)."""
+    _member_or_fail(room, actor)
+    if room.host != actor:
+        raise RoomError(ErrorCode.NOT_HOST, "only the host may do this")
     taken = {m.name for m in room.members.values()}
     first = next((n for n in BOT_NAMES if f"Bot {n}" not in taken), BOT_NAMES[0])
     return decide_join(room, bot, f"Bot {first}", Role.PLAYER, pace)

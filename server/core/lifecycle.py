@@ -26,7 +26,6 @@ class Action(StrEnum):
 
     JOIN_AS_PLAYER = "join_as_player"
     JOIN_AS_SPECTATOR = "join_as_spectator"
-    ADD_BOT = "add_bot"  # the host seats a bot: then as a join as a player
     LEAVE = "leave"
     SETTINGS = "settings"
     START = "start"
@@ -56,7 +55,6 @@ TABLE: dict[Action, dict[RoomState, Refusal | None]] = {
     # action:                 lobby       playing     round_over  closed
     Action.JOIN_AS_PLAYER: {_L: None, _P: _RUNNING, _O: None, _C: _CLOSED},
     Action.JOIN_AS_SPECTATOR: {_L: None, _P: None, _O: None, _C: _CLOSED},
-    Action.ADD_BOT: {_L: None, _P: None, _O: None, _C: _GONE},
     Action.LEAVE: {_L: None, _P: None, _O: None, _C: _GONE},
     Action.SETTINGS: {_L: None, _P: None, _O: None, _C: _GONE},
     Action.START: {_L: None, _P: _NOT_LOBBY, _O: _NOT_LOBBY, _C: _GONE},
