@@ -1,4 +1,5 @@
-// Host controls: start, next deal, rematch and close (each confirmed twice where
+// Host controls: start, next deal, rematch and close, seating bots (each with a pace;
+// the server plays for them, and Remove in the member list takes one out) (each confirmed twice where
 // it cannot be undone), and the house rules, sent the moment a control changes.
 // Only the host sees this panel; everyone else gets the rules as one line.
 
@@ -6,6 +7,7 @@ import { SettingsForm, summary } from "./settings.js";
 import { $, isHost, state } from "./state.js";
 
 let hostForm = null;
+export const MAX_PLAYERS = 8;
 
 export async function hostAction(type, fields = {}) {
   $("host-error").textContent = "";
@@ -28,6 +30,7 @@ export function renderHost() {
   $("btn-start").hidden = room.state !== "lobby";
   $("btn-next").hidden = room.state !== "playing";
   $("btn-rematch").hidden = room.state !== "round_over";
+  $("btn-add-bot").disabled = room.players.length >= MAX_PLAYERS;
 }
 
 /** Build the house-rules form and wire the host's buttons. */
@@ -46,6 +49,7 @@ export function initHost() {
   $("btn-start").addEventListener("click", () => hostAction("start"));
   $("btn-next").addEventListener("click", () => hostAction("next_deal"));
   $("btn-rematch").addEventListener("click", () => hostAction("rematch"));
+  $("btn-add-bot").addEventListener("click", () => hostAction("add_bot", { pace: $("bot-pace").value }));
   $("btn-close").addEventListener("click", () => {
     const btn = $("btn-close");
     if (btn.dataset.armed) {

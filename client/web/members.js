@@ -3,7 +3,7 @@
 // the host panel, but removing goes through the host's request helper.
 
 import { h, replaceChildren } from "./dom.js";
-import { hostAction } from "./host.js";
+import { MAX_PLAYERS, hostAction } from "./host.js";
 import { $, isHost, me, state } from "./state.js";
 
 export function renderMembers() {
@@ -15,6 +15,7 @@ export function renderMembers() {
       h("span", { class: "member-name" }, p.name),
       p.id === me() ? h("span", { class: "tag" }, "you") : null,
       p.id === room.host ? h("span", { class: "tag host" }, "host") : null,
+      p.bot ? h("span", { class: "tag bot", title: `a bot, playing at a ${p.bot} pace` }, `bot · ${p.bot}`) : null,
       p.connected === false ? h("span", { class: "sr-only" }, "(disconnected)") : null,
       host && p.id !== me()
         ? h("button", {
@@ -28,5 +29,5 @@ export function renderMembers() {
   $("spectators").textContent = specs.length
     ? `Watching: ${specs.map((s) => s.name + (s.id === me() ? " (you)" : "")).join(", ")}`
     : "No spectators.";
-  $("members-title").textContent = `Players (${room.players.length}/8)`;
+  $("members-title").textContent = `Players (${room.players.length}/${MAX_PLAYERS})`;
 }
