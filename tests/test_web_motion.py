@@ -252,6 +252,8 @@ def test_phone_start_on_screen_then_the_board(server: str, browser: Browser) -> 
         assert page.evaluate("() => window.scrollY") == 0
         r = start.bounding_box()
         assert r and r["y"] >= 0 and r["y"] + r["height"] <= 844, r
+        felt = page.locator("#table").bounding_box()
+        assert felt and r["y"] < felt["y"], (r, felt)  # before the table, not under it
         page.mouse.click(r["x"] + r["width"] / 2, r["y"] + r["height"] / 2)  # no scrolling
         expect(page.locator("#board-host .tableau .pile")).to_have_count(7)
         settled(page)

@@ -148,6 +148,7 @@ export function cascade(host) {
       const clone = card.cloneNode(true);
       clone.removeAttribute("data-card");
       Object.assign(clone.style, { left: `${r.left}px`, top: `${r.top}px`, width: `${r.width}px`, height: `${r.height}px` });
+      clone.style.setProperty("--cw", `${r.width}px`); // the card's insides are sized from it
       layer.appendChild(clone);
       const animation = track(clone.animate(bounces(r, felt, i), {
         duration: CASCADE_MS, delay: i * 70, easing: "linear", fill: "backwards",
