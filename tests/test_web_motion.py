@@ -16,6 +16,7 @@ change of the DOM (the observer runs once the redraw, which starts them, is done
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
@@ -44,7 +45,10 @@ new MutationObserver(() => {
 }).observe(document, { childList: true, subtree: true });
 """
 
-BOX = "(sel) => { const r = document.querySelector(sel).getBoundingClientRect(); return [r.left, r.top, r.width]; }"
+BOX = """(sel) => {
+  const r = document.querySelector(sel).getBoundingClientRect();
+  return [r.left, r.top, r.width];
+}"""
 
 
 def watched(client: Client) -> Client:
@@ -85,9 +89,7 @@ def drag_and_watch(page: Page, b: dict[str, Any], src: Any, dst: Any) -> None:
     expect(page.locator("#board-host .board.dragging")).to_have_count(0)
 
 
-def _has(cls: str) -> Any:
-    import re
-
+def _has(cls: str) -> re.Pattern[str]:
     return re.compile(rf"(^|\s){cls}(\s|$)")
 
 
@@ -113,6 +115,24 @@ def test_moves_glide_drops_light_up_and_notices_float(server: str, browser: Brow
         expect(page.locator("#board-host .tableau .pile")).to_have_count(7)
         expect(page.locator("#board-host .tableau .card")).to_have_count(28)
         assert motion_seen(page) >= 28
+        settled(page)
+        # Every pile's number shows (none under its cards), and a focused card
+        # keeps its place in the pile instead of rising over the cards above it.
+        hidden = page.evaluate(
+            """() => [...document.querySelectorAll('#board-host .pile-no')].filter((n) => {
+              const r = n.getBoundingClientRect();
+              const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+              return at !== n;
+            }).map((n) => n.textContent)"""
+        )
+        assert hidden == [], hidden
+        page.focus('#board-host .card[data-pile="5"][data-index="0"]')
+        page.keyboard.press("Tab")  # on to pile 7's card, by keyboard: focus shows
+        focused = page.evaluate(
+            "() => { const a = document.activeElement, s = getComputedStyle(a);"
+            " return [a.dataset.focusKey, s.outlineStyle, s.zIndex]; }"
+        )
+        assert focused == ["t6-0", "solid", "auto"], focused
 
         # A drag lights up where it would land; the move then glides.
         b, src, dst = find_move(ann)
@@ -151,9 +171,7 @@ def test_moves_glide_drops_light_up_and_notices_float(server: str, browser: Brow
         page.click("#btn-resign")
         page.click("#btn-resign")
         expect(page.locator("#notices")).to_contain_text("You resigned this deal")
-        expect(page.locator("#board-host .board.finished .finished-label")).to_have_text(
-            "Resigned"
-        )
+        expect(page.locator("#board-host .board.finished .finished-label")).to_have_text("Resigned")
         settled(page)
         assert box(page, "#board-host .board") == before
         ring = page.evaluate("() => getComputedStyle(document.querySelector('main')).outlineStyle")

@@ -261,8 +261,8 @@ def click_card(card: Locator) -> None:
     card.click(position={"x": box["width"] / 2, "y": min(8, box["height"] / 6)})
 
 
-SETTLED = """() => !document.getAnimations().some(
-  (a) => a.playState === 'running' && a.effect && a.effect.target && a.effect.target.closest('.board'))"""
+SETTLED = """() => !document.getAnimations().some((a) =>
+  a.playState === 'running' && a.effect && a.effect.target && a.effect.target.closest('.board'))"""
 
 
 def settled(page: Page) -> None:
