@@ -124,7 +124,7 @@ class BotPlayer:
         self.stop = stop
         self.stats = stats or BotStats()
         self._random = random.Random(seed)
-        self._bot = Bot()
+        self._bot = Bot(chance=self._random)  # seeded apart: bots of a room differ
         self._deal: int | None = None
         self._refused = 0  # engine refusals in a row: our view and the server's differ
         self.in_flight = False  # a move is sent and not yet answered

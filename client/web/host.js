@@ -1,9 +1,10 @@
 // Host controls: start, next deal, rematch and close (next deal and close asked
-// in the page first: they cannot be undone), and the house rules, sent the
-// moment a control changes: grouped by when they apply (at once, or from the next
-// deal), with a rule changed during a deal marked pending until the next deal
-// is dealt. Only the host sees this panel; everyone else gets the rules as one
-// line, with the pending ones named.
+// in the page first: they cannot be undone), seating bots (each with a pace; the
+// server plays for them, and Remove in the member list takes one out), and the
+// house rules, sent the moment a control changes: grouped by when they apply (at
+// once, or from the next deal), with a rule changed during a deal marked pending
+// until the next deal is dealt. Only the host sees this panel; everyone else gets
+// the rules as one line, with the pending ones named.
 
 import { confirmInline, isAsking } from "./confirm.js";
 import { FIELDS, SettingsForm, pendingRules, summary, valueText } from "./settings.js";
@@ -11,6 +12,7 @@ import { $, isHost, state } from "./state.js";
 import { refusalText } from "./words.js";
 
 let hostForm = null;
+export const MAX_PLAYERS = 8;
 
 export async function hostAction(type, fields = {}) {
   $("host-error").textContent = "";
@@ -48,6 +50,7 @@ export function renderHost() {
   show("btn-start", room.state === "lobby");
   show("btn-next", room.state === "playing");
   show("btn-rematch", room.state === "round_over");
+  $("btn-add-bot").disabled = room.players.length >= MAX_PLAYERS;
 }
 
 /** Build the house-rules form and wire the host's buttons. */
@@ -73,6 +76,7 @@ export function initHost() {
     if (await confirmInline($("btn-next"), question, "Yes, next deal")) hostAction("next_deal");
   });
   $("btn-rematch").addEventListener("click", () => hostAction("rematch"));
+  $("btn-add-bot").addEventListener("click", () => hostAction("add_bot", { pace: $("bot-pace").value }));
   $("btn-close").addEventListener("click", async () => {
     if (await confirmInline($("btn-close"), "Close the room for everyone?", "Yes, close it")) hostAction("close_room");
   });

@@ -60,7 +60,9 @@ function rivalChips(deal) {
     { class: "rivals", "aria-label": isPlayer() ? "Rivals" : "Players" },
     others.map((id) => {
       const p = deal.progress?.[id];
-      const status = p ? p.status : "waiting";
+      // Someone who left mid-deal plays no more: their last progress says "playing".
+      const gone = !room.players.some((m) => m.id === id);
+      const status = p ? (gone && p.status === "playing" ? "left" : p.status) : "waiting";
       return h(
         "li",
         { class: `rival status-${status}`, dataset: { player: id } },
@@ -79,6 +81,7 @@ export function statusText(status, finished, ended = false) {
   if (status === "won") return "✓ won";
   if (status === "resigned") return "resigned";
   if (status === "dead") return "stuck";
+  if (status === "left") return "left the room";
   if (finished) return "done";
   if (status === "playing") return ended ? "unfinished" : "playing";
   return "";

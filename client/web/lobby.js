@@ -79,6 +79,35 @@ export function initLobby() {
     }
   });
 
+  // Practice: a room of one's own, the chosen bots seated, the round started.
+  $("practice-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    createForm.clearErrors();
+    $("practice-error").textContent = "";
+    const name = readName();
+    if (!name) return;
+    const btn = $("practice-btn");
+    btn.disabled = true;
+    try {
+      await ensureSession(name);
+      const reply = await state.conn.request("create_room", { settings: createForm.values() });
+      showLobbyMessage("");
+      setRoom(reply.room);
+      const pace = $("practice-pace").value;
+      for (let i = 0; i < Number($("practice-bots").value); i++) {
+        await state.conn.request("add_bot", { pace });
+      }
+      await state.conn.request("start");
+    } catch (err) {
+      if (err.code === "bad_setting" && createForm.setError(err.field, err.message)) {
+        $(`create-${err.field}`)?.focus();
+      } else if (state.room) toast(`${err.message} (${err.code})`);
+      else sessionError(err, $("practice-error"));
+    } finally {
+      btn.disabled = false;
+    }
+  });
+
   $("join-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     $("join-error").textContent = "";

@@ -3,7 +3,7 @@
 // the host panel, but removing goes through the host's request helper.
 
 import { h, replaceChildren } from "./dom.js";
-import { hostAction } from "./host.js";
+import { MAX_PLAYERS, hostAction } from "./host.js";
 import { $, isHost, me, render, state } from "./state.js";
 
 // The player whose Remove is being asked about. Kept here and drawn with the
@@ -42,6 +42,7 @@ export function renderMembers() {
       h("span", { class: "member-name" }, p.name),
       p.id === me() ? h("span", { class: "tag" }, "you") : null,
       p.id === room.host ? h("span", { class: "tag host" }, "host") : null,
+      p.bot ? h("span", { class: "tag bot", title: `a bot, playing at a ${p.bot} pace` }, `bot · ${p.bot}`) : null,
       p.connected === false ? h("span", { class: "sr-only" }, "(disconnected)") : null,
       host && p.id !== me() ? removeControls(p) : null),
   );
@@ -50,5 +51,5 @@ export function renderMembers() {
   $("spectators").textContent = specs.length
     ? `Watching: ${specs.map((s) => s.name + (s.id === me() ? " (you)" : "")).join(", ")}`
     : "No spectators.";
-  $("members-title").textContent = `Players (${room.players.length}/8)`;
+  $("members-title").textContent = `Players (${room.players.length}/${MAX_PLAYERS})`;
 }

@@ -24,7 +24,19 @@ let moveQueue = Promise.resolve(); // the moves sent, one after another
 
 /** Show `board` on the felt, taking gestures when `live`. */
 export function showOwnBoard(board, live) {
-  if (boardCtl.view !== board || Boolean(boardCtl.enabled) !== live) boardCtl.setView(board, live);
+  if (boardCtl.view === board && Boolean(boardCtl.enabled) === live) return;
+  const room = state.room;
+  const deal = `${room.code}/${room.round}/${room.deal?.number}`;
+  const fresh = deal !== boardCtl.deal;
+  boardCtl.setView(board, live, deal);
+  if (fresh) bringIntoView($("table"));
+}
+
+/** A new deal to play: make sure its board is on screen (on a phone the host's
+ *  Start button, or the last deal's results, may have had the page scrolled). */
+function bringIntoView(el) {
+  const r = el.getBoundingClientRect();
+  if (r.top < 0 || r.top > window.innerHeight * 0.6) el.scrollIntoView({ block: "start", behavior: "instant" });
 }
 
 /** Take your board off the felt (it is not shown now). */

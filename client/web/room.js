@@ -30,6 +30,9 @@ export function setRoom(room) {
       state.firsts[i + 1] = { player: row.first, bonus: cell ? cell.bonus : 0 };
     }
   });
+  // From the lobby (scrolled down to its Create or Join button, on a phone), the
+  // room starts at its top, where the host's Start is.
+  if (!$("lobby-screen").hidden) window.scrollTo(0, 0);
   $("lobby-screen").hidden = true;
   $("room-screen").hidden = false;
   $("room-info").hidden = false;

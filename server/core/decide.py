@@ -26,6 +26,7 @@ from protocol.moves import IllegalMove, Move, Reason, Status
 from protocol.names import unique_in
 from protocol.settings import DealRules, Deals, Scoring, Settings, SettingsError, Spectators
 from protocol.sheet import DealEntry, build_sheet
+from protocol.strategy import Pace
 
 from . import lifecycle
 from . import records as R
@@ -42,12 +43,19 @@ from .values import (
     RoomError,
     RoomState,
     logged_move,
+    people_connected,
     round_deadline,
 )
 
+BOT_NAMES = ("Ada", "Bram", "Cleo", "Dov", "Edda", "Finn", "Greta")
+"""The bots' first names, taken in turn (``Bot Ada``, …); a name in use gets the
+usual suffix."""
+
 __all__ = [
+    "BOT_NAMES",
     "Ctx",
     "SeedWanted",
+    "decide_add_bot",
     "decide_close",
     "decide_create",
     "decide_expiry",
@@ -121,7 +129,8 @@ def _next_host(room: Room, leaving: str) -> str | None:
     longest-present spectator (so that somebody can still close the room)."""
     if room.host != leaving:
         return room.host
-    rest = [m for m in room.members.values() if m.id != leaving]
+    # A bot never hosts: the role is a person's (a room of bots alone closes).
+    rest = [m for m in room.members.values() if m.id != leaving and m.bot is None]
     for pick in (
         lambda m: m.role == Role.PLAYER and m.connected,
         lambda m: m.role == Role.PLAYER,
@@ -203,7 +212,8 @@ def _all_ended_without(room: Room, leaving: str) -> bool:
 
 def _departure(room: Room, actor: str, kind: str, ctx: Ctx) -> list[Record]:
     out: list[Record] = [{"k": kind, "p": actor, "host": _next_host(room, actor)}]
-    if len(room.members) == 1:
+    if not any(m.bot is None for m in room.members.values() if m.id != actor):
+        # The last person is gone: bots do not play on in a room nobody is in.
         return [*out, {"k": R.CLOSED, "reason": ClosedReason.EMPTY.value}]
     if actor in room.round_players and _all_ended_without(room, actor):
         out += _close_deal(room, ctx, DealEnd.ALL_ENDED, players_left=len(room.round_players) - 1)
@@ -225,7 +235,9 @@ def decide_create(
     )
 
 
-def decide_join(room: Room, actor: str, name: str, role: Role) -> Decision:
+def decide_join(room: Room, actor: str, name: str, role: Role, bot: Pace | None = None) -> Decision:
+    """``actor`` joins as ``role``; ``bot`` is set for a bot player the host seats
+    (:func:`decide_add_bot`): it joins the way a person does, under the same rules."""
     if room.state == RoomState.CLOSED:
         lifecycle.check(room.state, Action.JOIN_AS_SPECTATOR)
     if actor in room.members:
@@ -244,7 +256,23 @@ def decide_join(room: Room, actor: str, name: str, role: Role) -> Decision:
                 ErrorCode.ROOM_FULL, f"the room has {MAX_SPECTATORS} spectators already"
             )
     name = unique_in(name, (m.name for m in room.members.values()))
-    return Decision([{"k": R.JOINED, "p": actor, "name": name, "role": role.value}])
+    record: Record = {"k": R.JOINED, "p": actor, "name": name, "role": role.value}
+    if bot is not None:
+        record["bot"] = bot.value
+    return Decision([record])
+
+
+def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace) -> Decision:
+    """The host seats a bot player (id ``bot``, made by the shell) of ``pace``,
+    named after the first of :data:`BOT_NAMES` no bot of the room has; then it is
+    a join as a player like anyone's (a full room, or a state that takes no
+    players, refuses it the same way: the state is the join's to check)."""
+    _member_or_fail(room, actor)
+    if room.host != actor:
+        raise RoomError(ErrorCode.NOT_HOST, "only the host may do this")
+    taken = {m.name for m in room.members.values()}
+    first = next((n for n in BOT_NAMES if f"Bot {n}" not in taken), BOT_NAMES[0])
+    return decide_join(room, bot, f"Bot {first}", Role.PLAYER, pace)
 
 
 def decide_leave(room: Room, actor: str, ctx: Ctx) -> Decision:
@@ -265,6 +293,8 @@ def decide_presence(room: Room, actor: str, connected: bool) -> Decision:
     member = room.members.get(actor)
     if member is None or member.connected == connected or room.state == RoomState.CLOSED:
         return Decision()
+    if member.bot is not None:
+        return Decision()  # the server plays for it: it has no connection to lose
     return Decision([{"k": R.PRESENCE, "p": actor, "on": connected}])
 
 
@@ -277,7 +307,7 @@ def decide_idle_close(room: Room, ctx: Ctx) -> Decision:
     """The shell's timer found nobody connected for the idle limit (it keeps the
     time: the room does not record when members drop). Close the room the normal
     way, unless someone came back meanwhile."""
-    if room.state == RoomState.CLOSED or any(m.connected for m in room.members.values()):
+    if room.state == RoomState.CLOSED or people_connected(room.members.values()):
         return Decision()
     return Decision([{"k": R.CLOSED, "reason": ClosedReason.IDLE.value}])
 

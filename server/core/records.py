@@ -13,7 +13,8 @@ keys are short):
 
 =============== ==============================================================
 ``created``     ``settings`` (full map), ``host``, ``at``
-``joined``      ``p``, ``name``, ``role`` (``player`` / ``spectator``)
+``joined``      ``p``, ``name``, ``role`` (``player`` / ``spectator``); a bot
+                player has ``bot``, its pace (the server plays for it)
 ``presence``    ``p``, ``on`` (a member's connection dropped or came back)
 ``left``        ``p``, ``host`` (the host after it; may be the same)
 ``removed``     ``p``, ``host``
@@ -27,8 +28,8 @@ keys are short):
 ``round_over``  ``at``
 ``closed``      ``reason`` (``host`` / ``empty`` / ``idle`` / ``expired``)
 ``snapshot``    ``r`` (the record's own index in the log), ``seq``, ``state``,
-                ``settings``, ``host``, ``members`` ([id, name, role, connected]
-                in order), ``round``, ``round_at``, ``round_players``, ``carry``,
+                ``settings``, ``host``, ``members`` ([id, name, role, connected,
+                bot pace or nil] in order), ``round``, ``round_at``, ``round_players``, ``carry``,
                 ``closed`` (reason or nil), ``created_at``, ``deals``: the current round's, each
                 ``n``, ``seed``, ``at``, ``rules``, ``ended`` (at, or nil),
                 ``ended_by`` (the ``deal_ended`` reason, or nil), ``end_t``,

@@ -35,6 +35,7 @@ from protocol.moves import Move, Outcome, Status
 from protocol.scoring import TICK_MS, DealReplay, TimedMove
 from protocol.settings import DealRules, Scoring, Settings
 from protocol.sheet import DealEntry, Sheet, build_sheet
+from protocol.strategy import Pace
 
 from . import records as R
 from . import views as V
@@ -145,7 +146,10 @@ class Room:
         return []
 
     def _f_joined(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
-        self.members[rec["p"]] = Member(rec["p"], rec["name"], Role(rec["role"]))
+        bot = rec.get("bot")
+        member = Member(rec["p"], rec["name"], Role(rec["role"]))
+        member.bot = None if bot is None else Pace(bot)
+        self.members[rec["p"]] = member
         return self._emit(emit, self._members)
 
     def _f_presence(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
@@ -315,7 +319,10 @@ class Room:
             "state": self.state.value,
             "settings": self.settings.to_wire(),
             "host": self.host,
-            "members": [[m.id, m.name, m.role.value, m.connected] for m in self.members.values()],
+            "members": [
+                [m.id, m.name, m.role.value, m.connected, None if m.bot is None else m.bot.value]
+                for m in self.members.values()
+            ],
             "round": self.round,
             "round_at": self.round_started_at,
             "round_players": list(self.round_players),
@@ -340,9 +347,10 @@ class Room:
         self.state = RoomState(rec["state"])
         self.settings = Settings.from_wire(rec["settings"])
         self.host = rec["host"]
-        self.members = {
-            pid: Member(pid, name, Role(role), bool(on)) for pid, name, role, on in rec["members"]
-        }
+        self.members = {}
+        for pid, name, role, on, *bot in rec["members"]:  # a bot's pace came later
+            pace = Pace(bot[0]) if bot and bot[0] is not None else None
+            self.members[pid] = Member(pid, name, Role(role), bool(on), pace)
         self.round = rec["round"]
         self.round_started_at = rec["round_at"]
         self.round_players = list(rec["round_players"])
@@ -413,6 +421,10 @@ class Room:
 
     def has_spectators(self) -> bool:
         return any(m.role == Role.SPECTATOR for m in self.members.values())
+
+    def bots(self) -> dict[str, Pace]:
+        """The bot players, with their paces: the shell plays for them."""
+        return {m.id: m.bot for m in self.members.values() if m.bot is not None}
 
     def players(self) -> list[str]:
         return [m.id for m in self.members.values() if m.role == Role.PLAYER]

@@ -123,7 +123,9 @@ def members_payload(room: RoomLike) -> dict[str, Any]:
     players: list[dict[str, Any]] = []
     spectators: list[dict[str, Any]] = []
     for m in room.members.values():
-        entry = {"id": m.id, "name": m.name, "connected": m.connected}
+        entry: dict[str, Any] = {"id": m.id, "name": m.name, "connected": m.connected}
+        if m.bot is not None:
+            entry["bot"] = m.bot.value
         (spectators if m.role == Role.SPECTATOR else players).append(entry)
     return {"players": players, "spectators": spectators, "host": room.host}
 
