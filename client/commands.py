@@ -43,14 +43,16 @@ def add_commands(sub: Any) -> None:
     p.set_defaults(func=_bot)
 
     p = sub.add_parser("watch", help="watch a room live as a spectator")
-    p.add_argument("--url", required=True)
-    p.add_argument("--room", required=True)
-    p.add_argument("--name", default="watcher")
+    p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
+    p.add_argument("--room", required=True, help="the room's join code")
+    p.add_argument(
+        "--name", default="watcher", help="your name among the spectators (default watcher)"
+    )
     p.set_defaults(func=_watch)
 
     p = sub.add_parser("loadtest", help="drive rooms with flat-out bots and measure")
-    p.add_argument("--url", required=True)
-    p.add_argument("--rooms", type=int, default=10)
+    p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
+    p.add_argument("--rooms", type=int, default=10, help="rooms to create (default 10)")
     p.add_argument("--players", type=int, default=4, help="players per room (1 … 8)")
     p.add_argument("--spectators", type=int, default=0, help="spectators per room")
     p.add_argument("--duration", type=float, default=30.0, help="seconds of play")
@@ -68,8 +70,15 @@ def add_commands(sub: Any) -> None:
         help="the server's frames/s per connection (its --rate-limit, default 50): "
         "each bot stays under it; 0 = none",
     )
-    p.add_argument("--draw", type=int, choices=(1, 3), default=1)
-    p.add_argument("--variant", choices=[v.value for v in Variant], default="classic")
+    p.add_argument(
+        "--draw", type=int, choices=(1, 3), default=1, help="the rooms' draw (default 1)"
+    )
+    p.add_argument(
+        "--variant",
+        choices=[v.value for v in Variant],
+        default="classic",
+        help="the rooms' variant (default classic)",
+    )
     p.add_argument("--json", action="store_true", help="print the report as JSON only")
     p.set_defaults(func=_loadtest)
 
@@ -77,9 +86,18 @@ def add_commands(sub: Any) -> None:
         "verify",
         help="check a revealed seed against its commitment (and a winnable deal's solution)",
     )
-    p.add_argument("--seed", required=True)
-    p.add_argument("--commitment", required=True, help="the hex digest sent at deal start")
-    p.add_argument("--variant", choices=[v.value for v in Variant], default="classic")
+    p.add_argument("--seed", required=True, help="the seed revealed when the deal was over")
+    p.add_argument(
+        "--commitment",
+        required=True,
+        help="the hex digest sent at deal start (all 64 hex digits)",
+    )
+    p.add_argument(
+        "--variant",
+        choices=[v.value for v in Variant],
+        default="classic",
+        help="the deal's variant, for the layout shown (default classic)",
+    )
     p.add_argument(
         "--solution",
         metavar="FILE_OR_JSON",
@@ -128,9 +146,15 @@ def _bot(args: argparse.Namespace) -> int:
     async def main() -> int:
         stop = rounds_played(args.rounds) if args.rounds > 0 else None
         stats = await run_bots(
-            args.url, args.room, args.count, pace=args.pace, name=args.name, stop=stop
+            args.url,
+            args.room,
+            args.count,
+            pace=args.pace,
+            name=args.name,
+            stop=stop,
+            report=lambda line: print(line, flush=True),
         )
-        print(f"{stats.moves} moves, deals: {dict(stats.deals)}, errors: {dict(stats.errors)}")
+        print(stats.summary(args.count), flush=True)
         return 0
 
     return _run(main())

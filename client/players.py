@@ -21,7 +21,7 @@ from .errors import ClientError, ServerError
 from .room import RoomState
 from .session import Session, connect
 
-__all__ = ["BotPlayer", "BotStats", "run_bots"]
+__all__ = ["BotPlayer", "BotStats", "deal_line", "run_bots"]
 
 # Refusals that mean "the deal moved on under you", not "your move was wrong".
 _MOVED_ON = frozenset({"wrong_deal", "deal_over", "wrong_state"})
@@ -36,6 +36,9 @@ class BotStats:
     errors: Counter[str] = field(default_factory=Counter)  # refusals by code
     unacknowledged: int = 0  # moves sent whose reply never came
     deals: Counter[str] = field(default_factory=Counter)  # finished deals by status
+    # Every deal over for everyone that a bot was dealt in, by how it ended for
+    # it (won, resigned, lost): what `klondike-race bot` sums up at its end.
+    outcomes: Counter[str] = field(default_factory=Counter)
 
     def merge(self, other: BotStats) -> None:
         self.moves += other.moves
@@ -43,6 +46,45 @@ class BotStats:
         self.errors.update(other.errors)
         self.unacknowledged += other.unacknowledged
         self.deals.update(other.deals)
+        self.outcomes.update(other.outcomes)
+
+    def summary(self, bots: int = 1) -> str:
+        """One readable line: deals played and how they went, moves, refusals."""
+        played = sum(self.outcomes.values())
+        who = "1 bot" if bots == 1 else f"{bots} bots"
+        how = ", ".join(f"{n} {what}" for what, n in sorted(self.outcomes.items()))
+        parts = [
+            f"{who} played {played} deal{'' if played == 1 else 's'}" + (f" ({how})" if how else "")
+        ]
+        parts.append(f"{self.moves} move{'' if self.moves == 1 else 's'} accepted")
+        refused = sum(self.errors.values())
+        if refused:
+            codes = ", ".join(f"{code} ×{n}" for code, n in sorted(self.errors.items()))
+            parts.append(f"{refused} refused ({codes})")
+        else:
+            parts.append("none refused")
+        if self.unacknowledged:
+            parts.append(f"{self.unacknowledged} never answered")
+        return "; ".join(parts) + "."
+
+
+# How a deal ended for a player (its history summary's status), in words.
+_OUTCOME = {"won": "won", "resigned": "resigned", "dead": "lost", "playing": "lost"}
+_WHY_UNFINISHED = {"host": "the host moved on", "time": "time ran out"}
+
+
+def deal_line(number: int, summary: dict[str, Any], ended_by: str | None) -> str:
+    """``deal 2: won in 87 moves, score 240``: one deal as a bot saw it end."""
+    status = str(summary.get("status", "playing"))
+    outcome = _OUTCOME.get(status, status)
+    moves = int(summary.get("moves", 0))
+    why = ""
+    if status == "dead":
+        why = " (no move left)"
+    elif status == "playing":
+        why = f" (unfinished: {_WHY_UNFINISHED.get(ended_by or '', 'the deal ended')})"
+    plural = "" if moves == 1 else "s"
+    return f"deal {number}: {outcome}{why} in {moves} move{plural}, score {summary.get('score', 0)}"
 
 
 def rounds_played(count: int) -> Callable[[RoomState], bool]:
@@ -73,13 +115,16 @@ class BotPlayer:
         stop: Callable[[RoomState], bool] | None = None,
         stats: BotStats | None = None,
         seed: int | None = None,
+        report: Callable[[str], None] | None = None,
     ) -> None:
         self.session = session
+        self.report = report  # told each deal's end and each round's, in plain lines
+        self._reported: set[tuple[int, int]] = set()  # (round, deal); deal 0: the round
         self.pace = pace
         self.stop = stop
         self.stats = stats or BotStats()
         self._random = random.Random(seed)
-        self._bot = Bot()
+        self._bot = Bot(chance=self._random)  # seeded apart: bots of a room differ
         self._deal: int | None = None
         self._refused = 0  # engine refusals in a row: our view and the server's differ
         self.in_flight = False  # a move is sent and not yet answered
@@ -90,6 +135,7 @@ class BotPlayer:
             room = session.room
             if room is None or room.state == "closed" or room.removed:
                 return
+            self._report_ends(room)
             if self.stop is not None and self.stop(room):
                 return
             board = room.my_board
@@ -146,6 +192,29 @@ class BotPlayer:
         if moved.status != "playing":
             self.stats.deals[moved.status] += 1
 
+    def _report_ends(self, room: RoomState) -> None:
+        """Count (and report) each deal over for everyone that this bot was dealt
+        in, and the round's end, once each."""
+        name = self.session.name or room.me
+        for past in room.history:
+            number = int(past.get("number", 0))
+            summary = (past.get("summary") or {}).get(room.me)
+            if (room.round, number) in self._reported or not isinstance(summary, dict):
+                continue
+            self._reported.add((room.round, number))
+            self.stats.outcomes[_OUTCOME.get(str(summary.get("status")), "lost")] += 1
+            if self.report is not None:
+                self.report(f"{name}: {deal_line(number, summary, past.get('ended_by'))}")
+        if room.state == "round_over" and (room.round, 0) not in self._reported:
+            self._reported.add((room.round, 0))
+            if self.report is not None:
+                totals = (room.sheet or {}).get("totals") or {}
+                winners = " and ".join(room.name_of(w) for w in room.winners) or "nobody"
+                self.report(
+                    f"{name}: round {room.round} over, won by {winners}; "
+                    f"my total {totals.get(room.me, 0)}"
+                )
+
     async def _resync(self) -> None:
         with contextlib.suppress(ClientError, ServerError):
             await self.session.snapshot()
@@ -159,17 +228,22 @@ async def run_bots(
     pace: float = 0.6,
     name: str = "bot",
     stop: Callable[[RoomState], bool] | None = None,
+    report: Callable[[str], None] | None = None,
 ) -> BotStats:
-    """Seat ``count`` bots in room ``code`` and play until ``stop`` or the room ends."""
+    """Seat ``count`` bots in room ``code`` and play until ``stop`` or the room ends;
+    ``report`` hears what each does, in plain lines (joined, each deal's end)."""
     sessions: list[Session] = []
     stats = BotStats()
     try:
         for i in range(count):
             session = await connect(url, name=f"{name}-{i + 1}" if count > 1 else name)
             sessions.append(session)
-            await session.join_room(code, "player")
+            room = await session.join_room(code, "player")
+            if report is not None:
+                report(f"joined room {room.code} as {session.name} ({room.state})")
         bots = [
-            BotPlayer(s, pace=pace, stop=stop, stats=stats, seed=i) for i, s in enumerate(sessions)
+            BotPlayer(s, pace=pace, stop=stop, stats=stats, seed=i, report=report)
+            for i, s in enumerate(sessions)
         ]
         await asyncio.gather(*(b.play() for b in bots))
     finally:

@@ -22,7 +22,9 @@ from protocol.deal import commitment, deal_layout, verify_commitment
 from protocol.proof import ProofError, proof_from_wire
 from protocol.settings import DealRules, Variant
 
-__all__ = ["format_layout", "load_solution", "verify", "verify_solution"]
+__all__ = ["COMMITMENT_DIGITS", "format_layout", "load_solution", "verify", "verify_solution"]
+
+COMMITMENT_DIGITS = 64  # a SHA-256 digest in hex
 
 
 def format_layout(seed: str, variant: Variant = Variant.CLASSIC) -> str:
@@ -45,7 +47,25 @@ def format_layout(seed: str, variant: Variant = Variant.CLASSIC) -> str:
 
 
 def verify(seed: str, digest: str, variant: Variant = Variant.CLASSIC) -> tuple[bool, str]:
-    """Whether ``seed`` matches ``digest``, and the report to print."""
+    """Whether ``seed`` matches ``digest``, and the report to print.
+
+    A commitment copied from a page that shortened it, or with a character
+    lost, cannot match: say so, rather than a bare MISMATCH that reads like a
+    rigged deal."""
+    given = digest.strip().lower()
+    if len(given) != COMMITMENT_DIGITS or any(c not in "0123456789abcdef" for c in given):
+        bad = sorted({c for c in given if c not in "0123456789abcdef"})
+        why = (
+            f"that commitment has characters that are not hex digits ({' '.join(bad)})"
+            if bad
+            else f"that commitment is {len(given)} hex digit{'' if len(given) == 1 else 's'};"
+            f" a commitment is {COMMITMENT_DIGITS} (a SHA-256 digest): copy it whole"
+        )
+        return False, (
+            f"MISMATCH: {why}\n"
+            f"  commitment given:   {given}\n"
+            f"  hash of this seed:  {commitment(seed)}"
+        )
     if not verify_commitment(seed, digest):
         return False, (
             "MISMATCH: this seed does not hash to the commitment\n"

@@ -20,7 +20,7 @@ from rich.text import Text
 from .room import RoomState
 from .session import connect
 
-__all__ = ["render_room", "watch"]
+__all__ = ["live_totals", "render_room", "watch"]
 
 _STATUS_STYLE = {"won": "bold green", "resigned": "yellow", "dead": "red", "playing": "cyan"}
 
@@ -35,6 +35,9 @@ def _header(room: RoomState, now_ms: int) -> Text:
         text.append(f"  round {room.round}")
     if deal:
         text.append(f"  deal {deal.get('number')}/{deal.get('deals', s.get('deals_per_round'))}")
+        clock = _deal_clock(room, now_ms)
+        if clock is not None:
+            text.append(f"  ·  deal clock {clock}", style="bold")
     text.append(
         f"  ·  {s.get('scoring', 'standard')}, draw {s.get('draw', 1)}, "
         f"{s.get('variant', 'classic')}, bonus {s.get('race_bonus', 100)}"
@@ -48,11 +51,44 @@ def _header(room: RoomState, now_ms: int) -> Text:
     return text
 
 
+def _deal_clock(room: RoomState, now_ms: int) -> str | None:
+    """The running deal's time so far (m:ss), as on the browser's HUD; None once
+    it is over for everyone (the watcher did not see exactly when)."""
+    deal = room.deal
+    started = deal.get("started_at") if deal else None
+    if not isinstance(started, int) or room.state != "playing" or room.deal_is_over():
+        return None
+    seconds = max(0, (now_ms - started) // 1000)
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+def live_totals(room: RoomState) -> dict[str, int]:
+    """Each player's round total now: the sheet's, with the running deal's score
+    added while the deal runs. The server sends a sheet only when a deal ends (or
+    the scoring changes), so without this the totals would stand still all deal."""
+    sheet = room.sheet or {}
+    totals = {str(p): int(t) for p, t in (sheet.get("totals") or {}).items()}
+    deal = room.deal
+    if not deal or room.state != "playing" or room.deal_is_over():
+        return totals
+    rows: list[dict[str, Any]] = sheet.get("rows") or []
+    i = int(deal.get("number", 0)) - 1
+    if i < 0 or i > len(rows):
+        return totals  # rows missing in between: the next sheet brings them
+    carry: dict[str, Any] = sheet.get("carry") or {}
+    for pid, prog in (deal.get("progress") or {}).items():
+        before = rows[i - 1].get("cells", {}).get(pid, {}).get("total") if i > 0 else None
+        base = int(before if before is not None else (0 if i > 0 else carry.get(pid, 0)))
+        bonus = int(room.settings.get("race_bonus", 0)) if room.first_finisher == pid else 0
+        totals[str(pid)] = base + int(prog.get("score", 0)) + bonus
+    return totals
+
+
 def _scoreboard(room: RoomState) -> Table:
     deal = room.deal or {}
     cards = 104 if room.settings.get("variant") == "double" else 52
     progress: dict[str, Any] = deal.get("progress", {})
-    totals: dict[str, Any] = (room.sheet or {}).get("totals", {})
+    totals = live_totals(room)
     table = Table(title="Players", expand=True)
     for column in ("Player", "Deal score", "Home", "", "Moves", "Status", "Total"):
         table.add_column(column, justify="left" if column in ("Player", "") else "right")
@@ -135,11 +171,19 @@ async def watch(
     async with connect(url, name=name) as session:
         events = session.events()
         room = await session.join_room(code, "spectator")
-        with Live(render_room(room), console=console, refresh_per_second=8) as live:
+        last = [room]  # the room drawn: the session's, or the last one it had
+
+        def current() -> RenderableType:
+            last[0] = session.room or last[0]
+            return render_room(last[0])
+
+        # Drawn afresh at every refresh, not only on events, so the deal clock
+        # and the round's time left tick between moves.
+        with Live(console=console, refresh_per_second=2, get_renderable=current) as live:
             async for _ in events:
                 if session.room is None:
                     break
-                live.update(render_room(session.room))
+                live.refresh()
                 if session.room.state == "closed" or session.room.removed:
                     break
     return 0

@@ -114,6 +114,14 @@ class ClosedReason(StrEnum):
     EXPIRED = "expired"  # it was never started, and its time to start ran out
 
 
+class DealEnd(StrEnum):
+    """Why a deal ended (its history entry's ``ended_by``): the players see why."""
+
+    ALL_ENDED = "all_ended"  # every player's deal ended (won, resigned, dead) or they left
+    HOST = "host"  # the host moved on (``next_deal``)
+    TIME = "time"  # the round's time limit ran out
+
+
 MESSAGE_TYPES: set[str] = set()
 
 _F = TypeVar("_F", bound=Callable[..., Message])

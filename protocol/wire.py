@@ -20,12 +20,14 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 
 from .messages import ErrorCode
+from .strategy import Pace
 
 __all__ = [
     "JSON",
     "MSGPACK",
     "SUBPROTOCOLS",
     "VERSION",
+    "AddBot",
     "CloseRoom",
     "CreateRoom",
     "DealLog",
@@ -375,6 +377,21 @@ class RemovePlayer(Request):
 
 
 @dataclass(frozen=True, slots=True)
+class AddBot(Request):
+    """The host seats a bot player the server plays for, at ``pace``."""
+
+    pace: Pace
+
+
+def _add_bot(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
+    pace = req_str(msg, "pace") if "pace" in msg else Pace.STEADY.value
+    if pace not in {p.value for p in Pace}:
+        paces = ", ".join(f"'{p.value}'" for p in Pace)
+        raise WireError(ErrorCode.BAD_REQUEST, f"field 'pace' must be one of {paces}")
+    return AddBot(rid, Pace(pace))
+
+
+@dataclass(frozen=True, slots=True)
 class Rematch(Request):
     pass
 
@@ -445,6 +462,7 @@ _PARSERS: dict[str, Any] = {
     "start": lambda rid, msg: Start(rid),
     "next_deal": lambda rid, msg: NextDeal(rid),
     "remove_player": lambda rid, msg: RemovePlayer(rid, req_str(msg, "player")),
+    "add_bot": _add_bot,
     "rematch": lambda rid, msg: Rematch(rid),
     "close_room": lambda rid, msg: CloseRoom(rid),
     "move": _move,

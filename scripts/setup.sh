@@ -1,21 +1,62 @@
 #!/usr/bin/env bash
 # Installs what klondike-race needs on a fresh Debian machine: system packages when
-# missing (redis-server and chromium for the tests), a venv in .venv, the project.
+# missing (python3-venv; redis-server and chromium for the tests), a venv in .venv,
+# the project. The command is then .venv/bin/klondike-race.
 # Usage: scripts/setup.sh [--dev]
+#
+# apt is waited for, not raced: another apt (unattended-upgrades on a fresh
+# machine, most often) holds its lock for minutes, and giving up at once made the
+# README's first command fail on exactly the machines it is written for.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+LOCK_WAIT=600 # seconds to wait for another apt or dpkg to finish
+
+wait_for_apt() {
+  local waited=0
+  command -v fuser >/dev/null 2>&1 || return 0 # no psmisc: apt's own Lock::Timeout waits
+  while fuser /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock /var/lib/apt/lists/lock >/dev/null 2>&1; do
+    [ "$waited" -eq 0 ] && echo "setup: waiting for another apt to finish (up to ${LOCK_WAIT}s)…" >&2
+    if [ "$waited" -ge "$LOCK_WAIT" ]; then
+      echo "setup: apt is still busy after ${LOCK_WAIT}s; run this again when it is done" >&2
+      exit 1
+    fi
+    sleep 5
+    waited=$((waited + 5))
+  done
+}
+
+apt_install() {
+  wait_for_apt
+  $sudo apt-get -o DPkg::Lock::Timeout="$LOCK_WAIT" update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout="$LOCK_WAIT" \
+    install -y -qq "$@" >/dev/null
+}
+
+need=()
 if [ "${1:-}" = "--dev" ]; then
-  need=()
   command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
   [ -x /usr/bin/chromium ] || need+=(chromium)
-  if [ ${#need[@]} -gt 0 ]; then
-    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-  fi
   extra='.[dev]'
 else
   extra='.'
 fi
-[ -x .venv/bin/python ] || python3 -m venv .venv
+# Debian ships python3 without venv (and ensurepip): try it, install it if it fails.
+if [ ! -x .venv/bin/python ]; then
+  probe=$(mktemp -d)
+  if ! python3 -m venv "$probe/v" >/dev/null 2>&1; then
+    version=$(python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
+    need+=(python3-venv "python${version}-venv")
+  fi
+  rm -rf "$probe"
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  apt_install "${need[@]}"
+fi
+if [ ! -x .venv/bin/python ]; then
+  rm -rf .venv # a venv left half made by a python3 without venv
+  python3 -m venv .venv
+fi
 .venv/bin/pip install -q --disable-pip-version-check -e "$extra" --config-settings editable_mode=compat
+echo "setup: done; the command is .venv/bin/klondike-race (or . .venv/bin/activate, then klondike-race)"

@@ -27,7 +27,7 @@ from typing import Any
 
 from .net.connection import Limits
 
-__all__ = ["add_serve", "klondike_race", "main", "serve_command"]
+__all__ = ["add_serve", "build_parser", "klondike_race", "main", "package_version", "serve_command"]
 
 
 def add_serve(sub: Any) -> None:
@@ -162,6 +162,17 @@ def serve_command(args: argparse.Namespace) -> int:
     return run(server)
 
 
+def package_version() -> str:
+    """The installed project's version (pyproject.toml's, through the package
+    metadata), so ``--version`` cannot drift from what was released."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("klondike-race")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m server``: the server alone."""
     parser = argparse.ArgumentParser(prog="python -m server", description=__doc__)
@@ -173,17 +184,29 @@ def main(argv: list[str] | None = None) -> int:
 
 def klondike_race(argv: Sequence[str] | None = None) -> int:
     """``klondike-race``: the server's and the client's subcommands."""
+    args = build_parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole command line, every subcommand included (tests walk it to hold
+    every option to a help text)."""
     from client.commands import add_commands
 
     parser = argparse.ArgumentParser(
         prog="klondike-race", description="Klondike race: the server and its clients."
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"%(prog)s {package_version()}",
+        help="print the installed version (the project's, from its package metadata) and exit",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_serve(sub)
     add_commands(sub)
-    args = parser.parse_args(argv)
-    code: int = args.func(args)
-    return code
+    return parser
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from client.bot import RESIGN, Bot, board_from_view
-from client.solver import solve
 from protocol import Board, DealRules, MoveKind, Status, Variant, player_view, revealed_view
+from protocol.solver import solve
 
 RULES = [
     DealRules(),

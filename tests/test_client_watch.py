@@ -10,7 +10,7 @@ from rich.console import Console
 from client import connect
 from client.players import BotPlayer, rounds_played
 from client.room import RoomState
-from client.watch import render_room, watch
+from client.watch import live_totals, render_room, watch
 from tests.support.sessions import until
 
 
@@ -119,3 +119,49 @@ def test_render_is_a_pure_function_of_the_room() -> None:
         "seed s33d",
     ):
         assert expected in text
+
+
+def test_totals_and_the_deal_clock_run_during_a_deal() -> None:
+    """Mid-deal the Total column adds the running deal's score (and the first
+    finisher's bonus) to the sheet's total: the server sends a sheet only when a
+    deal ends, so the sheet's own totals stand still all deal."""
+    progress = {"score": 35, "home": 13, "moves": 20, "status": "playing", "finished": False}
+    won = {"score": 60, "home": 52, "moves": 90, "status": "won", "finished": True}
+    room = RoomState.from_snapshot(
+        {
+            "code": "K7QX2M",
+            "state": "playing",
+            "host": "pA",
+            "me": "pS",
+            "role": "spectator",
+            "settings": {"race_bonus": 100},
+            "players": [{"id": "pA", "name": "Ann"}, {"id": "pB", "name": "Bob"}],
+            "round": 1,
+            "deal": {
+                "number": 2,
+                "deals": 3,
+                "started_at": 1_000,
+                "progress": {"pA": progress, "pB": won},
+            },
+            "sheet": {
+                "players": ["pA", "pB"],
+                "totals": {"pA": 142, "pB": -7},
+                "rows": [
+                    {
+                        "first": "pA",
+                        "cells": {"pA": {"total": 142}, "pB": {"total": -7}},
+                    }
+                ],
+            },
+            "history": [{"number": 1, "seed": "s33d", "commitment": "c0ffee"}],
+        }
+    )
+    room.first_finisher = "pB"
+    assert live_totals(room) == {"pA": 177, "pB": 153}
+    console = Console(record=True, width=120, file=io.StringIO())
+    console.print(render_room(room, now_ms=66_000))
+    text = console.export_text()
+    assert "deal clock 1:05" in text
+    ann = next(line for line in text.splitlines() if "Ann" in line and "13/52" in line)
+    bob = next(line for line in text.splitlines() if "Bob" in line and "52/52" in line)
+    assert ann.rstrip(" │").endswith("177") and bob.rstrip(" │").endswith("153")

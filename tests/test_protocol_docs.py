@@ -115,3 +115,23 @@ def test_the_browser_client_has_the_same_close_codes() -> None:
     assert {name: int(code) for name, code in pairs.items()} == {
         c.name: int(c) for c in M.CloseCode
     }
+
+
+def test_deal_end_reasons_are_the_documented_ones() -> None:
+    """A history entry's ``ended_by`` says why its deal ended, in the documented words."""
+    text = section("Room snapshot")
+    match = re.search(r"with `END` why the deal ended:(.*?);", text, re.S)
+    assert match
+    documented = set(re.findall(r"`(\w+)` \(", match.group(1)))
+    assert documented == {r.value for r in M.DealEnd}
+    source = server_source()
+    assert all(f"DealEnd.{r.name}" in source for r in M.DealEnd)
+
+
+def test_the_browser_has_words_for_every_code() -> None:
+    """client/web/words.js turns each code into a sentence for people: every code
+    the server can send has one (the code itself stays on the wire)."""
+    text = (ROOT / "client" / "web" / "words.js").read_text(encoding="utf-8")
+    body = text[text.index("export const TEXTS = {") : text.index("\n};", text.index("TEXTS"))]
+    worded = set(re.findall(r"^  (\w+):", body, re.M))
+    assert {c.value for c in M.ErrorCode} | {r.value for r in Reason} <= worded

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
+from protocol.strategy import Pace
 from protocol.views import player_view
 from server.core import decide as C
 from server.core.lifecycle import TABLE, Action
@@ -118,6 +119,7 @@ def host_only(h: Harness, actor: str) -> list[Callable[[], Decision]]:
         lambda: C.decide_remove(room, actor, HOST, ctx),
         lambda: C.decide_rematch(room, actor, ctx),
         lambda: C.decide_close(room, actor),
+        lambda: C.decide_add_bot(room, actor, "bnew", Pace.FAST),
     ]
 
 

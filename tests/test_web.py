@@ -195,6 +195,7 @@ def _race(ann: Client, bob: Client, sam: Client) -> None:
     ann_home_n = int(ann.page.locator("#my-home").inner_text().split("/")[0])
     bob_home_n = int(bob.page.locator("#my-home").inner_text().split("/")[0])
     ann.page.click("#btn-next")
+    ann.page.click('.confirm [data-confirm="yes"]')  # it asks first
     for c in (ann, bob, sam):
         expect(c.page.locator("#deal-of")).to_have_text("2 of 2")
         # Deal 1's seed is out, checked against its commitment; deal 2's stays secret.
@@ -236,6 +237,7 @@ def _race(ann: Client, bob: Client, sam: Client) -> None:
 
     # Last deal: the round ends; every board and seed of it is revealed to everyone.
     ann.page.click("#btn-next")
+    ann.page.click('.confirm [data-confirm="yes"]')  # it asks first
     for c in (ann, bob, sam):
         expect(c.page.locator("#round-over")).to_be_visible()
         # The felt makes way for "Past deals", which shows the last deal at first.
@@ -259,6 +261,7 @@ def _race(ann: Client, bob: Client, sam: Client) -> None:
 
     # Host removes Bob: Bob is back in the lobby with a message.
     ann.page.click(f'li.member[data-player="{bob_id}"] button')
+    ann.page.click('.confirm [data-confirm="yes"]')  # it asks first
     expect(bob.page.locator("#lobby-screen")).to_be_visible()
     expect(bob.page.locator("#lobby-message")).to_contain_text("removed")
     expect(ann.page.locator("#members li.member")).to_have_count(1)
@@ -282,7 +285,7 @@ def test_phone_keyboard_and_lobby_errors(server: str, browser: Browser) -> None:
         # Unknown room code.
         page.fill("#join-code", "ZZZZZZ")
         page.click("#join-btn")
-        expect(page.locator("#join-error")).to_contain_text("no_such_room")
+        expect(page.locator("#join-error")).to_contain_text("no open room with that code")
 
         # Create (keyboard: focus the button and press Enter), start, play by keys.
         page.select_option("#create-variant", "double")
@@ -780,6 +783,7 @@ def test_thoughtful_race_first_finisher_undo_auto_complete(server: str, browser:
             if line:
                 break
             ann.page.click("#btn-next")
+            ann.page.click('.confirm [data-confirm="yes"]')  # it asks first
         assert line, "the bot found no winning line in 8 deals"
         # The pages were dealt the bot's layout.
         b = ann.board()

@@ -11,8 +11,15 @@ from functools import partial
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.support.web import Client, drag, find_move, no_errors, source_locator, target_locator
-from tests.support.web import wait_until
+from tests.support.web import (
+    Client,
+    drag,
+    find_move,
+    no_errors,
+    source_locator,
+    target_locator,
+    wait_until,
+)
 
 
 def my_score(page: Page) -> int:

@@ -16,10 +16,12 @@
 //   series.js    the podium at round over, the series table (rounds, match wins)
 //   past.js      past deals: boards, move logs, replay check
 //   feedback.js  toast, screen-reader hint, lobby message, banner
+//   confirm.js   the in-page "are you sure?" of what cannot be undone
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
-// drags, keys to moves), cards.js (which move a gesture means), replay.js (seed
-// and log checks), settings.js (house-rule forms), dom.js (element builder).
+// drags, keys to moves), motion.js (glides, the deal, the win cascade), cards.js
+// (which move a gesture means), replay.js (seed and log checks), settings.js
+// (house-rule forms), words.js (codes in words), dom.js (element builder).
 
 import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
@@ -38,6 +40,7 @@ function renderAll() {
   if (!room) return;
   document.title = `${room.code} · Klondike Race`;
   $("room-code").textContent = room.code;
+  $("room-screen").dataset.state = room.state; // the phone layout follows it (style.css)
   $("invite-link").value = inviteLink(room.code);
   renderHud();
   renderNotices();

@@ -52,9 +52,11 @@ function isSelected(sel, zone, pile, index) {
  *   opts.interactive  focusable controls and data-zone hooks for the controller
  *   opts.selection    the selected source (highlighted)
  *   opts.mini         small, for the spectator wall
+ *   opts.own          your own board: once it is finished it says so, dimmed
+ *   opts.ended        … and the deal is over (for a board still "playing")
  */
 export function renderBoard(view, opts = {}) {
-  const { interactive = false, selection = null, mini = false } = opts;
+  const { interactive = false, selection = null, mini = false, own = false, ended = false } = opts;
   const piles = view.tableau.length;
   const nf = view.foundations.length;
   const cols = Math.max(piles, nf + 2.6); // the top row: stock, a fanned waste, foundations
@@ -178,13 +180,23 @@ export function renderBoard(view, opts = {}) {
     );
   });
 
+  const finished = own ? finishedText(view.status, ended) : null;
   return h(
     "div",
     {
-      class: `board${mini ? " mini" : ""} variant-${view.variant} status-${view.status}`,
+      class: `board${mini ? " mini" : ""} variant-${view.variant} status-${view.status}${finished ? " finished" : ""}`,
       style: { "--cols": String(cols), "--piles": String(piles), "--nf": String(nf) },
     },
     h("div", { class: "board-top" }, h("div", { class: "stock-waste" }, stock, waste), h("div", { class: "foundations" }, foundations)),
     h("div", { class: "tableau" }, tableau),
+    finished ? h("div", { class: "finished-label", role: "status" }, finished) : null,
   );
+}
+
+/** What a board no longer in play says over itself (null while it is in play). */
+function finishedText(status, ended) {
+  if (status === "won") return "✓ Won";
+  if (status === "resigned") return "Resigned";
+  if (status === "dead") return "Stuck: no legal move left";
+  return ended ? "Deal over" : null;
 }

@@ -10,6 +10,7 @@
 import { renderBoard } from "./board.js";
 import { cardName, fittingSource, homeMove, moveFor, runStart, stockMove, wasteTop } from "./cards.js";
 import { h, replaceChildren } from "./dom.js";
+import { cascade, dealIn, glide, measure, settle } from "./motion.js";
 
 function sameSource(a, b) {
   if (!a || !b || a.zone !== b.zone) return false;
@@ -42,21 +43,37 @@ export class BoardController {
     host.addEventListener("pointercancel", () => this._cancelDrag());
   }
 
-  setView(view, enabled = true) {
+  /** Show `view` (of the deal `deal`: any key naming it), playable when `enabled`. */
+  setView(view, enabled = true, deal = null) {
+    const before = this.view;
+    const sameDeal = Boolean(before && view && deal === this.deal);
     if (view !== this.view) this.selection = null;
     this.view = view;
+    this.deal = view ? deal : null;
     this.enabled = enabled && view && view.status === "playing";
-    this.render();
+    // What changed between the two views says which motion fits (motion.js).
+    let motion = "glide";
+    if (view && !sameDeal && !view.logged) motion = "deal";
+    else if (sameDeal && before.status === "playing" && view.status === "won") motion = "win";
+    this.render(motion);
   }
 
-  render() {
+  /** Redraw from the view at once; `motion` is how the change is shown, after. */
+  render(motion = "glide") {
+    const before = this.view ? measure(this.host) : null;
+    settle();
     this._removeGhost();
     if (!this.view) {
       replaceChildren(this.host);
       return;
     }
-    const board = renderBoard(this.view, { interactive: this.enabled, selection: this.selection });
+    const board = renderBoard(this.view, {
+      interactive: this.enabled, selection: this.selection, own: true, ended: !this.enabled,
+    });
     replaceChildren(this.host, board);
+    if (motion === "deal") dealIn(this.host);
+    else glide(this.host, before);
+    if (motion === "win") cascade(this.host);
   }
 
   select(source, keyboard = false) {
@@ -297,7 +314,16 @@ export class BoardController {
       }
     }
     d.ghost.style.transform = `translate(${dx}px, ${dy}px)`;
+    this._hover(d, this._dropTarget(e, d.ghost));
     e.preventDefault();
+  }
+
+  /** Light up the pile or foundation a drop would now land on (any: the server judges). */
+  _hover(d, el) {
+    if (d.hover === el) return;
+    d.hover?.classList.remove("drop-target");
+    d.hover = el;
+    el?.classList.add("drop-target");
   }
 
   _movingElements(source) {
@@ -335,6 +361,7 @@ export class BoardController {
     }
     ghost.style.width = `${first.width}px`;
     ghost.style.height = `${first.height}px`;
+    this.host.querySelector(".board")?.classList.add("dragging");
     document.body.appendChild(ghost);
     d.ghost = ghost;
     d.els = els;
@@ -370,6 +397,7 @@ export class BoardController {
       this.suppressClick = false;
     }, 0);
     const targetEl = this._dropTarget(e, d.ghost);
+    this._endHover(d);
     let target = null;
     if (targetEl?.classList.contains("pile")) target = { zone: "tableau", pile: Number(targetEl.dataset.pile) };
     else if (targetEl?.classList.contains("foundation")) target = { zone: "foundation", index: Number(targetEl.dataset.index) };
@@ -406,7 +434,13 @@ export class BoardController {
     setTimeout(done, 260);
   }
 
+  _endHover(d) {
+    this._hover(d, null);
+    this.host.querySelector(".board")?.classList.remove("dragging");
+  }
+
   _restore(d) {
+    this._endHover(d);
     for (const el of d.els || []) el.classList.remove("drag-source");
     if (this.activeGhost === d) this.activeGhost = null;
   }

@@ -5,9 +5,10 @@
 // finisher, waiting for the others, round over). It is what a racer glances at,
 // so it is redrawn on every event and its clocks tick on their own.
 
-import { clock, h, replaceChildren, short } from "./dom.js";
+import { clock, h, replaceChildren } from "./dom.js";
 import { finishedRound, placing } from "./series.js";
-import { $, dealIsOver, isHost, isPlayer, me, myBoard, nameOf, state } from "./state.js";
+import { $, dealIsOver, isConnected, isHost, isPlayer, me, myBoard, nameOf, state } from "./state.js";
+import { CONNECTION_TEXT, dealEndText } from "./words.js";
 
 export function renderHud() {
   const room = state.room;
@@ -42,6 +43,15 @@ export function renderHud() {
   const rivals = deal ? rivalChips(deal) : null;
   const seed = deal ? seedLine(deal) : null;
   replaceChildren(hud, h("div", { class: "stats" }, items), rivals, seed);
+  markPaused();
+}
+
+/** The clocks stand still while the server is not answering, and say so. */
+function markPaused() {
+  for (const id of ["deal-clock", "round-left"]) {
+    const el = $(id);
+    if (el) el.dataset.paused = String(!isConnected());
+  }
 }
 
 function rivalChips(deal) {
@@ -59,7 +69,9 @@ function rivalChips(deal) {
     { class: "rivals", "aria-label": isPlayer() ? "Rivals" : "Players" },
     others.map((id) => {
       const p = deal.progress?.[id];
-      const status = p ? p.status : "waiting";
+      // Someone who left mid-deal plays no more: their last progress says "playing".
+      const gone = !room.players.some((m) => m.id === id);
+      const status = p ? (gone && p.status === "playing" ? "left" : p.status) : "waiting";
       const roundTotal = result?.players.includes(id) ? result.totals[id] ?? 0 : null;
       return h(
         "li",
@@ -81,6 +93,7 @@ export function statusText(status, finished, ended = false) {
   if (status === "won") return "✓ won";
   if (status === "resigned") return "resigned";
   if (status === "dead") return "stuck";
+  if (status === "left") return "left the room";
   if (finished) return "done";
   if (status === "playing") return ended ? "unfinished" : "playing";
   return "";
@@ -90,7 +103,9 @@ export function statusText(status, finished, ended = false) {
 function seedLine(deal) {
   const commit = deal.commitment || "";
   const parts = [
-    h("span", { class: "commit", title: commit }, `Deal ${deal.number} seed commitment `, h("code", {}, short(commit))),
+    // In full, wrapping and selectable as one: `klondike-race verify` needs all 64 digits.
+    h("span", { class: "commit", title: commit }, `Deal ${deal.number} seed commitment `,
+      h("code", { class: "commit-full", id: "commitment", dataset: { deal: String(deal.number) } }, commit)),
   ];
   const numbers = Object.keys(state.seeds).map(Number).filter((n) => n <= deal.number);
   const last = numbers.length ? Math.max(...numbers) : null;
@@ -127,7 +142,10 @@ function roundLeftText() {
 }
 
 function tick() {
+  // A page that lost its server shows the clocks where they stood: it cannot tell.
   if (!state.room) return;
+  markPaused();
+  if (!isConnected()) return;
   const c = $("deal-clock");
   if (c) c.textContent = dealClockText();
   const r = $("round-left");
@@ -140,6 +158,7 @@ export function renderNotices() {
   const keep = $("replaced-banner");
   const notes = [];
   const deal = room.deal;
+  renderConnectionLost();
   if (room.state === "lobby") {
     notes.push(h("div", { class: "notice" }, isHost() ? "Invite the others, then start the round." : "Waiting for the host to start the round."));
   }
@@ -154,9 +173,8 @@ export function renderNotices() {
       const t = { won: "You won this deal!", resigned: "You resigned this deal.", dead: "No legal move left: this deal is dead." }[board.status];
       notes.push(h("div", { class: "notice" }, `${t} Waiting for the others…`));
     }
-    if (dealIsOver(room, deal.number) && room.state === "playing") {
-      notes.push(h("div", { class: "notice" }, `Deal ${deal.number} is over for everyone.`));
-    }
+    const ended = endedNotice(room, deal);
+    if (ended) notes.push(ended);
   }
   if (room.state === "round_over") {
     const result = finishedRound(room);
@@ -170,6 +188,37 @@ export function renderNotices() {
   }
   if (room.state === "closed") notes.push(h("div", { class: "notice warn" }, "This room is closed."));
   replaceChildren(el, keep, notes);
+}
+
+/**
+ * Why the last deal ended, while it is still the news: during the deal's end and,
+ * when the host moved on or time ran out, through the next deal until your first
+ * move in it (the next deal may start at once, and nobody should wonder why their
+ * board was taken away).
+ */
+function endedNotice(room, deal) {
+  if (room.state === "lobby" || room.state === "closed") return null;
+  const history = room.history || [];
+  const last = history[history.length - 1];
+  if (!last) return null;
+  const current = last.number === deal.number && room.state === "playing";
+  const board = myBoard();
+  const fresh = last.number === deal.number - 1 && last.ended_by && last.ended_by !== "all_ended" && (!board || board.logged === 0);
+  const roundEnd = last.number === deal.number && room.state === "round_over" && last.ended_by && last.ended_by !== "all_ended";
+  if (!current && !fresh && !roundEnd) return null;
+  return h("div", { class: `notice ended ended-${last.ended_by || "all_ended"}`, id: "deal-ended" }, dealEndText(last.number, last.ended_by));
+}
+
+/** The page's server is not answering: say so over the table, plainly. */
+function renderConnectionLost() {
+  const el = $("conn-lost");
+  const lost = state.connection === "lost" || state.connection === "reconnecting";
+  el.hidden = !lost;
+  el.textContent = lost
+    ? state.connection === "lost"
+      ? `${CONNECTION_TEXT.lost}. Your board is paused until it is back; this page keeps trying.`
+      : `${CONNECTION_TEXT.reconnecting} Your board is paused for a moment.`
+    : "";
 }
 
 /** Start the clocks (the deal's and the round's) ticking twice a second. */

@@ -3,12 +3,14 @@
 // (/#join=CODE fills the code in), Copy invite and Leave. A form opens a session
 // only when it is submitted, so the lobby works before any socket exists.
 
+import { confirmInline } from "./confirm.js";
 import { showLobbyMessage, toast } from "./feedback.js";
 import { ServerError } from "./net.js";
 import { leaveToLobby, setRoom } from "./room.js";
 import { ensureSession } from "./session.js";
 import { SettingsForm } from "./settings.js";
-import { $, NAME_KEY, state, storage } from "./state.js";
+import { $, NAME_KEY, isPlayer, state, storage } from "./state.js";
+import { refusalText } from "./words.js";
 
 let createForm = null;
 
@@ -36,7 +38,7 @@ function sessionError(err, where) {
     $("name-error").textContent = err.message;
     return;
   }
-  where.textContent = err instanceof ServerError ? `${err.message} (${err.code})` : `${err.message || err}`;
+  where.textContent = err instanceof ServerError ? refusalText(err) : `${err.message || err}`;
 }
 
 function readInvite() {
@@ -69,9 +71,38 @@ export function initLobby() {
       showLobbyMessage("");
       setRoom(reply.room);
     } catch (err) {
-      if (err.code === "bad_setting" && createForm.setError(err.field, err.message)) {
+      if (err.code === "bad_setting" && createForm.setServerError(err)) {
         $(`create-${err.field}`)?.focus();
       } else sessionError(err, $("create-error"));
+    } finally {
+      btn.disabled = false;
+    }
+  });
+
+  // Practice: a room of one's own, the chosen bots seated, the round started.
+  $("practice-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    createForm.clearErrors();
+    $("practice-error").textContent = "";
+    const name = readName();
+    if (!name) return;
+    const btn = $("practice-btn");
+    btn.disabled = true;
+    try {
+      await ensureSession(name);
+      const reply = await state.conn.request("create_room", { settings: createForm.values() });
+      showLobbyMessage("");
+      setRoom(reply.room);
+      const pace = $("practice-pace").value;
+      for (let i = 0; i < Number($("practice-bots").value); i++) {
+        await state.conn.request("add_bot", { pace });
+      }
+      await state.conn.request("start");
+    } catch (err) {
+      if (err.code === "bad_setting" && createForm.setError(err.field, err.message)) {
+        $(`create-${err.field}`)?.focus();
+      } else if (state.room) toast(`${err.message} (${err.code})`);
+      else sessionError(err, $("practice-error"));
     } finally {
       btn.disabled = false;
     }
@@ -104,11 +135,17 @@ export function initLobby() {
   });
 
   $("leave").addEventListener("click", async () => {
+    // Leaving mid-round gives up your seat in the race: ask first.
+    const room = state.room;
+    if (room && room.state === "playing" && isPlayer()) {
+      const question = "Leave the room mid-round? Your seat in this round is given up.";
+      if (!(await confirmInline($("leave"), question, "Yes, leave"))) return;
+    }
     try {
       await state.conn.request("leave_room");
     } catch (err) {
       if (err.code !== "not_in_room") {
-        toast(`${err.message} (${err.code})`);
+        toast(refusalText(err));
         return;
       }
     }
@@ -124,6 +161,15 @@ export function initLobby() {
       document.execCommand?.("copy");
     }
     toast("Invite link copied.");
+  });
+
+  // The name field belongs to neither form: Enter in it joins when a code is
+  // there (an invite link filled it in), else moves on to the code.
+  $("name").addEventListener("keydown", (e) => {
+    if (e.key !== "Enter" || e.isComposing) return;
+    e.preventDefault();
+    if ($("join-code").value.trim()) $("join-form").requestSubmit();
+    else $("join-code").focus();
   });
 
   window.addEventListener("hashchange", readInvite);

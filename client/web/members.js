@@ -3,8 +3,35 @@
 // the host panel, but removing goes through the host's request helper.
 
 import { h, replaceChildren } from "./dom.js";
-import { hostAction } from "./host.js";
-import { $, isHost, me, state } from "./state.js";
+import { MAX_PLAYERS, hostAction } from "./host.js";
+import { $, isHost, me, render, state } from "./state.js";
+
+// The player whose Remove is being asked about. Kept here and drawn with the
+// list (rather than a question put next to a button) because every event
+// redraws the list.
+let removing = null;
+
+function removeControls(p) {
+  if (removing !== p.id) {
+    return h("button", {
+      type: "button", class: "btn tiny danger", "aria-label": `Remove ${p.name}`,
+      onclick: () => {
+        removing = p.id;
+        render();
+        document.querySelector(`[data-confirm-remove="${p.id}"] [data-confirm="no"]`)?.focus();
+      },
+    }, "Remove");
+  }
+  const answer = (yes) => {
+    removing = null;
+    render();
+    if (yes) hostAction("remove_player", { player: p.id });
+  };
+  return h("span", { class: "confirm", role: "alertdialog", "aria-label": `Remove ${p.name}?`, dataset: { confirmRemove: p.id } },
+    h("span", { class: "confirm-question" }, `Remove ${p.name} from the room?`), " ",
+    h("button", { type: "button", class: "btn tiny danger", dataset: { confirm: "yes" }, onclick: () => answer(true) }, "Yes, remove"), " ",
+    h("button", { type: "button", class: "btn tiny ghost", dataset: { confirm: "no" }, onclick: () => answer(false) }, "Cancel"));
+}
 
 export function renderMembers() {
   const room = state.room;
@@ -15,18 +42,14 @@ export function renderMembers() {
       h("span", { class: "member-name" }, p.name),
       p.id === me() ? h("span", { class: "tag" }, "you") : null,
       p.id === room.host ? h("span", { class: "tag host" }, "host") : null,
+      p.bot ? h("span", { class: "tag bot", title: `a bot, playing at a ${p.bot} pace` }, `bot · ${p.bot}`) : null,
       p.connected === false ? h("span", { class: "sr-only" }, "(disconnected)") : null,
-      host && p.id !== me()
-        ? h("button", {
-            type: "button", class: "btn tiny danger", "aria-label": `Remove ${p.name}`,
-            onclick: () => hostAction("remove_player", { player: p.id }),
-          }, "Remove")
-        : null),
+      host && p.id !== me() ? removeControls(p) : null),
   );
   replaceChildren($("members"), list.length ? list : h("li", { class: "note" }, "nobody yet"));
   const specs = room.spectators || [];
   $("spectators").textContent = specs.length
     ? `Watching: ${specs.map((s) => s.name + (s.id === me() ? " (you)" : "")).join(", ")}`
     : "No spectators.";
-  $("members-title").textContent = `Players (${room.players.length}/8)`;
+  $("members-title").textContent = `Players (${room.players.length}/${MAX_PLAYERS})`;
 }

@@ -14,7 +14,7 @@
 // followLine, no rules of play here), to the board with every card home.
 
 import { renderBoard } from "./board.js";
-import { clock, h, replaceChildren, short, signed } from "./dom.js";
+import { clock, h, replaceChildren, signed } from "./dom.js";
 import { statusText } from "./hud.js";
 import { cardText, checkDeal, followLine, moveText, tellLog } from "./replay.js";
 import { $, me, nameOf, render, state } from "./state.js";
@@ -219,7 +219,7 @@ export function renderPast() {
       : seedOk
         ? h("span", { class: "ok", title: "sha256 of the seed equals the commitment made when the deal started" }, "✓ matches its commitment")
         : h("span", { class: "bad" }, "✗ does not match its commitment"),
-    " ", h("code", { class: "commit", title: commit }, short(commit)));
+    " ", h("code", { class: "commit commit-full" }, commit));
   // deals: winnable (docs/rules.md §9): the line the deal was proven with, as the
   // server's engine replayed it; the page only tells it.
   const proof = past.proof;

@@ -13,7 +13,8 @@ import { describeMove, stockMove } from "./cards.js";
 import { h, replaceChildren } from "./dom.js";
 import { hint } from "./feedback.js";
 import { BoardController } from "./gestures.js";
-import { $, dealIsOver, me, myBoard, nextResume, render, state } from "./state.js";
+import { $, dealIsOver, isConnected, me, myBoard, nextResume, render, state } from "./state.js";
+import { refusalText } from "./words.js";
 
 const MOVE_ATTEMPTS = 4; // sends of one move in all, when connections keep dropping
 const RESUME_WAIT_MS = 30_000; // how long a cut-off move waits for the session to resume
@@ -23,7 +24,19 @@ let moveQueue = Promise.resolve(); // the moves sent, one after another
 
 /** Show `board` on the felt, taking gestures when `live`. */
 export function showOwnBoard(board, live) {
-  if (boardCtl.view !== board || Boolean(boardCtl.enabled) !== live) boardCtl.setView(board, live);
+  if (boardCtl.view === board && Boolean(boardCtl.enabled) === live) return;
+  const room = state.room;
+  const deal = `${room.code}/${room.round}/${room.deal?.number}`;
+  const fresh = deal !== boardCtl.deal;
+  boardCtl.setView(board, live, deal);
+  if (fresh) bringIntoView($("table"));
+}
+
+/** A new deal to play: make sure its board is on screen (on a phone the host's
+ *  Start button, or the last deal's results, may have had the page scrolled). */
+function bringIntoView(el) {
+  const r = el.getBoundingClientRect();
+  if (r.top < 0 || r.top > window.innerHeight * 0.6) el.scrollIntoView({ block: "start", behavior: "instant" });
 }
 
 /** Take your board off the felt (it is not shown now). */
@@ -98,7 +111,7 @@ async function requestMove(fields, room) {
 
 function showMoveError(err, move) {
   const code = err.code || "error";
-  const text = err.message || code;
+  const text = refusalText(err);
   state.lastMoveError = { code, text };
   const el = $("move-status");
   replaceChildren(el, h("span", { class: "reason" }, text), " ", h("code", { class: "reason-code" }, code));
@@ -123,11 +136,13 @@ export function renderControls() {
   const live = board && room.state === "playing" && board.status === "playing" && !dealIsOver(room, room.deal.number);
   $("board-controls").hidden = !live;
   if (!live) return;
+  // Shown but not usable while the server is not answering: nothing would be sent.
+  for (const id of ["btn-draw", "btn-auto", "btn-resign"]) $(id).disabled = !isConnected();
   $("btn-draw").textContent = "";
   $("btn-draw").append(board.stock > 0 ? "Draw " : "Recycle ", h("kbd", {}, "D"));
   const undoRule = room.deal.rules ? room.deal.rules.undo : true;
   $("btn-undo").hidden = !undoRule;
-  $("btn-undo").disabled = !board.can_undo;
+  $("btn-undo").disabled = !board.can_undo || !isConnected();
   $("btn-auto").hidden = !board.can_auto_complete;
   if (!state.resignArmed) $("btn-resign").textContent = "Resign deal";
 }

@@ -3,10 +3,12 @@
 // this apart from the panels means every panel draws from the same, current room
 // and none of them has to know which event changed what.
 
-import { showLobbyMessage } from "./feedback.js";
+import { isAsking } from "./confirm.js";
+import { showLobbyMessage, toast } from "./feedback.js";
 import { dropOwnBoard, setMoveStatus } from "./play.js";
 import { seedMatches } from "./replay.js";
 import { $, me, rememberNames, render, state } from "./state.js";
+import { dealEndText, roomClosedText } from "./words.js";
 
 export function setRoom(room) {
   const before = state.room;
@@ -28,10 +30,13 @@ export function setRoom(room) {
       state.firsts[i + 1] = { player: row.first, bonus: cell ? cell.bonus : 0 };
     }
   });
+  // From the lobby (scrolled down to its Create or Join button, on a phone), the
+  // room starts at its top, where the host's Start is.
+  if (!$("lobby-screen").hidden) window.scrollTo(0, 0);
   $("lobby-screen").hidden = true;
   $("room-screen").hidden = false;
   $("room-info").hidden = false;
-  $("leave").hidden = false;
+  if (!isAsking($("leave"))) $("leave").hidden = false;
   if (location.hash) history.replaceState(null, "", location.pathname + location.search);
   render();
 }
@@ -128,6 +133,7 @@ export function applyEvent(ev) {
       room.history = room.history.filter((d) => d.number !== ev.deal.number).concat([ev.deal]);
       state.dealEnded[ev.deal.number] = state.conn.serverNow();
       noteDealOver(ev.deal);
+      if (ev.deal.ended_by === "host" || ev.deal.ended_by === "time") toast(dealEndText(ev.deal.number, ev.deal.ended_by));
       break;
     case "sheet":
       room.sheet = ev.sheet;
@@ -156,7 +162,7 @@ export function applyEvent(ev) {
       room.spectators = (room.spectators || []).filter((p) => p.id !== ev.player);
       break;
     case "room_closed":
-      leaveToLobby(`The room was closed${ev.reason ? ` (${ev.reason})` : ""}.`);
+      leaveToLobby(roomClosedText(ev.reason));
       return;
     default:
       return; // an event this client does not know: nothing to show

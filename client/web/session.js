@@ -7,12 +7,21 @@ import { CLOSE } from "./codes.js";
 import { hideBanner, showBanner, showLobbyMessage, toast } from "./feedback.js";
 import { Connection, ServerError, VERSION, wsUrl } from "./net.js";
 import { applyEvent, leaveToLobby, setRoom } from "./room.js";
-import { $, NAME_KEY, TOKEN_KEY, settleResume, state, storage } from "./state.js";
+import { $, NAME_KEY, TOKEN_KEY, render, settleResume, state, storage } from "./state.js";
+import { CONNECTION_TEXT, refusalText } from "./words.js";
 
-function setConn(text, kind) {
+/**
+ * The connection's state (words.js CONNECTION_TEXT): the top bar says it, and
+ * a room page whose server stopped answering says so plainly, stops its clocks
+ * and takes no moves until it is back (app.js draws that from `state.connection`).
+ */
+function setConn(kind) {
   const el = $("conn");
-  el.textContent = text;
+  el.textContent = CONNECTION_TEXT[kind] || kind;
   el.dataset.state = kind;
+  const was = state.connection;
+  state.connection = kind;
+  if (was !== kind && state.room) render();
 }
 
 async function connect() {
@@ -22,7 +31,9 @@ async function connect() {
     state.closing = false;
   }
   clearTimeout(state.reconnectTimer);
-  setConn("connecting…", "connecting");
+  // A retry after a drop keeps saying "Reconnecting…" or "lost" until it is back.
+  if (state.connection !== "reconnecting" && state.connection !== "lost") setConn("connecting");
+  let opened = false; // a socket that never opened failed its try: the caller retries
   const conn = new Connection(wsUrl(), {
     onEvent: (ev) => {
       if (conn === state.conn) applyEvent(ev);
@@ -30,19 +41,20 @@ async function connect() {
     onSnapshot: (room) => {
       if (conn === state.conn) setRoom(room);
     },
-    onError: (err) => toast(`${err.message} (${err.code})`),
+    onError: (err) => toast(refusalText(err)),
     onClose: (code) => {
-      if (conn === state.conn) onClosed(code);
+      if (conn === state.conn && opened) onClosed(code);
     },
   });
   state.conn = conn;
   try {
     await conn.open();
   } catch (err) {
-    setConn("offline", "offline");
+    if (state.connection === "connecting") setConn("idle");
     throw err;
   }
-  setConn("online", "online");
+  opened = true;
+  setConn("online"); // the server answers; hello (and a resume's snapshot) follow at once
   return conn;
 }
 
@@ -55,6 +67,7 @@ async function hello(fields) {
   storage(NAME_KEY, reply.name);
   $("me-name").textContent = reply.name;
   state.conn.syncClock().catch(() => {});
+  setConn("online");
   return reply;
 }
 
@@ -74,9 +87,9 @@ async function resume(token) {
 }
 
 function onClosed(code) {
-  setConn("offline", "offline");
   if (state.closing) return;
   if (code === CLOSE.RESUMED_ELSEWHERE) {
+    setConn("replaced");
     state.replaced = true;
     settleResume(false); // this page does not resume by itself: its moves stay unsent
     if (!state.room) showLobbyMessage("This session was opened in another tab or window.");
@@ -88,11 +101,13 @@ function onClosed(code) {
     return;
   }
   if (state.session) scheduleReconnect();
+  else setConn("idle");
 }
 
-function scheduleReconnect() {
+/** Try again after a while; `failed`: a try just failed, so the server is not answering. */
+function scheduleReconnect(failed = false) {
   clearTimeout(state.reconnectTimer);
-  setConn(`reconnecting…`, "connecting");
+  setConn(failed ? "lost" : "reconnecting");
   state.reconnectTimer = setTimeout(reconnectNow, state.reconnectDelay);
   state.reconnectDelay = Math.min(state.reconnectDelay * 2, 8000);
 }
@@ -108,7 +123,7 @@ async function reconnectNow() {
       leaveToLobby("Your session expired. Pick a name and join again.");
       return;
     }
-    scheduleReconnect();
+    scheduleReconnect(true);
   }
 }
 
@@ -134,6 +149,6 @@ export async function restoreSession() {
       return;
     }
     showLobbyMessage("Cannot reach the server; retrying…");
-    scheduleReconnect();
+    scheduleReconnect(true);
   }
 }

@@ -1,36 +1,68 @@
 // The house rules of docs/rules.md §6 as form controls (docs/protocol.md "Values").
+//
+// Each field says when a change applies (`when`): "next" for the rules of play,
+// which a running deal was dealt under and keeps (they come with each deal as
+// its `rules`), and otherwise at once (scoring, race bonus, deals per round, the
+// time limit, …). The host panel groups them so, and marks a rule changed during
+// a deal as pending.
 
 import { h } from "./dom.js";
+import { settingErrorText } from "./words.js";
 
 export const FIELDS = [
   {
     name: "scoring", label: "Scoring", type: "select", def: "standard",
     options: [["standard", "Standard"], ["vegas", "Vegas"], ["cumulative_vegas", "Cumulative Vegas"], ["timed", "Timed"]],
   },
-  { name: "draw", label: "Draw", type: "select", def: 1, int: true, options: [[1, "Draw one"], [3, "Draw three"]] },
+  { name: "draw", label: "Draw", type: "select", def: 1, int: true, when: "next", rule: "draw", options: [[1, "Draw one"], [3, "Draw three"]] },
   { name: "deals_per_round", label: "Deals per round", type: "number", def: 3, min: 1, max: 20, step: 1 },
-  { name: "stock_passes", label: "Stock passes", type: "number", def: 0, min: 0, max: 10, step: 1, hint: "0 = free" },
+  { name: "stock_passes", label: "Stock passes", when: "next", rule: "pass_limit", type: "number", def: 0, min: 0, max: 10, step: 1, hint: "0 = free" },
   { name: "time_limit_minutes", label: "Time limit (minutes)", type: "number", def: 0, min: 0, max: 120, step: 5, hint: "0 = none" },
   { name: "race_bonus", label: "Race bonus", type: "number", def: 100, min: 0, max: 1000, step: 5, hint: "first finisher" },
   {
-    name: "variant", label: "Variant", type: "select", def: "classic",
+    name: "variant", label: "Variant", type: "select", def: "classic", when: "next", rule: "variant",
     options: [["classic", "Classic"], ["thoughtful", "Thoughtful (open)"], ["double", "Double (2 packs)"]],
   },
-  { name: "undo", label: "Undo", type: "checkbox", def: false },
-  { name: "foundation_to_tableau", label: "Foundation to tableau", type: "checkbox", def: true },
+  { name: "undo", label: "Undo", type: "checkbox", def: false, when: "next", rule: "undo" },
+  { name: "foundation_to_tableau", label: "Foundation to tableau", type: "checkbox", def: true, when: "next", rule: "foundation_to_tableau" },
   {
     name: "spectators", label: "Spectators see", type: "select", def: "live",
     options: [["live", "Every board, live"], ["after_deal", "Scores live, boards after the deal"], ["none", "No spectators"]],
     hint: "with live boards a player can watch their own race from another device",
   },
   {
-    name: "deals", label: "Deals", type: "select", def: "random",
+    name: "deals", label: "Deals", type: "select", def: "random", when: "next",
     options: [["random", "Random"], ["winnable", "Winnable"]],
     hint: "every deal proven winnable by a solver, replayed by the engine",
   },
 ];
 
 export const DEFAULTS = Object.fromEntries(FIELDS.map((f) => [f.name, f.def]));
+
+/** Whether a change of field `f` waits for the next deal (else it applies at once). */
+export const fromNextDeal = (f) => f.when === "next";
+
+/**
+ * The rules of play the host changed since the running deal was dealt: for each
+ * such field, its value in the deal (`rules`, docs/protocol.md "Room snapshot")
+ * and the value the next deal gets. Empty when no deal runs.
+ */
+export function pendingRules(settings, rules) {
+  const out = {};
+  if (!settings || !rules) return out;
+  for (const f of FIELDS) {
+    if (!f.rule || rules[f.rule] === undefined || settings[f.name] === undefined) continue;
+    if (rules[f.rule] !== settings[f.name]) out[f.name] = { now: rules[f.rule], next: settings[f.name] };
+  }
+  return out;
+}
+
+/** A field's value in words, as its control shows it. */
+export function valueText(f, value) {
+  if (f.type === "checkbox") return value ? "on" : "off";
+  const option = (f.options || []).find(([v]) => String(v) === String(value));
+  return option ? option[1] : String(value);
+}
 
 export const LABELS = {
   scoring: Object.fromEntries(FIELDS[0].options),
@@ -61,14 +93,53 @@ export function summary(s) {
  * host panel sends it at once); `values()` reads them all (for create_room).
  */
 export class SettingsForm {
-  constructor(prefix, { onChange = null } = {}) {
+  constructor(prefix, { onChange = null, grouped = false } = {}) {
     this.prefix = prefix;
     this.onChange = onChange;
     this.controls = {};
     this.errors = {};
-    this.el = h("div", { class: "settings-grid" });
-    for (const f of FIELDS) this.el.appendChild(this._field(f));
+    if (grouped) {
+      // The host's panel: what a change does now, and what waits for the next deal.
+      const now = h("div", { class: "settings-grid", id: `${prefix}-now` });
+      const next = h("div", { class: "settings-grid", id: `${prefix}-next` });
+      for (const f of FIELDS) (fromNextDeal(f) ? next : now).appendChild(this._field(f));
+      this.el = h("div", { class: "settings-groups" },
+        h("h4", {}, "Apply at once ", h("small", {}, "(the running round too)")), now,
+        h("h4", {}, "From the next deal ", h("small", {}, "(the rules of play; the running deal keeps its own)")), next);
+    } else {
+      this.el = h("div", { class: "settings-grid" });
+      for (const f of FIELDS) this.el.appendChild(this._field(f));
+    }
     this.set(DEFAULTS);
+  }
+
+  /**
+   * Mark each field of `pending` (pendingRules) as changed for the next deal:
+   * "pending: from the next deal (this deal: Draw one)"; clear the others.
+   */
+  setPending(pending) {
+    for (const [name, { f, control }] of Object.entries(this.controls)) {
+      const field = control.closest(".field");
+      let note = field.querySelector(".pending");
+      const p = pending[name];
+      field.classList.toggle("is-pending", Boolean(p));
+      if (!p) {
+        note?.remove();
+        continue;
+      }
+      if (!note) {
+        note = h("small", { class: "pending", id: `${control.id}-pending` });
+        field.appendChild(note);
+      }
+      note.textContent = `pending: from the next deal (this deal: ${valueText(f, p.now)})`;
+    }
+  }
+
+  /** Show a server's `bad_setting` refusal by its field, in words; false when no field shows it. */
+  setServerError(err) {
+    const c = this.controls[err.field];
+    if (!c) return false;
+    return this.setError(err.field, settingErrorText(c.f, err.message));
   }
 
   _field(f) {
@@ -90,7 +161,7 @@ export class SettingsForm {
       this.setError(f.name, null);
       const value = this._read(f, control);
       if (value === undefined) {
-        this.setError(f.name, `${f.label} must be a number`);
+        this.setError(f.name, settingErrorText(f));
         return;
       }
       this.onChange?.(f.name, value);

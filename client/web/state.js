@@ -23,6 +23,7 @@ export const state = {
   seriesOpen: new Set(), // round numbers whose deals are unfolded in the series panel
   reconnectDelay: 500,
   reconnectTimer: null,
+  connection: "idle", // words.js CONNECTION_TEXT: idle, connecting, online, reconnecting, lost, replaced
   closing: false, // we closed the socket on purpose
   replaced: false, // the session was resumed elsewhere (4001)
   resignArmed: null,
@@ -43,6 +44,8 @@ export function storage(key, value) {
 export const me = () => state.session?.player;
 export const isHost = () => state.room && state.room.host === me();
 export const isPlayer = () => state.room && state.room.role === "player";
+/** Whether the server is answering: a page that lost it takes no moves and stops its clocks. */
+export const isConnected = () => state.connection === "online";
 
 export function rememberNames(room) {
   // The series names everyone who played a finished round, those who left too.

@@ -7,7 +7,7 @@ import { renderBoard } from "./board.js";
 import { h, replaceChildren } from "./dom.js";
 import { statusText } from "./hud.js";
 import { hideOwnBoard, showOwnBoard } from "./play.js";
-import { $, dealIsOver, isPlayer, me, nameOf, state } from "./state.js";
+import { $, dealIsOver, isConnected, isPlayer, me, nameOf, state } from "./state.js";
 
 export function renderTable() {
   const room = state.room;
@@ -22,7 +22,7 @@ export function renderTable() {
   $("table").hidden = pastShown;
   if (isPlayer() && deal && deal.board && room.state === "playing") {
     const board = deal.board;
-    const live = !over && board.status === "playing";
+    const live = !over && board.status === "playing" && isConnected();
     showOwnBoard(board, live);
     $("board-host").hidden = false;
   } else {
@@ -42,6 +42,7 @@ export function renderTable() {
   msg.textContent = text;
   msg.hidden = !text;
   $("table").dataset.mode = showWall ? "wall" : "board";
+  $("table").classList.toggle("disconnected", !isConnected());
 }
 
 function renderWall(wall, deal, over) {

@@ -21,11 +21,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from protocol.messages import ClosedReason, ErrorCode
+from protocol.messages import ClosedReason, DealEnd, ErrorCode
 from protocol.moves import IllegalMove, Move, Reason, Status
 from protocol.names import unique_in
 from protocol.settings import DealRules, Deals, Scoring, Settings, SettingsError, Spectators
 from protocol.sheet import DealEntry, build_sheet
+from protocol.strategy import Pace
 
 from . import lifecycle
 from . import records as R
@@ -42,12 +43,19 @@ from .values import (
     RoomError,
     RoomState,
     logged_move,
+    people_connected,
     round_deadline,
 )
 
+BOT_NAMES = ("Ada", "Bram", "Cleo", "Dov", "Edda", "Finn", "Greta")
+"""The bots' first names, taken in turn (``Bot Ada``, …); a name in use gets the
+usual suffix."""
+
 __all__ = [
+    "BOT_NAMES",
     "Ctx",
     "SeedWanted",
+    "decide_add_bot",
     "decide_close",
     "decide_create",
     "decide_expiry",
@@ -121,7 +129,8 @@ def _next_host(room: Room, leaving: str) -> str | None:
     longest-present spectator (so that somebody can still close the room)."""
     if room.host != leaving:
         return room.host
-    rest = [m for m in room.members.values() if m.id != leaving]
+    # A bot never hosts: the role is a person's (a room of bots alone closes).
+    rest = [m for m in room.members.values() if m.id != leaving and m.bot is None]
     for pick in (
         lambda m: m.role == Role.PLAYER and m.connected,
         lambda m: m.role == Role.PLAYER,
@@ -159,7 +168,7 @@ def _deal_started(room: Room, settings: Settings, number: int, ctx: Ctx) -> Reco
 def _close_deal(
     room: Room,
     ctx: Ctx,
-    reason: str,
+    reason: DealEnd,
     *,
     settings: Settings | None = None,
     players_left: int | None = None,
@@ -169,11 +178,18 @@ def _close_deal(
     if deal is None:
         return []
     settings = settings or room.settings
-    out: list[Record] = [{"k": R.DEAL_ENDED, "n": deal.number, "at": ctx.now, "reason": reason}]
+    out: list[Record] = [
+        {"k": R.DEAL_ENDED, "n": deal.number, "at": ctx.now, "reason": reason.value}
+    ]
     ends = round_deadline(settings, room.round_started_at)
     time_up = ends is not None and ctx.now >= ends
     remaining = len(room.round_players) if players_left is None else players_left
-    if reason == "time" or time_up or deal.number >= settings.deals_per_round or remaining == 0:
+    if (
+        reason is DealEnd.TIME
+        or time_up
+        or deal.number >= settings.deals_per_round
+        or remaining == 0
+    ):
         out.append({"k": R.ROUND_OVER, "at": ctx.now})
     else:
         out.append(_deal_started(room, settings, deal.number + 1, ctx))
@@ -196,10 +212,11 @@ def _all_ended_without(room: Room, leaving: str) -> bool:
 
 def _departure(room: Room, actor: str, kind: str, ctx: Ctx) -> list[Record]:
     out: list[Record] = [{"k": kind, "p": actor, "host": _next_host(room, actor)}]
-    if len(room.members) == 1:
+    if not any(m.bot is None for m in room.members.values() if m.id != actor):
+        # The last person is gone: bots do not play on in a room nobody is in.
         return [*out, {"k": R.CLOSED, "reason": ClosedReason.EMPTY.value}]
     if actor in room.round_players and _all_ended_without(room, actor):
-        out += _close_deal(room, ctx, "all_ended", players_left=len(room.round_players) - 1)
+        out += _close_deal(room, ctx, DealEnd.ALL_ENDED, players_left=len(room.round_players) - 1)
     return out
 
 
@@ -218,7 +235,9 @@ def decide_create(
     )
 
 
-def decide_join(room: Room, actor: str, name: str, role: Role) -> Decision:
+def decide_join(room: Room, actor: str, name: str, role: Role, bot: Pace | None = None) -> Decision:
+    """``actor`` joins as ``role``; ``bot`` is set for a bot player the host seats
+    (:func:`decide_add_bot`): it joins the way a person does, under the same rules."""
     if room.state == RoomState.CLOSED:
         lifecycle.check(room.state, Action.JOIN_AS_SPECTATOR)
     if actor in room.members:
@@ -237,7 +256,23 @@ def decide_join(room: Room, actor: str, name: str, role: Role) -> Decision:
                 ErrorCode.ROOM_FULL, f"the room has {MAX_SPECTATORS} spectators already"
             )
     name = unique_in(name, (m.name for m in room.members.values()))
-    return Decision([{"k": R.JOINED, "p": actor, "name": name, "role": role.value}])
+    record: Record = {"k": R.JOINED, "p": actor, "name": name, "role": role.value}
+    if bot is not None:
+        record["bot"] = bot.value
+    return Decision([record])
+
+
+def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace) -> Decision:
+    """The host seats a bot player (id ``bot``, made by the shell) of ``pace``,
+    named after the first of :data:`BOT_NAMES` no bot of the room has; then it is
+    a join as a player like anyone's (a full room, or a state that takes no
+    players, refuses it the same way: the state is the join's to check)."""
+    _member_or_fail(room, actor)
+    if room.host != actor:
+        raise RoomError(ErrorCode.NOT_HOST, "only the host may do this")
+    taken = {m.name for m in room.members.values()}
+    first = next((n for n in BOT_NAMES if f"Bot {n}" not in taken), BOT_NAMES[0])
+    return decide_join(room, bot, f"Bot {first}", Role.PLAYER, pace)
 
 
 def decide_leave(room: Room, actor: str, ctx: Ctx) -> Decision:
@@ -258,6 +293,8 @@ def decide_presence(room: Room, actor: str, connected: bool) -> Decision:
     member = room.members.get(actor)
     if member is None or member.connected == connected or room.state == RoomState.CLOSED:
         return Decision()
+    if member.bot is not None:
+        return Decision()  # the server plays for it: it has no connection to lose
     return Decision([{"k": R.PRESENCE, "p": actor, "on": connected}])
 
 
@@ -270,7 +307,7 @@ def decide_idle_close(room: Room, ctx: Ctx) -> Decision:
     """The shell's timer found nobody connected for the idle limit (it keeps the
     time: the room does not record when members drop). Close the room the normal
     way, unless someone came back meanwhile."""
-    if room.state == RoomState.CLOSED or any(m.connected for m in room.members.values()):
+    if room.state == RoomState.CLOSED or people_connected(room.members.values()):
         return Decision()
     return Decision([{"k": R.CLOSED, "reason": ClosedReason.IDLE.value}])
 
@@ -314,7 +351,7 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
                 out.append({"k": R.REMOVED, "p": m.id, "host": room.host})
     ends = round_deadline(settings, room.round_started_at)
     if room.running is not None and ends is not None and ctx.now >= ends:
-        out += _close_deal(room, ctx, "time", settings=settings)
+        out += _close_deal(room, ctx, DealEnd.TIME, settings=settings)
     return Decision(out)
 
 
@@ -344,14 +381,14 @@ def _new_round(room: Room, carry: dict[str, int], ctx: Ctx) -> Decision:
 
 def decide_next_deal(room: Room, actor: str, ctx: Ctx) -> Decision:
     _host_only(room, actor, Action.NEXT_DEAL)
-    return Decision(_close_deal(room, ctx, "host"))
+    return Decision(_close_deal(room, ctx, DealEnd.HOST))
 
 
 def decide_tick(room: Room, ctx: Ctx) -> Decision:
     """The round's time limit, checked by the shell's timer (and before requests)."""
     if not room.time_up(ctx.now):
         return Decision()
-    return Decision(_close_deal(room, ctx, "time"))
+    return Decision(_close_deal(room, ctx, DealEnd.TIME))
 
 
 # ---------------------------------------------------------------------- moves
@@ -429,5 +466,5 @@ def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx
         {"k": R.MOVE, "p": actor, "d": number, "t": t, "s": room.n_records, "m": move.to_wire()}
     ]
     if outcome.status is not Status.PLAYING and _all_ended_without(room, actor):
-        out += _close_deal(room, ctx, "all_ended")
+        out += _close_deal(room, ctx, DealEnd.ALL_ENDED)
     return Decision(out, prepared={0: (board, outcome)}, deal=number, outcome=outcome)

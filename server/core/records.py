@@ -13,7 +13,8 @@ keys are short):
 
 =============== ==============================================================
 ``created``     ``settings`` (full map), ``host``, ``at``
-``joined``      ``p``, ``name``, ``role`` (``player`` / ``spectator``)
+``joined``      ``p``, ``name``, ``role`` (``player`` / ``spectator``); a bot
+                player has ``bot``, its pace (the server plays for it)
 ``presence``    ``p``, ``on`` (a member's connection dropped or came back)
 ``left``        ``p``, ``host`` (the host after it; may be the same)
 ``removed``     ``p``, ``host``
@@ -28,12 +29,13 @@ keys are short):
                 server/core/series.py)
 ``closed``      ``reason`` (``host`` / ``empty`` / ``idle`` / ``expired``)
 ``snapshot``    ``r`` (the record's own index in the log), ``seq``, ``state``,
-                ``settings``, ``host``, ``members`` ([id, name, role, connected]
-                in order), ``round``, ``round_at``, ``round_players``, ``carry``,
+                ``settings``, ``host``, ``members`` ([id, name, role, connected,
+                bot pace or nil] in order), ``round``, ``round_at``, ``round_players``, ``carry``,
                 ``closed`` (reason or nil), ``created_at``, ``deals``: the current round's, each
                 ``n``, ``seed``, ``at``, ``rules``, ``ended`` (at, or nil),
-                ``end_t``, ``first``, ``logs`` ({player: [[t, kind, from, to,
-                count], …]}, every player dealt in, in order) and ``won``
+                ``ended_by`` (the ``deal_ended`` reason, or nil), ``end_t``,
+                ``first``, ``logs`` ({player: [[t, kind, from, to, count], …]},
+                every player dealt in, in order) and ``won``
                 ({player: the ``s`` of their winning move}), ``proof`` (the winning line
                 of a winnable deal, or nil); ``series`` (the finished rounds,
                 server/core/series.py ``Series.to_wire``; missing in snapshots

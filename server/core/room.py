@@ -35,6 +35,7 @@ from protocol.moves import Move, Outcome, Status
 from protocol.scoring import TICK_MS, DealReplay, TimedMove
 from protocol.settings import DealRules, Scoring, Settings
 from protocol.sheet import DealEntry, Sheet, build_sheet
+from protocol.strategy import Pace
 
 from . import records as R
 from . import views as V
@@ -147,7 +148,10 @@ class Room:
         return []
 
     def _f_joined(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
-        self.members[rec["p"]] = Member(rec["p"], rec["name"], Role(rec["role"]))
+        bot = rec.get("bot")
+        member = Member(rec["p"], rec["name"], Role(rec["role"]))
+        member.bot = None if bot is None else Pace(bot)
+        self.members[rec["p"]] = member
         return self._emit(emit, self._members)
 
     def _f_presence(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
@@ -275,6 +279,7 @@ class Room:
     def _f_deal_ended(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         deal = self.deals[rec["n"] - 1]
         deal.ended_at = rec["at"]
+        deal.ended_by = rec["reason"]
         for p, replay in deal.replays.items():
             if replay.board.status is Status.PLAYING:
                 deal.end_t[p] = deal.t(rec["at"])  # scored where they stand
@@ -324,7 +329,10 @@ class Room:
             "state": self.state.value,
             "settings": self.settings.to_wire(),
             "host": self.host,
-            "members": [[m.id, m.name, m.role.value, m.connected] for m in self.members.values()],
+            "members": [
+                [m.id, m.name, m.role.value, m.connected, None if m.bot is None else m.bot.value]
+                for m in self.members.values()
+            ],
             "round": self.round,
             "round_at": self.round_started_at,
             "round_players": list(self.round_players),
@@ -350,9 +358,10 @@ class Room:
         self.state = RoomState(rec["state"])
         self.settings = Settings.from_wire(rec["settings"])
         self.host = rec["host"]
-        self.members = {
-            pid: Member(pid, name, Role(role), bool(on)) for pid, name, role, on in rec["members"]
-        }
+        self.members = {}
+        for pid, name, role, on, *bot in rec["members"]:  # a bot's pace came later
+            pace = Pace(bot[0]) if bot and bot[0] is not None else None
+            self.members[pid] = Member(pid, name, Role(role), bool(on), pace)
         self.round = rec["round"]
         self.round_started_at = rec["round_at"]
         self.round_players = list(rec["round_players"])
@@ -376,6 +385,8 @@ class Room:
                 logs={},
                 end_t=dict(d["end_t"]),
                 ended_at=d["ended"],
+                # Snapshots written before ended_by was kept do not hold it.
+                ended_by=d.get("ended_by"),
                 first=d["first"],
                 proof=d.get("proof"),
             )
@@ -422,6 +433,10 @@ class Room:
 
     def has_spectators(self) -> bool:
         return any(m.role == Role.SPECTATOR for m in self.members.values())
+
+    def bots(self) -> dict[str, Pace]:
+        """The bot players, with their paces: the shell plays for them."""
+        return {m.id: m.bot for m in self.members.values() if m.bot is not None}
 
     def players(self) -> list[str]:
         return [m.id for m in self.members.values() if m.role == Role.PLAYER]
@@ -493,6 +508,7 @@ def _deal_record(deal: Deal) -> dict[str, Any]:
         "at": deal.started_at,
         "rules": deal.rules.to_wire(),
         "ended": deal.ended_at,
+        "ended_by": deal.ended_by,
         "end_t": dict(deal.end_t),
         "first": deal.first,
         "logs": {p: [list(e) for e in log] for p, log in deal.logs.items()},

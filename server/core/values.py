@@ -9,6 +9,7 @@ Sans-I/O like the rest of the core.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -18,6 +19,7 @@ from protocol.messages import Code, Message
 from protocol.moves import Move, MoveKind, Outcome
 from protocol.scoring import DealReplay
 from protocol.settings import DealRules, Settings
+from protocol.strategy import Pace
 
 from .records import Record
 
@@ -34,6 +36,7 @@ __all__ = [
     "RoomState",
     "log_entry",
     "logged_move",
+    "people_connected",
     "round_deadline",
 ]
 
@@ -77,10 +80,19 @@ class RoomError(Exception):
 
 @dataclass(slots=True)
 class Member:
+    """One member of a room. ``bot`` is a bot player's pace (None: a person): the
+    server plays for it (server/rooms/bots.py), and it is always connected."""
+
     id: str
     name: str
     role: Role
     connected: bool = True
+    bot: Pace | None = None
+
+
+def people_connected(members: Iterable[Member]) -> bool:
+    """Whether a person is connected: bots do not keep a room from going idle."""
+    return any(m.connected and m.bot is None for m in members)
 
 
 # One accepted move in a deal's log: (t, kind, from, to, count). A tuple of atoms
@@ -111,6 +123,7 @@ class Deal:
     logs: dict[str, list[LogEntry]]
     end_t: dict[str, int] = field(default_factory=dict)  # stopped by time or host
     ended_at: int | None = None
+    ended_by: str | None = None  # protocol.messages.DealEnd: why it ended (nil: not yet)
     first: str | None = None  # first winner
     views: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # board_view
     retried: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # views.replayed_move

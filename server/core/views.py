@@ -125,7 +125,9 @@ def members_payload(room: RoomLike) -> dict[str, Any]:
     players: list[dict[str, Any]] = []
     spectators: list[dict[str, Any]] = []
     for m in room.members.values():
-        entry = {"id": m.id, "name": m.name, "connected": m.connected}
+        entry: dict[str, Any] = {"id": m.id, "name": m.name, "connected": m.connected}
+        if m.bot is not None:
+            entry["bot"] = m.bot.value
         (spectators if m.role == Role.SPECTATOR else players).append(entry)
     return {"players": players, "spectators": spectators, "host": room.host}
 
@@ -184,6 +186,7 @@ def revealed_deal(deal: Deal) -> dict[str, Any]:
         "seed": deal.seed,
         "commitment": deal.commitment,
         "boards": {p: revealed_view(r.board) for p, r in deal.replays.items()},
+        "ended_by": deal.ended_by,
     }
     if deal.proof is not None and deal.over:
         # The winning line the deal was proven with, checked again by the engine.

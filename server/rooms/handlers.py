@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from protocol import messages as M
 from protocol.views import outcome_view
 from protocol.wire import (
+    AddBot,
     CloseRoom,
     CreateRoom,
     DealLog,
@@ -165,6 +166,18 @@ async def _remove(front: Front, conn: Peer, req: RemovePlayer) -> None:
     await runner.run(lambda r, c: D.decide_remove(r, session.player, req.player, c), _ok(conn, req))
 
 
+async def _add_bot(front: Front, conn: Peer, req: AddBot) -> None:
+    """Seat a bot: its id is made here, like a person's session id, and the
+    server plays for it from then on (server/rooms/bots.py)."""
+    session, runner = front.room_of(conn)
+    bot = "b" + ids.new_id()
+    while bot in runner.room.members:
+        bot = "b" + ids.new_id()
+    await runner.run(
+        lambda r, _c: D.decide_add_bot(r, session.player, bot, req.pace), _ok(conn, req)
+    )
+
+
 async def _rematch(front: Front, conn: Peer, req: Rematch) -> None:
     session, runner = front.room_of(conn)
     await runner.run(lambda r, c: D.decide_rematch(r, session.player, c), _ok(conn, req))
@@ -258,6 +271,7 @@ ROOM_HANDLERS: dict[type[Request], Handler] = {
     Start: _start,
     NextDeal: _next_deal,
     RemovePlayer: _remove,
+    AddBot: _add_bot,
     Rematch: _rematch,
     CloseRoom: _close,
     Snapshot: _snapshot,

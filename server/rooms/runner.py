@@ -58,6 +58,10 @@ log, folded from its last snapshot all the same. So a room's log in the store
 holds a snapshot and the records of about one deal, however long it has played,
 and taking it over costs that much.
 
+**Bots.** The runner plays for the room's bot members (server/rooms/bots.py): a
+driver per bot, started and stopped as the members change (after each command
+released), all stopped with the runner. Their moves are commands like anyone's.
+
 Fan-out only queues bytes on each connection (server/net/connection.py), which writes
 them at the next pass of the event loop; a slow reader is cut off there and never
 holds the room up.
@@ -85,6 +89,7 @@ from ..core.values import Decision, Fanout, Member, RoomError, RoomState
 from ..net.clock import Clock
 from ..peer import Peer
 from ..store.base import Store, StoreUnavailable, StoreUncertain, unavailable, uncertain
+from .bots import BotSeats
 from .timer import Release, RoomTimer
 
 __all__ = ["Read", "Release", "Reply", "RoomRunner", "Venue", "Writer"]
@@ -189,6 +194,7 @@ class RoomRunner:
         self._compacting = False
         self.compactions = 0  # done (the tests count them)
         self.timer = RoomTimer(self)
+        self.bots = BotSeats(self)  # started by the first command released (a rebuild's too)
         self._proven: dict[DealRules, tuple[str, str]] = {}  # waited for, not dealt yet
         self._seed_gate: asyncio.Future[None] | None = None
 
@@ -453,6 +459,8 @@ class RoomRunner:
                 self.fanout(entry.events, entry.recipients)
             if entry.decision is not None and entry.decision.records:
                 self.venue.after_commit(self, entry.decision)
+            if entry.decision is not None:
+                self.bots.sync()  # bots seated or removed; the others look again
         except Exception as exc:
             log.exception("room %s: releasing a command failed", self.code)
             entry.error = entry.error or exc
@@ -507,6 +515,7 @@ class RoomRunner:
                 entry.error = uncertain() if maybe else unavailable()
             self._deliver(entry)
         self.timer.arm()
+        self.bots.sync()  # back to the durable room: its bots, and only those
 
     # ------------------------------------------------------------------ fan-out
 
@@ -543,6 +552,7 @@ class RoomRunner:
         close the room under its players) and it decides nothing more."""
         self._stopped = True
         self.timer.stop()
+        self.bots.stop()
 
     @property
     def stopped(self) -> bool:

@@ -35,7 +35,7 @@ from protocol.settings import Scoring
 
 from ..core.decide import Ctx, decide_expiry, decide_idle_close, decide_tick
 from ..core.room import Room
-from ..core.values import Decision, Fanout, Member, RoomError, RoomState
+from ..core.values import Decision, Fanout, Member, RoomError, RoomState, people_connected
 from ..core.views import tick_event
 from ..net.clock import Clock
 
@@ -86,7 +86,7 @@ class RoomTimer:
             return
         runner = self.runner
         room = runner.room
-        if room.state != RoomState.CLOSED and not any(m.connected for m in room.members.values()):
+        if room.state != RoomState.CLOSED and not people_connected(room.members.values()):
             if self._idle_since is None:
                 self._idle_since = runner.clock.now()
         else:

@@ -31,7 +31,7 @@ from protocol.moves import Move, MoveKind, Status
 from protocol.views import player_view
 from tests.support.waiting import eventually_blocking
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -55,11 +55,20 @@ class Client:
     """One person in their own browser context (own localStorage, own session)."""
 
     def __init__(
-        self, browser: Browser, base: str, label: str, width: int = 1280, height: int = 900
+        self,
+        browser: Browser,
+        base: str,
+        label: str,
+        width: int = 1280,
+        height: int = 900,
+        reduced_motion: bool = False,
     ):
         self.base = base
         self.label = label
-        self.context = browser.new_context(viewport={"width": width, "height": height})
+        self.context = browser.new_context(
+            viewport={"width": width, "height": height},
+            reduced_motion="reduce" if reduced_motion else "no-preference",
+        )
         self.context.set_default_timeout(WAIT_MS * 2)
         self.page = self.context.new_page()
         self.errors: list[str] = []
@@ -252,7 +261,18 @@ def click_card(card: Locator) -> None:
     card.click(position={"x": box["width"] / 2, "y": min(8, box["height"] / 6)})
 
 
+SETTLED = """() => !document.getAnimations().some((a) =>
+  a.playState === 'running' && a.effect && a.effect.target && a.effect.target.closest('.board'))"""
+
+
+def settled(page: Page) -> None:
+    """Until no card is gliding (client/web/motion.js): the board's DOM is the
+    server's view at once, but a gesture aimed by coordinates wants cards at rest."""
+    page.wait_for_function(SETTLED)
+
+
 def drag(page: Page, src: Locator, dst: Locator) -> None:
+    settled(page)
     a = src.bounding_box()
     z = dst.bounding_box()
     assert a and z
@@ -401,6 +421,7 @@ def winning_line(view: dict[str, Any]) -> list[Move] | None:
 def dblclick_card(page: Page, card: Locator) -> None:
     """A double click on a card's visible top strip: sends it home."""
     card.scroll_into_view_if_needed()
+    settled(page)
     box = card.bounding_box()
     assert box
     page.mouse.dblclick(box["x"] + box["width"] / 2, box["y"] + min(8, box["height"] / 6))

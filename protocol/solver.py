@@ -3,7 +3,7 @@
 In Thoughtful every card is dealt face up, so the view *is* the whole position and
 planning ahead is not peeking: it is what a human does with a puzzle. The search is
 a depth-first walk over the engine's own moves, pruned to the moves the heuristic
-bot would consider at all (see :mod:`client.bot`), best first, never visiting a
+bot would consider at all (see :mod:`protocol.strategy`), best first, never visiting a
 position twice, and it gives up after ``budget`` positions so a bot always
 answers in well under a second. Without a line found, the bot plays by heuristic.
 """

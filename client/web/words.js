@@ -1,0 +1,149 @@
+// Words for people. The server answers with stable codes (docs/protocol.md
+// "Errors") and a message written for logs ("2C cannot go on 9D: needs one rank
+// lower"); this module turns a code, with the cards the message names, into a
+// sentence with card symbols and the rule in plain words, names a settings field
+// by its label, and says what the connection is doing. Codes stay on the wire
+// and under the sentence; only the words shown change.
+//
+// Pure: no DOM, no state. tests/test_protocol_docs.py holds TEXTS to every code
+// the server can send.
+
+const TEXT = "\uFE0E"; // text presentation: keep suit symbols out of emoji fonts
+const SYMBOL = { C: "♣" + TEXT, D: "♦" + TEXT, H: "♥" + TEXT, S: "♠" + TEXT };
+const CARD = /\b([A2-9TJQK])([CDHS])\b/g;
+
+/** "2C" → "2♣", "TD" → "10♦". */
+export function cardText(code) {
+  const rank = code[0] === "T" ? "10" : code[0];
+  return `${rank}${SYMBOL[code[1]] || code[1]}`;
+}
+
+/** The card codes an engine message names, in order ("2C cannot go on 9D" → ["2C", "9D"]). */
+export function cardsIn(message) {
+  return [...String(message || "").matchAll(CARD)].map((m) => m[0]);
+}
+
+// Every code the server sends (protocol/messages.py ErrorCode, protocol/moves.py
+// Reason), and the client's own "disconnected": a sentence for each. A function
+// gets the cards the server's message names and the message itself.
+export const TEXTS = {
+  // The engine's reasons for refusing a move.
+  bad_move: "That is not a move the game knows.",
+  deal_over: "This deal is over for you: wait for the next one.",
+  no_such_pile: "There is no such pile.",
+  same_pile: "A card can't move onto its own pile.",
+  stock_empty: "The stock is empty — turn the waste over to draw again.",
+  stock_not_empty: "The waste can be turned over only when the stock is empty.",
+  waste_empty: "The waste is empty: draw from the stock first.",
+  pass_limit_reached: "No more passes through the stock: this room allows only so many.",
+  pile_empty: "That pile is empty: there is nothing to move.",
+  bad_count: "Only face-up cards move, and only a run that is in order.",
+  not_alternating_colour: ([c, on]) =>
+    c && on
+      ? `The ${cardText(c)} can't go on the ${cardText(on)} — both are ${isRed(c) ? "red" : "black"}: build down in alternating colours`
+      : "Build down in alternating colours: red on black, black on red.",
+  not_one_lower: ([c, on]) =>
+    c && on
+      ? `The ${cardText(c)} can't go on the ${cardText(on)} — build down one rank at a time in alternating colours`
+      : "Build down one rank at a time in alternating colours.",
+  only_king_on_empty: ([c]) =>
+    c ? `Only a king can fill an empty pile, not the ${cardText(c)}` : "Only a king can fill an empty pile",
+  foundation_wont_take: ([c]) =>
+    c
+      ? `The ${cardText(c)} can't go home yet — a foundation builds up in suit from the ace`
+      : "Foundations build up in suit from the ace, one rank at a time.",
+  foundation_empty: "That foundation is empty: there is no card to take back.",
+  foundation_to_tableau_off: "This room's rules keep cards on the foundations once they are home.",
+  undo_off: "Undo is off in this room.",
+  undo_not_allowed: "There is nothing here to undo.",
+  auto_complete_unavailable: "Auto-complete works once every card is face up and the stock and waste are empty.",
+  // The room's and the connection's.
+  bad_frame: "The server could not read that request.",
+  bad_request: "The server could not read that request.",
+  unknown_type: "The server does not know that request.",
+  unsupported_version: "This page is older than the server: reload it.",
+  hello_first: "The page spoke before saying hello: reload it.",
+  already_hello: "This page said hello twice: reload it.",
+  unknown_token: "Your session has expired: pick a name and join again.",
+  bad_name: (_cards, message) => `That name won't do: ${message || "1–24 visible characters"}.`,
+  bad_setting: "That setting is out of range.",
+  no_such_room: "There is no open room with that code: check it, or ask for a new invite.",
+  already_in_room: "You are in a room already: leave it first.",
+  not_in_room: "You are not in a room any more.",
+  room_full: "That room is full.",
+  no_spectators: "That room takes no spectators.",
+  round_in_progress: "A round is being played: join as a spectator, or when it is over.",
+  not_host: "Only the host can do that.",
+  not_a_player: "Spectators watch: only players move.",
+  wrong_state: "That can't be done right now.",
+  no_such_player: "That player is not in the room any more.",
+  wrong_deal: "That deal is over; the board is being brought up to date.",
+  wrong_move_number: "Your board was behind the server's; it is being brought up to date.",
+  rate_limited: "Too fast — slow down a little.",
+  limit_reached: "Too many tries from this address this minute: wait a minute and try again.",
+  storage_unavailable: "The server could not save that: nothing happened, try again.",
+  storage_uncertain: "The server lost track of whether that was saved: your board is being checked.",
+  internal_error: "Something went wrong on the server; the room keeps going.",
+  disconnected: "Not connected to the server: it will be sent once the connection is back.",
+};
+
+function isRed(code) {
+  return code[1] === "D" || code[1] === "H";
+}
+
+/**
+ * The sentence for a refusal: `err` is a ServerError (code, message). Unknown
+ * codes fall back on the server's own message, so nothing is ever left blank.
+ */
+export function refusalText(err) {
+  const code = err?.code || "error";
+  const message = err?.message || "";
+  const text = TEXTS[code];
+  if (typeof text === "function") return text(cardsIn(message), message);
+  return text || message || code;
+}
+
+/** A settings field's range in words, from its form spec (settings.js FIELDS). */
+function rangeText(f) {
+  if (f.type === "checkbox") return "on or off";
+  if (f.type === "select") return `one of ${f.options.map(([, text]) => text).join(", ")}`;
+  const step = f.step > 1 ? `, in steps of ${f.step}` : "";
+  return `a whole number from ${f.min} to ${f.max}${step}`;
+}
+
+/** A refused setting named by its label: "Deals per round must be a whole number from 1 to 20." */
+export function settingErrorText(f, message = "") {
+  if (!f) return message;
+  if (!message || message.startsWith(`${f.name} must be`)) return `${f.label} must be ${rangeText(f)}.`;
+  // Another refusal (settings fine alone but not together): the server names the
+  // field by its wire name; people know it by its label.
+  const text = message.replaceAll(f.name, f.label.toLowerCase());
+  return `${text[0].toUpperCase()}${text.slice(1)}.`;
+}
+
+/** What the connection is doing, in words, by the state session.js gives it. */
+export const CONNECTION_TEXT = {
+  idle: "Not connected",
+  connecting: "Connecting…",
+  online: "Connected",
+  reconnecting: "Reconnecting…",
+  lost: "Connection lost — the server is not answering",
+  replaced: "Open in another tab",
+};
+
+/** Why a deal ended (its history entry's `ended_by`), for the players' notice. */
+export function dealEndText(number, endedBy) {
+  if (endedBy === "host") return `Deal ${number} ended: the host moved on.`;
+  if (endedBy === "time") return `Deal ${number} ended: time is up.`;
+  return `Deal ${number} is over for everyone.`;
+}
+
+/** Why a room closed (`room_closed` reason), for the lobby's message. */
+export function roomClosedText(reason) {
+  return {
+    host: "The host closed the room.",
+    idle: "The room closed: nobody had been in it for 30 minutes.",
+    empty: "The room closed: everyone left.",
+    expired: "The room closed: it was never started.",
+  }[reason] || "The room was closed.";
+}

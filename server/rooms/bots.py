@@ -1,0 +1,198 @@
+"""The server's bot players: one task per bot member of a room, playing its board.
+
+A bot is a member of the room like anyone (a ``joined`` record with its pace:
+server/core/records.py), so it is in the log, the snapshot and every member list,
+and a room rebuilt after a restart or on another node gets its bots back: its
+runner starts a :class:`BotDriver` for every bot member it holds
+(:meth:`BotSeats.sync`, after every command and at the rebuild) and stops the
+ones removed, and all of them when it stops (the room closed or moved).
+
+A driver sees exactly what a client of that member would: its view is the room
+snapshot for that member (server/core/views.py ``snapshot``), read in turn with
+the room's commands like a ``snapshot`` request (:meth:`RoomRunner.read`), so it
+never sees a rival's board, a face-down card or anything not yet durable. It
+decides with the same strategy as ``klondike-race bot`` (protocol/strategy.py),
+in a worker thread so that a long think never holds the event loop, and its move
+goes through the same decider and commit as a person's (``decide_move``):
+durable before it is applied, scored the same. It pauses before each move for
+its pace, on the server's clock; the pause and the choice among equally good
+moves come from a random source seeded by the room and the bot, so bots in one
+room play the same deal differently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from protocol.messages import ErrorCode
+from protocol.moves import Move, Reason
+from protocol.strategy import RESIGN, Bot, Pace
+
+from ..core.decide import Ctx, decide_move
+from ..core.room import Room
+from ..core.values import Decision, RoomError
+from ..core.views import snapshot
+from ..net.clock import Clock
+from .timer import RETRY_S, Release
+
+__all__ = ["BotDriver", "BotSeats"]
+
+log = logging.getLogger("klondike_race.bots")
+
+SEARCH_BUDGET = 3000
+"""Positions a bot searches for a winning line when every card is on show: a
+fraction of a second, in its worker thread."""
+
+# Refusals that mean the room moved on under the bot (another deal, its deal
+# ended, the round is over): it looks again, as a client would after a snapshot.
+_MOVED_ON = frozenset(
+    {
+        ErrorCode.WRONG_DEAL,
+        ErrorCode.WRONG_STATE,
+        ErrorCode.WRONG_MOVE_NUMBER,
+        ErrorCode.NOT_IN_ROOM,
+        Reason.DEAL_OVER,
+    }
+)
+_STORE_AWAY = frozenset({ErrorCode.STORAGE_UNAVAILABLE, ErrorCode.STORAGE_UNCERTAIN})
+
+
+class Seated(Protocol):
+    """What a driver needs of its room's runner (server/rooms/runner.py)."""
+
+    room: Room
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def stopped(self) -> bool: ...
+
+    async def run(self, decide: Callable[[Room, Ctx], Decision]) -> Decision: ...
+
+    async def read(self, make: Callable[[], Release]) -> None: ...
+
+
+class BotDriver:
+    """Plays for one bot member until stopped (removed, or the room's runner stops)."""
+
+    def __init__(self, runner: Seated, bot: str, pace: Pace) -> None:
+        self.runner = runner
+        self.bot = bot
+        self.pace = pace
+        self.chance = random.Random(f"{runner.code}/{bot}")
+        self.strategy = Bot(search_budget=SEARCH_BUDGET, chance=self.chance)
+        self._deal: tuple[int, int] | None = None  # (round, deal) the strategy plays
+        self._refused = 0  # engine refusals in a row: resign rather than spin
+        self._woken = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._play())
+
+    def poke(self) -> None:
+        """The room changed: look again if waiting for a turn."""
+        self._woken.set()
+
+    def stop(self) -> None:
+        self._task.cancel()
+
+    @property
+    def done(self) -> bool:
+        return self._task.done()
+
+    def _may_move(self) -> bool:
+        """A cheap look at the live room before building a view: a deal runs and
+        this bot's board in it is still being played."""
+        deal = self.runner.room.running
+        board = deal.board(self.bot) if deal is not None else None
+        return board is not None and board.status.value == "playing"
+
+    async def _view(self) -> tuple[tuple[int, int], int, dict[str, Any]] | None:
+        """(round and deal, deal number, own board view) from the snapshot this
+        member would get now, or None when it has no move to make."""
+        runner = self.runner
+        got: list[dict[str, Any]] = []
+
+        def make() -> Release:
+            view = snapshot(runner.room, self.bot, runner.clock.now())
+            return lambda: got.append(view)
+
+        await runner.read(make)
+        view = got[0]
+        deal = view["deal"]
+        board = deal["board"] if view["state"] == "playing" and deal is not None else None
+        if board is None or board["status"] != "playing":
+            return None
+        return (view["round"], deal["number"]), deal["number"], board
+
+    async def _play(self) -> None:
+        runner = self.runner
+        clock = runner.clock
+        while not runner.stopped:
+            self._woken.clear()
+            if not self._may_move():
+                await self._woken.wait()
+                continue
+            pause = self.pace.pause(self.chance)
+            await clock.sleep_until(clock.now() + int(pause * 1000))
+            try:
+                await self._turn()
+            except RoomError as exc:
+                if exc.code in _STORE_AWAY:
+                    await asyncio.sleep(RETRY_S)
+                elif exc.code not in _MOVED_ON:
+                    self._refused += 1
+                    log.warning("room %s: bot %s refused: %s", runner.code, self.bot, exc.message)
+            except Exception:
+                log.exception("room %s: bot %s failed to move", runner.code, self.bot)
+                self._refused += 1
+                await asyncio.sleep(RETRY_S)
+
+    async def _turn(self) -> None:
+        """One move, decided from this member's own view."""
+        seen = await self._view()
+        if seen is None or self.runner.stopped:
+            return
+        key, number, board = seen
+        if key != self._deal:
+            self.strategy.new_deal()
+            self._deal = key
+            self._refused = 0
+        move: Move = RESIGN
+        if self._refused < 3:  # the engine disagreed thrice: give the deal up
+            move = await asyncio.to_thread(self.strategy.decide, board)
+        data, n = move.to_wire(), int(board["logged"])
+        await self.runner.run(lambda room, ctx: decide_move(room, self.bot, number, n, data, ctx))
+        self._refused = 0
+
+
+class BotSeats:
+    """The drivers of one room's bot members, kept in step with its members."""
+
+    def __init__(self, runner: Seated) -> None:
+        self.runner = runner
+        self.drivers: dict[str, BotDriver] = {}
+
+    def sync(self) -> None:
+        """Start a driver for each bot member without one, stop those of bots gone,
+        and wake the rest (the room changed)."""
+        bots = {} if self.runner.stopped else self.runner.room.bots()
+        for bot in [b for b in self.drivers if b not in bots]:
+            self.drivers.pop(bot).stop()
+        for bot, pace in bots.items():
+            driver = self.drivers.get(bot)
+            if driver is None or driver.done or driver.pace is not pace:
+                if driver is not None:
+                    driver.stop()
+                driver = self.drivers[bot] = BotDriver(self.runner, bot, pace)
+            driver.poke()
+
+    def stop(self) -> None:
+        for driver in self.drivers.values():
+            driver.stop()
+        self.drivers = {}
