@@ -246,9 +246,14 @@ return v
 _GET_SESSION = Script("get_session", _GET_SESSION_LUA)
 
 # KEYS: a pool of proven seeds. Taking is one LPOP: atomic, so each entry is
-# handed to exactly one caller across every node.
+# handed to exactly one caller across every node. ARGV (put): the entry, the ms
+# the pool is kept unused (every key expires, like an idle room's).
 _TAKE_SEED = Script("take_seed", "return redis.call('LPOP', KEYS[1])")
-_PUT_SEED = Script("put_seed", "return redis.call('RPUSH', KEYS[1], ARGV[1])")
+_PUT_SEED = Script(
+    "put_seed",
+    "local n = redis.call('RPUSH', KEYS[1], ARGV[1]) "
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2]) return n",
+)
 _SEEDS_READY = Script("seeds_ready", "return redis.call('LLEN', KEYS[1])")
 
 
@@ -642,7 +647,10 @@ class RedisStore:
     async def put_seed(self, key: str, seed: str, line: str) -> int:
         value = json.dumps({"seed": seed, "line": line}).encode()
         async with guard("put_seed", self.pool.timeout):
-            return int(await self.pool.script(_PUT_SEED, [self.keys.seeds(key)], [value]))
+            n = await self.pool.script(
+                _PUT_SEED, [self.keys.seeds(key)], [value, b"%d" % self.idle_ttl_ms]
+            )
+        return int(n)
 
     async def seeds_ready(self, key: str) -> int:
         async with guard("seeds_ready", self.pool.timeout):
