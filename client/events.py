@@ -4,6 +4,10 @@ Two ways to follow a room, because consumers differ: the watcher wants every eve
 in order (:meth:`EventHub.events`), while a bot only needs to know that *something*
 changed so it can look at :attr:`Session.room` again (:meth:`EventHub.wait_update`)
 and must not build up a backlog of events it never reads.
+
+Every room event comes through, the unnumbered ones too (a Timed tick, and
+``finding_deal``: the server is finding a winnable deal, folded into
+:attr:`RoomState.finding_deal`), with the seq of the event before them.
 """
 
 from __future__ import annotations

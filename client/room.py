@@ -66,6 +66,8 @@ class RoomState:
     first_finisher: str | None = None  # of the running deal, once someone won it
     winners: list[str] = field(default_factory=list)
     removed: bool = False  # this member was removed by the host
+    # deals: winnable: the deal the server is finding a proven seed for, if any
+    finding_deal: int | None = None
 
     @classmethod
     def from_snapshot(cls, snap: Mapping[str, Any]) -> RoomState:
@@ -88,6 +90,7 @@ class RoomState:
             sheet=_dict(sheet) if isinstance(sheet, Mapping) else None,
             history=[_dict(h) for h in _list(snap.get("history"))],
             winners=[str(w) for w in _list(_dict(sheet).get("winners"))],
+            finding_deal=snap.get("finding_deal"),
         )
 
     # ---------------------------------------------------------------- queries
@@ -148,6 +151,10 @@ class RoomState:
             self.deal = _deal(_dict(event.get("deal")))
             self.state = "playing"
             self.first_finisher = None
+            self.finding_deal = None
+        elif kind == "finding_deal":
+            deal = event.get("deal")
+            self.finding_deal = deal if event.get("finding") and isinstance(deal, int) else None
         elif kind == "progress":
             self._progress(event)
         elif kind == "first_finisher":

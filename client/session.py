@@ -311,8 +311,9 @@ class Session(EventHub, RoomRequests):
             self._buffer.append(frame)
             return
         seq: int = frame["seq"]
-        if "tick" in frame and seq == room.seq:
-            # A Timed tick carries the seq of the last event (nothing new to number).
+        if ("tick" in frame or frame.get("type") == "finding_deal") and seq == room.seq:
+            # A Timed tick, or a finding_deal notice, carries the seq of the last
+            # event (nothing new to number).
             room.apply(frame)
             self._publish(RoomEvent(str(frame.get("type")), seq, frame))
             return

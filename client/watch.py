@@ -48,6 +48,8 @@ def _header(room: RoomState, now_ms: int) -> Text:
     if room.winners and room.state == "round_over":
         names = ", ".join(room.name_of(w) for w in room.winners)
         text.append(f"\nRound won by {names}", style="bold green")
+    if room.finding_deal is not None:
+        text.append(f"\nFinding a winnable deal for deal {room.finding_deal}…", style="yellow")
     return text
 
 

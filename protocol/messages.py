@@ -289,5 +289,13 @@ def removed(seq: int, *, player: str) -> Message:
 
 
 @_message
+def finding_deal(seq: int, *, deal: int, finding: bool) -> Message:
+    """``deals: winnable``: deal ``deal`` waits for a proven seed (``finding``), or
+    stopped waiting undealt. Shell state, not history: like a Timed tick it carries
+    the seq of the last event rather than a new one."""
+    return _make("finding_deal", {"seq": seq, "deal": deal, "finding": finding})
+
+
+@_message
 def room_closed(seq: int, *, reason: ClosedReason) -> Message:
     return _make("room_closed", {"seq": seq, "reason": reason.value})

@@ -154,6 +154,7 @@ class RaceServer:
         """Connect the store (when it needs the loop), rebuild open rooms, listen."""
         if self._store_factory is not None:
             self.store = self.service.store = await self._store_factory()
+            self.service.proofs.use(self.store)
             self._store_factory = None
         if self.clustered:
             from .cluster.leases import Cluster

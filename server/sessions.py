@@ -153,10 +153,12 @@ class Service:
             "join_codes": Allowance(limits.wrong_codes_per_minute),
         }
         self.store = store
+        proofs = proofs or ProvenPools()
+        proofs.use(store)  # the proven seeds live in the store (shared, with Redis)
         self.clock = clock
         self.metrics = metrics
         self._draw_seed = draw_seed
-        self.proofs = proofs or ProvenPools()
+        self.proofs = proofs
         self.proofs.report_to(
             counted=lambda v: metrics.winnable_layouts.labels(v.value).inc(),
             sized=lambda rules, n: metrics.winnable_pool.labels(_rules_label(rules)).set(n),
@@ -176,14 +178,12 @@ class Service:
 
     # ``deals: winnable`` (server/rooms/proofs.py): proven seeds, from the pools.
 
-    def proven_seed_nowait(self, rules: DealRules) -> tuple[str, str] | None:
-        got = self.proofs.take_nowait(rules)
-        if got is None:
+    async def proven_seed(self, rules: DealRules, dry: Callable[[], None]) -> tuple[str, str]:
+        def waiting() -> None:
             self.metrics.winnable_waits.inc()
-        return got
+            dry()
 
-    async def proven_seed(self, rules: DealRules) -> tuple[str, str]:
-        return await self.proofs.take(rules)
+        return await self.proofs.take(rules, waiting)
 
     def want_proven(self, rules: DealRules) -> None:
         self.proofs.want(rules)
@@ -452,7 +452,11 @@ class Service:
             # Built in turn with the room's commands (it may depend on undurable
             # ones), sent when they are durable.
             member = session.player in runner.room.members
-            view = snapshot(runner.room, session.player, self.clock.now()) if member else None
+            view = (
+                snapshot(runner.room, session.player, self.clock.now(), runner.finding_deal)
+                if member
+                else None
+            )
 
             def send() -> None:
                 if not member:

@@ -6,15 +6,15 @@ room that finds the pool dry waits (its ``start`` unanswered, the waits counted 
 from __future__ import annotations
 
 import asyncio
-import threading
+import itertools
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from typing import Any
 
 from protocol.proof import proof_from_wire
 from protocol.settings import DealRules
 from server.app import RaceServer
 from server.rooms.proofs import ProvenPools, Verdict, prove_seed
+from tests.support.gated import GatedExecutor
 from tests.support.inprocess import Seeds, running_server
 from tests.support.raw_client import player
 
@@ -72,48 +72,6 @@ async def test_a_winnable_room_deals_a_proven_layout_and_reveals_its_line() -> N
 # ---------------------------------------------------------------------- a dry pool
 
 
-class GatedExecutor(Executor):
-    """A worker process that solves one layout per permit the test hands out, so
-    the test knows a refill is in progress (a solve submitted, not finished)."""
-
-    def __init__(self) -> None:
-        self._inner = ProcessPoolExecutor(max_workers=1)
-        self._waiters = ThreadPoolExecutor(max_workers=4)
-        self._permits = threading.Semaphore(0)
-        self.submitted = 0
-        self.finished = 0
-        self.asked = asyncio.Event()  # set on every submit (from the event loop)
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        self.submitted += 1
-        self.asked.set()
-        return self._waiters.submit(self._gated, fn, *args, **kwargs)
-
-    def _gated(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        self._permits.acquire()
-        try:
-            return self._inner.submit(fn, *args, **kwargs).result()
-        finally:
-            self.finished += 1
-
-    @property
-    def in_progress(self) -> int:
-        return self.submitted - self.finished
-
-    def allow(self, n: int = 1) -> None:
-        self._permits.release(n)
-
-    async def until_asked(self, submitted: int) -> None:
-        while self.submitted < submitted:
-            self.asked.clear()
-            await self.asked.wait()
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        self._permits.release(100)
-        self._waiters.shutdown(wait=wait, cancel_futures=cancel_futures)
-        self._inner.shutdown(wait=wait, cancel_futures=cancel_futures)
-
-
 class WatchedPools(ProvenPools):
     """The server's pools, telling the test how many rooms wait on a dry pool."""
 
@@ -122,11 +80,13 @@ class WatchedPools(ProvenPools):
         self.waiting = 0
         self.changed = asyncio.Event()
 
-    async def take(self, rules: DealRules) -> tuple[str, str]:
+    async def take(
+        self, rules: DealRules, dry: Callable[[], None] | None = None
+    ) -> tuple[str, str]:
         self.waiting += 1
         self.changed.set()
         try:
-            return await super().take(rules)
+            return await super().take(rules, dry)
         finally:
             self.waiting -= 1
 
@@ -162,7 +122,8 @@ def _metric(server: RaceServer, line_start: str) -> float:
 async def test_a_dry_pool_holds_the_deal_and_never_deals_an_unproven_layout() -> None:
     rules = DealRules(draw=1)
     unproven, proven = _sorted_seeds(rules)
-    source = iter([unproven, *proven])
+    # Then more, for the refills behind the two deals: held back by the gate.
+    source = itertools.chain([unproven, *proven], (f"later-{i}" for i in itertools.count()))
     gated = GatedExecutor()
     pools = WatchedPools(size=1, max_states=BUDGET, new_seed=lambda: next(source), executor=gated)
     try:
@@ -171,8 +132,10 @@ async def test_a_dry_pool_holds_the_deal_and_never_deals_an_unproven_layout() ->
                 ann = await player(server, "Ann")
                 bob = await player(server, "Bob")
                 cat = await player(server, "Cat")
+                dan = await player(server, "Dan")
                 winnable = {"deals": "winnable", "deals_per_round": 1}
-                await ann.ok("create_room", settings=winnable)
+                code = (await ann.ok("create_room", settings=winnable))["room"]["code"]
+                await dan.ok("join_room", code=code, role="player")
                 await bob.ok("create_room", settings=winnable)
                 await cat.ok("create_room", settings={"deals_per_round": 1})
                 await cat.ok("start")
@@ -183,6 +146,12 @@ async def test_a_dry_pool_holds_the_deal_and_never_deals_an_unproven_layout() ->
                 assert gated.in_progress == 1  # the refill has asked for its first solve
                 assert _metric(server, "klondike_winnable_waits_total") == 2
                 assert _metric(server, 'klondike_winnable_pool{rules="classic/draw1/passes0"}') == 0
+                # Every member of a waiting room is told, and a snapshot says so too.
+                for c in (ann, dan, bob):
+                    notice = await c.event("finding_deal")
+                    assert notice["deal"] == 1 and notice["finding"] is True
+                seq = dan.last("finding_deal")["seq"]  # type: ignore[index]
+                assert (await dan.ok("snapshot"))["room"]["finding_deal"] == 1
 
                 # Meanwhile another room's moves are all answered, the refill in progress.
                 for i in range(30):
@@ -201,10 +170,16 @@ async def test_a_dry_pool_holds_the_deal_and_never_deals_an_unproven_layout() ->
                 replies = await asyncio.gather(*starts)
                 assert all(r["type"] != "error" for r in replies), replies
 
+                started = await dan.event("deal_started")  # ends the wait
+                assert started["seq"] > seq and dan.unseen("finding_deal") == []
+                assert (await dan.ok("snapshot"))["room"]["finding_deal"] is None
+                assert not dan.unseen("finding_deal")
                 dealt = []
                 for c in (ann, bob):
                     await c.event("deal_started")
                     await c.ok("move", deal=1, move={"kind": "resign"})
+                    if c is ann:
+                        await dan.ok("move", deal=1, move={"kind": "resign"})
                     deal = (await c.event("deal_over"))["deal"]
                     assert proof_from_wire(deal["seed"], rules, deal["proof"]).moves
                     dealt.append(deal["seed"])

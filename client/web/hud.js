@@ -159,7 +159,11 @@ export function renderNotices() {
   const notes = [];
   const deal = room.deal;
   renderConnectionLost();
-  if (room.state === "lobby") {
+  if (room.finding_deal !== null && room.finding_deal !== undefined) {
+    // deals: winnable, the server's pool of proven seeds dry: it says so, nothing waits on it here.
+    notes.push(h("div", { class: "notice finding", id: "finding-deal" }, "Finding a winnable deal…"));
+  }
+  if (room.state === "lobby" && room.finding_deal == null) {
     notes.push(h("div", { class: "notice" }, isHost() ? "Invite the others, then start the round." : "Waiting for the host to start the round."));
   }
   if (deal) {

@@ -114,7 +114,11 @@ export function applyEvent(ev) {
       if (ev.round !== undefined) room.round = ev.round;
       if (ev.round_ends_at !== undefined) room.round_ends_at = ev.round_ends_at;
       room.state = "playing";
+      room.finding_deal = null; // the wait for a winnable deal, if any, is over
       setMoveStatus("");
+      break;
+    case "finding_deal":
+      room.finding_deal = ev.finding ? ev.deal : null;
       break;
     case "progress":
       if (room.deal && ev.deal === room.deal.number) {

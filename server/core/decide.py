@@ -80,9 +80,10 @@ class SeedWanted(Exception):
     of proven seeds, waiting while it is dry) and decides again. Decisions change
     nothing, so deciding again is safe."""
 
-    def __init__(self, rules: DealRules) -> None:
+    def __init__(self, rules: DealRules, number: int = 1) -> None:
         super().__init__(f"a proven seed is wanted for {rules.to_wire()}")
         self.rules = rules
+        self.number = number  # the deal that waits for it (docs/protocol.md finding_deal)
 
 
 def _no_proven_seed(rules: DealRules) -> tuple[str, str]:
@@ -147,7 +148,11 @@ def _deal_started(room: Room, settings: Settings, number: int, ctx: Ctx) -> Reco
     if settings.deals is Deals.WINNABLE:
         # Proven before it is dealt; the line stays in the log, shown once the
         # deal is over for everyone (views.revealed_deal).
-        seed, line = ctx.proven_seed(rules)
+        try:
+            seed, line = ctx.proven_seed(rules)
+        except SeedWanted as wanted:
+            wanted.number = number
+            raise
         return {
             "k": R.DEAL,
             "n": number,

@@ -245,8 +245,11 @@ def deal_over_event(room: RoomLike, deal: Deal, now: int, seq: int) -> Message:
     return M.deal_over(seq, deal={**past_deal(room, deal, now), "logs": deal_logs(deal)})
 
 
-def snapshot(room: RoomLike, member: str, now: int) -> dict[str, Any]:
-    """The room as ``member`` may see it now.
+def snapshot(
+    room: RoomLike, member: str, now: int, finding_deal: int | None = None
+) -> dict[str, Any]:
+    """The room as ``member`` may see it now; ``finding_deal``: the number of the
+    deal the shell is finding a proven seed for (``deals: winnable``), if any.
 
     Bounded work per call, however long the round: its past deals come as
     summaries and boards (built once per deal), their logs only on request."""
@@ -271,6 +274,7 @@ def snapshot(room: RoomLike, member: str, now: int) -> dict[str, Any]:
         "sheet": room.sheet(now).to_wire(),
         "history": history,
         "series": room.series.to_wire(),
+        "finding_deal": finding_deal,
     }
 
 

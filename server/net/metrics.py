@@ -61,7 +61,8 @@ class Metrics:
             self.winnable_layouts.labels(verdict)
         self.winnable_pool = Gauge(
             "klondike_winnable_pool",
-            "Proven seeds ready to deal, by rule set (variant/draw/pass limit/f2t)",
+            "Proven seeds ready to deal, by rule set (variant/draw/pass limit/f2t), as this"
+            " node last saw the pool (shared by every node with the Redis store)",
             ["rules"],
             registry=r,
         )

@@ -72,7 +72,10 @@ def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply
     session = front.session_of(conn)
 
     def reply(_d: Decision) -> Release:
-        msg = M.joined(req.id, room=snapshot(runner.room, session.player, front.clock.now()))
+        msg = M.joined(
+            req.id,
+            room=snapshot(runner.room, session.player, front.clock.now(), runner.finding_deal),
+        )
 
         def send() -> None:
             session.room_code = runner.code
@@ -192,7 +195,10 @@ async def _snapshot(front: Front, conn: Peer, req: Snapshot) -> None:
     session, runner = front.room_of(conn)
 
     def make() -> Release:
-        msg = M.snapshot(req.id, room=snapshot(runner.room, session.player, front.clock.now()))
+        msg = M.snapshot(
+            req.id,
+            room=snapshot(runner.room, session.player, front.clock.now(), runner.finding_deal),
+        )
         return lambda: conn.send(msg)
 
     await runner.read(make)  # never shows a command before it is durable

@@ -9,8 +9,9 @@ in the server process, and only a line that ends ``won`` makes a seed proven.
 :class:`ProvenPools` keeps a few proven seeds ready per rule set (``DealRules``),
 refilled in the background, so that a winnable room deals as fast as a random one.
 Seeds come fresh from the CSPRNG (server/ids.py ``new_seed``); a pooled seed is
-known only to this process until a room deals it and commits to it, and each is
-dealt once. A layout the solver proves impossible, leaves undecided within its
+known only to the server (this process, or the Redis the nodes share, as secret as
+the room logs there) until a room deals it and commits to it, and each is dealt
+once. A layout the solver proves impossible, leaves undecided within its
 budget, or wins with a line the engine refuses under the deal's rules (more passes
 than the limit, a card taken back when the house rule forbids it) is skipped and
 counted (``klondike_winnable_layouts`` in /metrics).
@@ -21,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from enum import StrEnum
@@ -31,9 +31,18 @@ from protocol.proof import Proof, ProofError, check_proof, layout_pysol, moves_f
 from protocol.settings import DealRules, Variant
 
 from .. import ids
-from ..store.base import unavailable
+from ..store.base import SeedPool, StoreUnavailable, unavailable
+from ..store.memory import LocalSeeds
 
-__all__ = ["MAX_STATES", "POOL_SIZE", "ProvenPools", "Verdict", "prove_seed", "solve_pysol"]
+__all__ = [
+    "MAX_STATES",
+    "POOL_SIZE",
+    "ProvenPools",
+    "Verdict",
+    "pool_key",
+    "prove_seed",
+    "solve_pysol",
+]
 
 log = logging.getLogger(__name__)
 
@@ -102,13 +111,30 @@ def _solve_seed(seed: str, draw: int, max_states: int) -> tuple[str, str]:
 RECHECK_S = 5.0  # a room waiting for a proven seed looks again this often
 
 
+def pool_key(rules: DealRules) -> str:
+    """The name of the pool for ``rules`` in the store: every rule a proof depends on."""
+    return (
+        f"{rules.variant.value}/draw{rules.draw}/passes{rules.pass_limit}"
+        f"/undo{int(rules.undo)}/f2t{int(rules.foundation_to_tableau)}"
+    )
+
+
 class ProvenPools:
     """Proven seeds per rule set, ready to deal, refilled in the background.
 
+    The seeds themselves are kept by the store (:class:`SeedPool`,
+    server/store/base.py): in this process with the in-memory and SQLite stores,
+    in Redis with the Redis store, where every node takes from and refills the
+    same pool, and each seed is handed out once whichever node takes it. This
+    class proves and judges; ``use(store)`` says where the seeds go.
+
     ``take`` waits while a pool is dry; ``want`` starts filling one (a room that
-    turns ``deals: winnable`` on asks for its rules before it deals).
+    turns ``deals: winnable`` on asks for its rules before it deals). A node
+    refills while the shared pool holds fewer than ``size`` seeds, checked before
+    each batch of ``workers`` layouts: with several nodes filling at once a pool
+    may end up to (nodes × workers − 1) over ``size``, never short of proven.
     ``counted(verdict)`` is told of every layout judged, ``sized(rules, n)`` of
-    every change in a pool's size (server/net/metrics.py shows both).
+    every size of a pool seen (server/net/metrics.py shows both).
     """
 
     def __init__(
@@ -130,11 +156,16 @@ class ProvenPools:
         self._own_executor = executor is None
         self._counted = counted
         self._sized = sized
-        self._pools: dict[DealRules, deque[tuple[str, str]]] = {}
+        self._seeds: SeedPool | None = None
+        self._known: dict[DealRules, int] = {}  # each pool's size as last seen
         self._fillers: dict[DealRules, asyncio.Task[None]] = {}
         self._ready: dict[DealRules, asyncio.Event] = {}
         self._closed = False
         self.judged: dict[Verdict, int] = dict.fromkeys(Verdict, 0)
+
+    def use(self, seeds: SeedPool) -> None:
+        """Keep the proven seeds in ``seeds`` (the server's store)."""
+        self._seeds = seeds
 
     def report_to(
         self,
@@ -146,8 +177,8 @@ class ProvenPools:
         self._sized = sized
 
     def ready(self, rules: DealRules) -> int:
-        """Proven seeds ready for ``rules`` now."""
-        return len(self._pools.get(rules, ()))
+        """Proven seeds ready for ``rules``, as this process last saw the pool."""
+        return self._known.get(rules, 0)
 
     def want(self, rules: DealRules) -> None:
         """Make sure the pool for ``rules`` is (being) filled."""
@@ -155,76 +186,87 @@ class ProvenPools:
             raise ValueError("double klondike deals cannot be proven")
         if self._closed:
             return
-        if rules not in self._pools:
-            self._pools[rules] = deque()
+        if rules not in self._ready:
             self._ready[rules] = asyncio.Event()
-            self._report(rules)  # the pool shows in /metrics from the start, empty
+            self._report(rules, 0)  # the pool shows in /metrics from the start
         task = self._fillers.get(rules)
-        if (task is None or task.done()) and len(self._pools[rules]) < self.size:
+        if task is None or task.done():
             self._fillers[rules] = asyncio.get_running_loop().create_task(self._fill(rules))
 
-    def take_nowait(self, rules: DealRules) -> tuple[str, str] | None:
-        """A proven seed and its solver line, or None when the pool is dry."""
-        self.want(rules)
-        pool = self._pools.get(rules)
-        if not pool:
-            return None
-        got = pool.popleft()
-        if not pool:
-            self._ready[rules].clear()
-        self._report(rules)
-        self.want(rules)  # refill behind it
-        return got
+    async def take(
+        self, rules: DealRules, dry: Callable[[], None] | None = None
+    ) -> tuple[str, str]:
+        """A proven seed and its solver line; waits while the pool is dry, and
+        calls ``dry()`` once when it starts waiting (the room says so).
 
-    async def take(self, rules: DealRules) -> tuple[str, str]:
-        """A proven seed and its solver line; waits while the pool is dry.
-
-        The wait is re-armed every :data:`RECHECK_S` (``take_nowait`` restarts a
-        refill that died), and ends in ``storage_unavailable`` once the pools are
-        closing: a shutdown must not wait for a solver, and nothing was dealt."""
+        The wait is re-armed every :data:`RECHECK_S` (another node may have
+        refilled the shared pool; ``want`` restarts a refill that died), and ends
+        in ``storage_unavailable`` once the pools are closing (a shutdown must not
+        wait for a solver) or when the store cannot be asked: nothing was dealt."""
+        told = False
         while True:
             if self._closed:
                 raise unavailable("the server is shutting down")
-            got = self.take_nowait(rules)
+            self.want(rules)
+            ready = self._ready[rules]
+            ready.clear()
+            try:
+                got = await self._store().take_seed(pool_key(rules))
+            except StoreUnavailable as exc:
+                raise unavailable(f"no proven seed: {exc}") from None
             if got is not None:
+                self._report(rules, max(0, self._known.get(rules, 1) - 1))
+                self.want(rules)  # refill behind it
                 return got
+            self._report(rules, 0)
+            if not told:
+                told = True
+                if dry is not None:
+                    dry()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._ready[rules].wait(), RECHECK_S)
+                await asyncio.wait_for(ready.wait(), RECHECK_S)
+
+    def _store(self) -> SeedPool:
+        if self._seeds is None:  # no server around it (the bench): seeds in this process
+            self._seeds = LocalSeeds()
+        return self._seeds
 
     async def _fill(self, rules: DealRules) -> None:
         loop = asyncio.get_running_loop()
         if self._executor is None:
             self._executor = ProcessPoolExecutor(max_workers=self.workers)
-        pool = self._pools[rules]
         try:
-            await self._fill_until_full(rules, pool, loop)
+            await self._fill_until_full(rules, loop)
+        except StoreUnavailable as exc:  # tried again at the next want or take
+            log.warning("proving %s deals paused: %s", rules.to_wire(), exc)
         except Exception:
             log.exception("proving %s deals failed", rules.to_wire())
             raise
 
-    async def _fill_until_full(
-        self, rules: DealRules, pool: deque[tuple[str, str]], loop: asyncio.AbstractEventLoop
-    ) -> None:
+    async def _fill_until_full(self, rules: DealRules, loop: asyncio.AbstractEventLoop) -> None:
         assert self._executor is not None
-        while len(pool) < self.size:
-            seeds = [self._new_seed() for _ in range(self.workers)]
+        seeds, key = self._store(), pool_key(rules)
+        while (have := await seeds.seeds_ready(key)) < self.size:
+            self._report(rules, have)
+            batch = [self._new_seed() for _ in range(self.workers)]
             jobs = [
                 loop.run_in_executor(self._executor, _solve_seed, s, rules.draw, self.max_states)
-                for s in seeds
+                for s in batch
             ]
-            for seed, answer in zip(seeds, await asyncio.gather(*jobs), strict=True):
+            for seed, answer in zip(batch, await asyncio.gather(*jobs), strict=True):
                 verdict, line, _ = judge(seed, rules, *answer)
                 self.judged[verdict] += 1
                 if self._counted is not None:
                     self._counted(verdict)
-                if verdict is Verdict.PROVEN and len(pool) < self.size:
-                    pool.append((seed, line))
+                if verdict is Verdict.PROVEN:
+                    self._report(rules, await seeds.put_seed(key, seed, line))
                     self._ready[rules].set()
-                    self._report(rules)
+        self._report(rules, have)
 
-    def _report(self, rules: DealRules) -> None:
+    def _report(self, rules: DealRules, n: int) -> None:
+        self._known[rules] = n
         if self._sized is not None:
-            self._sized(rules, len(self._pools[rules]))
+            self._sized(rules, n)
 
     async def close(self) -> None:
         """Stop refilling, and wake every room waiting for a seed (it is refused)."""

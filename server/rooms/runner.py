@@ -76,6 +76,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from protocol import messages as M
 from protocol.messages import CloseCode
 from protocol.settings import DealRules, Deals
 from protocol.wire import encode
@@ -125,12 +126,10 @@ class Venue(Protocol):
 
     def draw_seed(self) -> str: ...
 
-    def proven_seed_nowait(self, rules: DealRules) -> tuple[str, str] | None:
-        """A seed proven winnable under ``rules`` and its line, if one is ready
-        (server/rooms/proofs.py); asking also keeps the pool for ``rules`` filled."""
-
-    async def proven_seed(self, rules: DealRules) -> tuple[str, str]:
-        """A proven seed and its line, waiting while none is ready."""
+    async def proven_seed(self, rules: DealRules, dry: Callable[[], None]) -> tuple[str, str]:
+        """A seed proven winnable under ``rules`` and its line (server/rooms/proofs.py),
+        waiting while the pool is dry: ``dry()`` is called once if it must wait.
+        Raises ``storage_unavailable`` (RoomError) when none can be had."""
 
     def want_proven(self, rules: DealRules) -> None:
         """Keep proven seeds for ``rules`` ready (a room turned winnable on)."""
@@ -195,8 +194,11 @@ class RoomRunner:
         self.compactions = 0  # done (the tests count them)
         self.timer = RoomTimer(self)
         self.bots = BotSeats(self)  # started by the first command released (a rebuild's too)
-        self._proven: dict[DealRules, tuple[str, str]] = {}  # waited for, not dealt yet
+        self._proven: dict[DealRules, tuple[str, str]] = {}  # taken, not dealt yet
         self._seed_gate: asyncio.Future[None] | None = None
+        # The deal this room waits for a proven seed for, the pool being dry (shell
+        # state: the snapshot's ``finding_deal``, the ``finding_deal`` notice).
+        self.finding_deal: int | None = None
 
     @property
     def code(self) -> str:
@@ -214,23 +216,49 @@ class RoomRunner:
         return Ctx(self.venue.clock.now(), self.venue.draw_seed, self._proven_seed)
 
     def _proven_seed(self, rules: DealRules) -> tuple[str, str]:
-        """``deals: winnable``: the seed waited for (see :meth:`run`), else one
-        ready in the pool, else :class:`SeedWanted`. Each is handed out once."""
-        got = self._proven.pop(rules, None) or self.venue.proven_seed_nowait(rules)
+        """``deals: winnable``: the seed taken from the pool for this decision (see
+        :meth:`run`), else :class:`SeedWanted`. Each is handed out once."""
+        got = self._proven.pop(rules, None)
         if got is None:
             raise SeedWanted(rules)
         return got
 
-    async def _wait_for_seed(self, rules: DealRules) -> None:
-        """The pool is dry: hold this room's commands, in order, until a proven
-        seed for ``rules`` is ready (docs/rules.md §9; docs/protocol.md, settings)."""
+    async def _take_seed(self, wanted: SeedWanted) -> None:
+        """Take a proven seed for ``wanted.rules``, holding this room's other
+        commands, in order, meanwhile (docs/rules.md §9; docs/protocol.md,
+        settings). If the pool is dry every member is told the room is finding
+        deal ``wanted.number`` (``finding_deal``); a wait that ends undealt says
+        so too."""
         gate = asyncio.get_running_loop().create_future()
         self._seed_gate = gate
         try:
-            self._proven[rules] = await self.venue.proven_seed(rules)
+            self._proven[wanted.rules] = await self.venue.proven_seed(
+                wanted.rules, lambda: self._tell_finding(wanted.number, True)
+            )
+        except BaseException:
+            self._found()
+            raise
         finally:
             self._seed_gate = None
             gate.set_result(None)
+
+    def _tell_finding(self, number: int, finding: bool) -> None:
+        """Send ``finding_deal`` to every member, behind the commands before it
+        (like a Timed tick it carries the seq of the last event: it is no record)."""
+        self.finding_deal = number if finding else None
+
+        def make() -> Release:
+            room = self.room
+            event = Fanout(room.seq, M.finding_deal(room.seq, deal=number, finding=finding))
+            recipients = dict(room.members)
+            return lambda: self.fanout([event], recipients)
+
+        self._queue_read(make)
+
+    def _found(self) -> None:
+        """The wait is over without a deal (refused, or decided otherwise): say so."""
+        if self.finding_deal is not None:
+            self._tell_finding(self.finding_deal, False)
 
     @property
     def pending(self) -> int:
@@ -251,9 +279,17 @@ class RoomRunner:
             if self.room.time_up(ctx.now):  # the timer may be late: time runs out first
                 self._submit(decide_tick, None, ctx)
             entry = self._submit(decide, reply, ctx)
-        except SeedWanted as wanted:  # nothing was committed: decide again once ready
-            await self._wait_for_seed(wanted.rules)
-            return await self.run(decide, reply)
+        except SeedWanted as wanted:  # nothing was committed: decide again with a seed
+            await self._take_seed(wanted)
+            told, dealt = self.finding_deal, False
+            try:
+                decision = await self.run(decide, reply)
+                dealt = any(r["k"] == R.DEAL for r in decision.records)
+                return decision
+            finally:
+                self._proven.pop(wanted.rules, None)  # refused meanwhile: never dealt
+                if told is not None and not dealt:  # else its deal_started told them
+                    self._tell_finding(told, False)
         settings = self.room.settings
         if settings.deals is Deals.WINNABLE:  # warm the pool before the room deals
             self.venue.want_proven(settings.deal_rules())
@@ -265,13 +301,19 @@ class RoomRunner:
         """Answer from the room as of every command decided so far, once those are
         durable: ``make`` builds the answer now, its result sends it then. Never
         refused: after a failed append ``make`` runs again on the durable room."""
+        entry = self._queue_read(make)
+        if entry is not None:
+            await entry.wait()
+
+    def _queue_read(self, make: Read) -> _Entry | None:
+        """:meth:`read` without waiting for it: the entry queued, or None if sent."""
         if not self._queue:
             make()()
-            return
+            return None
         entry = _Entry(self.room.n_records, read=make)
         entry.release = make()
         self._queue.append(entry)
-        await entry.wait()
+        return entry
 
     def _submit(
         self, decide: Callable[[Room, Ctx], Decision], reply: Reply | None, ctx: Ctx
@@ -295,6 +337,8 @@ class RoomRunner:
             data = [encode_record(r) for r in decision.records]
             entry.recipients = dict(room.members)  # removed members learn of it too
             entry.events = self._commit(decision)
+            if any(r["k"] == R.DEAL for r in decision.records):
+                self.finding_deal = None  # found: its deal_started tells the members
             data += self._snapshot_after(decision)
             entry.recipients.update(self.room.members)
             entry.end = self.room.n_records

@@ -28,6 +28,7 @@ from protocol.messages import ErrorCode
 from ..core.values import RoomError
 
 __all__ = [
+    "SeedPool",
     "SessionRecord",
     "Store",
     "StoreUnavailable",
@@ -78,7 +79,28 @@ def token_key(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-class Store(Protocol):
+class SeedPool(Protocol):
+    """Proven seeds waiting to be dealt (``deals: winnable``; server/rooms/proofs.py
+    proves them): a first-in first-out list of ``(seed, line)`` per rule set ``key``.
+
+    As secret as the room logs: a pooled seed never leaves the server before its
+    deal is over. ``take_seed`` hands each entry out once, atomically, whoever
+    asks: with the Redis store the nodes share one pool, and a seed taken by one
+    is never dealt by another (one whose reply is lost is simply never dealt).
+    The in-memory and SQLite stores keep the pools in this process (a restart
+    proves afresh); Redis keeps them across restarts."""
+
+    async def take_seed(self, key: str) -> tuple[str, str] | None:
+        """The oldest proven seed and its line, gone from the pool; None when dry."""
+
+    async def put_seed(self, key: str, seed: str, line: str) -> int:
+        """Add a proven seed; the pool's size after it."""
+
+    async def seeds_ready(self, key: str) -> int:
+        """How many proven seeds the pool holds."""
+
+
+class Store(SeedPool, Protocol):
     async def reserve_room(self, code: str) -> bool:
         """Claim a new room code; False when the code is taken."""
 

@@ -7,22 +7,45 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Sequence
 
 from .base import SessionRecord, StoreUnavailable, token_key
 
-__all__ = ["MemoryStore"]
+__all__ = ["LocalSeeds", "MemoryStore"]
 
 
 SESSION_TTL = 24 * 3600.0  # seconds a session unused is kept
 
 
-class MemoryStore:
+class LocalSeeds:
+    """Proven-seed pools in this process (:class:`server.store.base.SeedPool`):
+    the in-memory and SQLite stores' (one node: nobody to share them with, and a
+    restart proves afresh rather than keep seeds on disk)."""
+
+    def __init__(self) -> None:
+        self._seed_pools: dict[str, deque[tuple[str, str]]] = {}
+
+    async def take_seed(self, key: str) -> tuple[str, str] | None:
+        pool = self._seed_pools.get(key)
+        return pool.popleft() if pool else None
+
+    async def put_seed(self, key: str, seed: str, line: str) -> int:
+        pool = self._seed_pools.setdefault(key, deque())
+        pool.append((seed, line))
+        return len(pool)
+
+    async def seeds_ready(self, key: str) -> int:
+        return len(self._seed_pools.get(key, ()))
+
+
+class MemoryStore(LocalSeeds):
     """Dictionaries in this process. Sessions unused for :data:`SESSION_TTL` are
     dropped (oldest use first: the dict is kept in order of last use), so memory
     is bounded by the sessions an address may create in that time."""
 
     def __init__(self, session_ttl: float = SESSION_TTL) -> None:
+        super().__init__()
         self._logs: dict[str, list[bytes]] = {}
         self._sessions: dict[str, tuple[float, SessionRecord]] = {}
         self._session_ttl = session_ttl

@@ -106,6 +106,10 @@ class RedisKeys:
     def session(self, token: str) -> bytes:
         return f"{self.prefix}session:{token_key(token)}".encode()
 
+    def seeds(self, key: str) -> bytes:
+        """A pool of proven seeds (server/rooms/proofs.py ``pool_key``): a list."""
+        return f"{self.prefix}seeds:{key}".encode()
+
     def node(self, node_id: str) -> bytes:
         """A node's pub/sub channel (a channel, not a key: it stores nothing)."""
         return f"{self.prefix}node:{node_id}".encode()
@@ -240,6 +244,17 @@ if v then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return v
 """
 _GET_SESSION = Script("get_session", _GET_SESSION_LUA)
+
+# KEYS: a pool of proven seeds. Taking is one LPOP: atomic, so each entry is
+# handed to exactly one caller across every node. ARGV (put): the entry, the ms
+# the pool is kept unused (every key expires, like an idle room's).
+_TAKE_SEED = Script("take_seed", "return redis.call('LPOP', KEYS[1])")
+_PUT_SEED = Script(
+    "put_seed",
+    "local n = redis.call('RPUSH', KEYS[1], ARGV[1]) "
+    "redis.call('PEXPIRE', KEYS[1], ARGV[2]) return n",
+)
+_SEEDS_READY = Script("seeds_ready", "return redis.call('LLEN', KEYS[1])")
 
 
 @dataclass
@@ -615,6 +630,31 @@ class RedisStore:
         if batch is not None and batch.fence != keep:
             del self._pending[code]
             _settle(batch, LeaseLost(f"room {code}: this runner's lease is not the room's"))
+
+    # -- proven seeds (deals: winnable) ---------------------------------------------
+    # One list per rule set, shared by every node: RPUSH to add, LPOP to take, so a
+    # seed is handed out once whichever node asks. An LPOP whose reply is lost
+    # loses that seed, which is then never dealt: the safe way to fail.
+
+    async def take_seed(self, key: str) -> tuple[str, str] | None:
+        async with guard("take_seed", self.pool.timeout):
+            raw = await self.pool.script(_TAKE_SEED, [self.keys.seeds(key)], [])
+        if not raw:
+            return None
+        entry = json.loads(raw)
+        return str(entry["seed"]), str(entry["line"])
+
+    async def put_seed(self, key: str, seed: str, line: str) -> int:
+        value = json.dumps({"seed": seed, "line": line}).encode()
+        async with guard("put_seed", self.pool.timeout):
+            n = await self.pool.script(
+                _PUT_SEED, [self.keys.seeds(key)], [value, b"%d" % self.idle_ttl_ms]
+            )
+        return int(n)
+
+    async def seeds_ready(self, key: str) -> int:
+        async with guard("seeds_ready", self.pool.timeout):
+            return int(await self.pool.script(_SEEDS_READY, [self.keys.seeds(key)], []))
 
     # -- sessions ----------------------------------------------------------------
 

@@ -67,6 +67,7 @@ from typing import IO, Any, TypeVar
 import msgpack  # type: ignore[import-untyped]
 
 from .base import SessionRecord, StoreUnavailable, token_key
+from .memory import LocalSeeds
 
 __all__ = ["DB_NAME", "SqliteStore"]
 
@@ -294,8 +295,9 @@ def _connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
     return conn
 
 
-class SqliteStore:
-    """The :class:`server.store.Store` protocol on SQLite; see the module docstring."""
+class SqliteStore(LocalSeeds):
+    """The :class:`server.store.Store` protocol on SQLite; see the module docstring.
+    Proven-seed pools stay in this process (:class:`LocalSeeds`)."""
 
     def __init__(
         self,
@@ -307,6 +309,7 @@ class SqliteStore:
         session_ttl_ms: int = 7 * DAY_MS,
     ) -> None:
         """Not usable until :meth:`open` (or use :meth:`at`)."""
+        super().__init__()
         self.data_dir = Path(data_dir)
         self.path = self.data_dir / DB_NAME
         self.busy_timeout_ms = busy_timeout_ms

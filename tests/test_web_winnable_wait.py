@@ -1,0 +1,90 @@
+"""A ``deals: winnable`` room on a dry pool, in Chromium: the page says "Finding a
+winnable deal…" while the server finds one (the rest of the page still works), and
+the notice goes when the deal is dealt.
+
+The server runs in a thread of this process so that its pool's solver can be held
+back (tests/support/gated.py): the pool stays dry, deterministically, until the
+test lets one layout, known to be proven within the budget, be solved."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from server.app import DEFAULT_STATIC, RaceServer
+from server.rooms.proofs import ProvenPools
+from tests.support.gated import GatedExecutor
+from tests.support.inprocess import UNLIMITED
+from tests.support.web import Client, no_errors
+
+PROVEN = "dry-pool-0"  # proven for draw one within BUDGET (tests/test_server_winnable.py)
+BUDGET = 60_000
+
+
+class ThreadedServer:
+    """A RaceServer on its own event loop in a thread, with a held-back solver."""
+
+    def __init__(self) -> None:
+        self.gated = GatedExecutor()
+        self.pools = ProvenPools(
+            size=1, max_states=BUDGET, new_seed=lambda: PROVEN, executor=self.gated
+        )
+        self.loop = asyncio.new_event_loop()
+        self.server = RaceServer(
+            port=0, static_dir=DEFAULT_STATIC, limits=UNLIMITED, proofs=self.pools
+        )
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def __enter__(self) -> ThreadedServer:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.gated.allow(100)
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(30)
+        self.gated.shutdown()
+        self.loop.close()
+
+    @property
+    def http(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}"
+
+
+@pytest.fixture
+def dry_server() -> Iterator[ThreadedServer]:
+    with ThreadedServer() as server:
+        yield server
+
+
+def test_a_dry_pool_shows_finding_a_winnable_deal(
+    dry_server: ThreadedServer, browser: Browser
+) -> None:
+    ann = Client(browser, dry_server.http, "ann")
+    bob = Client(browser, dry_server.http, "bob")
+    try:
+        code = ann.create("Ann", deals="winnable", deals_per_round=1)
+        bob.join("Bob", code)
+        ann.page.click("#btn-start")  # the pool is dry: the solver is held back
+        for c in (ann, bob):
+            expect(c.page.locator("#finding-deal")).to_have_text("Finding a winnable deal…")
+        ann.shot("winnable-finding-deal")
+        expect(ann.page.locator("#board-host .card").first).not_to_be_visible()
+
+        # Not blocking anything else in the page: the sheet and the members panel.
+        expect(bob.page.locator("li.member")).to_have_count(2)
+
+        dry_server.gated.allow(1)  # one layout solved: proven, dealt
+        for c in (ann, bob):
+            expect(c.page.locator("#board-host .card").first).to_be_visible()
+            expect(c.page.locator("#finding-deal")).to_have_count(0)
+        no_errors(ann, bob)
+    finally:
+        ann.context.close()
+        bob.context.close()
