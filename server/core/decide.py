@@ -10,8 +10,10 @@ them (see server/core/room.py). A move is validated by playing it on a *copy* of
 player's board; the copy travels in the decision and becomes the board on commit.
 
 Consequences are decided together with their cause: the move that ends the last
-running board of a deal comes with ``deal_ended`` and the next ``deal`` (or
-``round_over``), so one append holds them all and a crash cannot split them.
+running board of a deal comes with ``deal_ended`` and the ``break`` (or the next
+``deal``, with ``break_seconds`` 0, or ``round_over``), so one append holds them
+all and a crash cannot split them. A break ends by the clock (``decide_tick``),
+the host (``decide_next_deal``) or the last player's ``ready``.
 Time and randomness come in through :class:`Ctx`, from the shell.
 """
 
@@ -41,6 +43,7 @@ from .values import (
     Role,
     RoomError,
     RoomState,
+    break_deadline,
     logged_move,
     round_deadline,
 )
@@ -57,6 +60,7 @@ __all__ = [
     "decide_move",
     "decide_next_deal",
     "decide_presence",
+    "decide_ready",
     "decide_rematch",
     "decide_remove",
     "decide_settings",
@@ -175,9 +179,41 @@ def _close_deal(
     remaining = len(room.round_players) if players_left is None else players_left
     if reason == "time" or time_up or deal.number >= settings.deals_per_round or remaining == 0:
         out.append({"k": R.ROUND_OVER, "at": ctx.now})
+    elif settings.break_seconds > 0:
+        out.append({"k": R.BREAK, "at": ctx.now})
     else:
         out.append(_deal_started(room, settings, deal.number + 1, ctx))
     return out
+
+
+def _end_break(
+    room: Room,
+    ctx: Ctx,
+    *,
+    settings: Settings | None = None,
+    players_left: int | None = None,
+) -> list[Record]:
+    """The break's end: the next deal, or the round's end when the settings
+    changed meanwhile say so (its time ran out, fewer deals per round) or nobody
+    is left to deal to."""
+    deal = room.deal
+    if room.state != RoomState.BREAK or deal is None:
+        return []
+    settings = settings or room.settings
+    ends = round_deadline(settings, room.round_started_at)
+    time_up = ends is not None and ctx.now >= ends
+    remaining = len(room.round_players) if players_left is None else players_left
+    if time_up or deal.number >= settings.deals_per_round or remaining == 0:
+        return [{"k": R.ROUND_OVER, "at": ctx.now}]
+    return [_deal_started(room, settings, deal.number + 1, ctx)]
+
+
+def _all_ready_with(room: Room, ready: str | None = None, leaving: str | None = None) -> bool:
+    """Whether every player of the round (but ``leaving``) is ready, counting
+    ``ready`` as ready: the moment a break ends early."""
+    done = {*room.ready, ready}
+    rest = [p for p in room.round_players if p != leaving]
+    return bool(rest) and all(p in done for p in rest)
 
 
 def _all_ended_without(room: Room, leaving: str) -> bool:
@@ -198,8 +234,13 @@ def _departure(room: Room, actor: str, kind: str, ctx: Ctx) -> list[Record]:
     out: list[Record] = [{"k": kind, "p": actor, "host": _next_host(room, actor)}]
     if len(room.members) == 1:
         return [*out, {"k": R.CLOSED, "reason": ClosedReason.EMPTY.value}]
-    if actor in room.round_players and _all_ended_without(room, actor):
-        out += _close_deal(room, ctx, "all_ended", players_left=len(room.round_players) - 1)
+    if actor not in room.round_players:
+        return out
+    left = len(room.round_players) - 1
+    if _all_ended_without(room, actor):
+        out += _close_deal(room, ctx, "all_ended", players_left=left)
+    elif room.state == RoomState.BREAK and (left == 0 or _all_ready_with(room, leaving=actor)):
+        out += _end_break(room, ctx, players_left=left)
     return out
 
 
@@ -218,7 +259,10 @@ def decide_create(
     )
 
 
-def decide_join(room: Room, actor: str, name: str, role: Role) -> Decision:
+def decide_join(room: Room, actor: str, name: str, role: Role, ctx: Ctx) -> Decision:
+    """A player may join at any time while a seat is free: mid-round (``playing``
+    or ``break``) they are in the round from now on and dealt in from the next
+    deal (server/core/room.py, ``_f_joined``)."""
     if room.state == RoomState.CLOSED:
         lifecycle.check(room.state, Action.JOIN_AS_SPECTATOR)
     if actor in room.members:
@@ -237,7 +281,9 @@ def decide_join(room: Room, actor: str, name: str, role: Role) -> Decision:
                 ErrorCode.ROOM_FULL, f"the room has {MAX_SPECTATORS} spectators already"
             )
     name = unique_in(name, (m.name for m in room.members.values()))
-    return Decision([{"k": R.JOINED, "p": actor, "name": name, "role": role.value}])
+    return Decision(
+        [{"k": R.JOINED, "p": actor, "name": name, "role": role.value, "at": ctx.now}]
+    )
 
 
 def decide_leave(room: Room, actor: str, ctx: Ctx) -> Decision:
@@ -315,6 +361,15 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
     ends = round_deadline(settings, room.round_started_at)
     if room.running is not None and ends is not None and ctx.now >= ends:
         out += _close_deal(room, ctx, "time", settings=settings)
+    elif room.state == RoomState.BREAK:
+        # The break's length, the round's time limit and its number of deals
+        # apply at once: a break they end now ends now.
+        deal = room.deal
+        assert deal is not None  # a break follows a deal
+        over = deal.number >= settings.deals_per_round or (ends is not None and ctx.now >= ends)
+        next_at = break_deadline(settings, deal.ended_at)
+        if over or (next_at is not None and ctx.now >= next_at):
+            out += _end_break(room, ctx, settings=settings)
     return Decision(out)
 
 
@@ -343,15 +398,40 @@ def _new_round(room: Room, carry: dict[str, int], ctx: Ctx) -> Decision:
 
 
 def decide_next_deal(room: Room, actor: str, ctx: Ctx) -> Decision:
+    """While a deal runs: end it (players still playing are scored where they
+    stand), which starts the break; during the break: the next deal, at once."""
     _host_only(room, actor, Action.NEXT_DEAL)
+    if room.state == RoomState.BREAK:
+        return Decision(_end_break(room, ctx))
     return Decision(_close_deal(room, ctx, "host"))
 
 
-def decide_tick(room: Room, ctx: Ctx) -> Decision:
-    """The round's time limit, checked by the shell's timer (and before requests)."""
-    if not room.time_up(ctx.now):
+def decide_ready(room: Room, actor: str, ctx: Ctx) -> Decision:
+    """A player of the round is ready for the next deal; the last one to be
+    ready starts it at once. Saying it twice changes nothing."""
+    _member_or_fail(room, actor)
+    lifecycle.check(room.state, Action.READY)
+    if actor not in room.round_players:
+        raise lifecycle.not_in_round()
+    if actor in room.ready:
         return Decision()
-    return Decision(_close_deal(room, ctx, "time"))
+    out: list[Record] = [{"k": R.READY, "p": actor}]
+    if _all_ready_with(room, ready=actor):
+        out += _end_break(room, ctx)
+    return Decision(out)
+
+
+def decide_tick(room: Room, ctx: Ctx) -> Decision:
+    """What the clock does, checked by the shell's timer (and before requests):
+    the round's time limit runs out (the deal, or the break, ends the round), or
+    the break does (the next deal)."""
+    if room.time_up(ctx.now):
+        if room.state == RoomState.BREAK:
+            return Decision([{"k": R.ROUND_OVER, "at": ctx.now}])
+        return Decision(_close_deal(room, ctx, "time"))
+    if room.break_over(ctx.now):
+        return Decision(_end_break(room, ctx))
+    return Decision()
 
 
 # ---------------------------------------------------------------------- moves

@@ -24,12 +24,16 @@ keys are short):
 ``move``        ``p``, ``d`` (deal number), ``t`` (ms into the deal), ``s``
                 (acceptance order: the record's index in the log), ``m`` (move map)
 ``deal_ended``  ``n``, ``at``, ``reason`` (``all_ended`` / ``host`` / ``time``)
+``break``       ``at`` (a deal over and not the round's last: the room pauses;
+                the next deal starts ``break_seconds`` after the deal's end)
+``ready``       ``p`` (a player of the round is ready for the next deal)
 ``round_over``  ``at``
 ``closed``      ``reason`` (``host`` / ``empty`` / ``idle`` / ``expired``)
 ``snapshot``    ``r`` (the record's own index in the log), ``seq``, ``state``,
                 ``settings``, ``host``, ``members`` ([id, name, role, connected]
                 in order), ``round``, ``round_at``, ``round_players``, ``carry``,
-                ``closed`` (reason or nil), ``created_at``, ``deals``: the current round's, each
+                ``closed`` (reason or nil), ``created_at``, ``ready`` (the players
+                ready in a break, in order), ``deals``: the current round's, each
                 ``n``, ``seed``, ``at``, ``rules``, ``ended`` (at, or nil),
                 ``end_t``, ``first``, ``logs`` ({player: [[t, kind, from, to,
                 count], …]}, every player dealt in, in order) and ``won``
@@ -57,6 +61,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 
 __all__ = [
+    "BREAK",
     "CLOSED",
     "CREATED",
     "DEAL",
@@ -65,6 +70,7 @@ __all__ = [
     "LEFT",
     "MOVE",
     "PRESENCE",
+    "READY",
     "REMOVED",
     "ROUND",
     "ROUND_OVER",
@@ -87,6 +93,8 @@ ROUND = "round"
 DEAL = "deal"
 MOVE = "move"
 DEAL_ENDED = "deal_ended"
+BREAK = "break"
+READY = "ready"
 ROUND_OVER = "round_over"
 CLOSED = "closed"
 SNAPSHOT = "snapshot"

@@ -21,7 +21,7 @@ from protocol.settings import Settings
 from protocol.sheet import Sheet
 from protocol.views import outcome_view, player_view, progress, revealed_view
 
-from .values import Deal, Member, Role, RoomState, logged_move
+from .values import MAX_PLAYERS, Deal, Member, Role, RoomState, logged_move
 
 __all__ = [
     "board_view",
@@ -35,6 +35,7 @@ __all__ = [
     "progress_of",
     "replayed_move",
     "revealed_deal",
+    "room_info",
     "snapshot",
     "tick_event",
 ]
@@ -54,7 +55,9 @@ class RoomLike(Protocol):
     members: dict[str, Member]
     round: int
     round_started_at: int | None
+    round_players: list[str]
     deals: list[Deal]
+    ready: list[str]
     seq: int
 
     @property
@@ -62,6 +65,11 @@ class RoomLike(Protocol):
 
     @property
     def round_ends_at(self) -> int | None: ...
+
+    @property
+    def next_deal_at(self) -> int | None: ...
+
+    def joining(self, player: str) -> bool: ...
 
     def score(self, deal: Deal, player: str, now: int) -> int: ...
 
@@ -123,8 +131,12 @@ def members_payload(room: RoomLike) -> dict[str, Any]:
     players: list[dict[str, Any]] = []
     spectators: list[dict[str, Any]] = []
     for m in room.members.values():
-        entry = {"id": m.id, "name": m.name, "connected": m.connected}
-        (spectators if m.role == Role.SPECTATOR else players).append(entry)
+        entry: dict[str, Any] = {"id": m.id, "name": m.name, "connected": m.connected}
+        if m.role == Role.SPECTATOR:
+            spectators.append(entry)
+        else:
+            entry["joining"] = room.joining(m.id)
+            players.append(entry)
     return {"players": players, "spectators": spectators, "host": room.host}
 
 
@@ -262,9 +274,29 @@ def snapshot(room: RoomLike, member: str, now: int) -> dict[str, Any]:
         "round": room.round,
         "round_started_at": room.round_started_at,
         "round_ends_at": room.round_ends_at,
+        "next_deal_at": room.next_deal_at,
+        "ready": list(room.ready),
         "deal": deal_view(room, deal, who, now) if deal is not None else None,
         "sheet": room.sheet(now).to_wire(),
         "history": history,
+    }
+
+
+def room_info(room: RoomLike) -> dict[str, Any]:
+    """What anyone with a room's code may know before joining: nothing of a
+    deal but its number, nothing of a member but a player's name."""
+    players = [m.name for m in room.members.values() if m.role == Role.PLAYER]
+    deal = room.deal
+    return {
+        "code": room.code,
+        "state": room.state.value,
+        "players": players,
+        "seats": max(0, MAX_PLAYERS - len(players)),
+        "spectators": room.settings.spectators.value,
+        "round": room.round,
+        "deal": deal.number if deal is not None and room.state != RoomState.LOBBY else None,
+        "deals": room.settings.deals_per_round,
+        "next_deal_at": room.next_deal_at,
     }
 
 
