@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from protocol.messages import ErrorCode
+from protocol.messages import Code, ErrorCode
+from protocol.moves import Reason
 
 from .values import RoomError, RoomState
 
@@ -48,10 +49,11 @@ _CLOSED = (ErrorCode.NO_SUCH_ROOM, "that room is closed")
 _NOT_LOBBY = (ErrorCode.WRONG_STATE, "start is for a room in the lobby; this one is {state}")
 _NO_DEAL = (ErrorCode.WRONG_STATE, "no deal is running (the room is {state})")
 _NO_BREAK = (ErrorCode.WRONG_STATE, "ready is for the break between deals; the room is {state}")
+_IN_BREAK = (Reason.DEAL_OVER, "the deal is over: the next one starts after the break")
 _NO_NEXT = (ErrorCode.WRONG_STATE, "no next deal to start (the room is {state})")
 _NOT_OVER = (ErrorCode.WRONG_STATE, "rematch is for a finished round; this room is {state}")
 
-Refusal = tuple[ErrorCode, str]
+Refusal = tuple[Code, str]
 
 TABLE: dict[Action, dict[RoomState, Refusal | None]] = {
     # action:                 lobby       playing     break       round_over  closed
@@ -65,7 +67,7 @@ TABLE: dict[Action, dict[RoomState, Refusal | None]] = {
     Action.REMATCH: {_L: _NOT_OVER, _P: _NOT_OVER, _B: _NOT_OVER, _O: None, _C: _GONE},
     Action.CLOSE: {_L: None, _P: None, _B: None, _O: None, _C: _GONE},
     Action.READY: {_L: _NO_BREAK, _P: _NO_BREAK, _B: None, _O: _NO_BREAK, _C: _GONE},
-    Action.MOVE: {_L: _NO_DEAL, _P: None, _B: _NO_DEAL, _O: _NO_DEAL, _C: _GONE},
+    Action.MOVE: {_L: _NO_DEAL, _P: None, _B: _IN_BREAK, _O: _NO_DEAL, _C: _GONE},
     Action.RETRY_MOVE: {_L: _NO_DEAL, _P: None, _B: None, _O: None, _C: _GONE},
 }
 """State × request → None (allowed) or the refusal. ``playing`` always has a

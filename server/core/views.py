@@ -135,7 +135,8 @@ def members_payload(room: RoomLike) -> dict[str, Any]:
         if m.role == Role.SPECTATOR:
             spectators.append(entry)
         else:
-            entry["joining"] = room.joining(m.id)
+            if room.joining(m.id):  # only then: the usual entry stays as it was
+                entry["joining"] = True
             players.append(entry)
     return {"players": players, "spectators": spectators, "host": room.host}
 
