@@ -42,8 +42,8 @@ __all__ = [
     "progress",
     "ready",
     "removed",
-    "room_info",
     "room_closed",
+    "room_info",
     "round_over",
     "settings",
     "sheet",
@@ -279,7 +279,9 @@ def sheet(
 
 
 @_message
-def break_started(seq: int, *, deal: int, next_deal_at: int | None, ready: Sequence[str]) -> Message:
+def break_started(
+    seq: int, *, deal: int, next_deal_at: int | None, ready: Sequence[str]
+) -> Message:
     """Deal ``deal`` is over and the room pauses until ``next_deal_at``."""
     return _make(
         "break_started", {"seq": seq, "deal": deal, "next_deal_at": next_deal_at, "ready": ready}

@@ -173,7 +173,7 @@ async def test_a_late_friend_sits_out_and_plays_the_next_deal() -> None:
 async def test_a_break_survives_a_crash_and_ends_on_time_after_it() -> None:
     store, clock = MemoryStore(), FakeClock()
     async with running_server(store=store, clock=clock) as first:
-        ann, bob, sam, code = await room_of(first)
+        ann, bob, sam, _code = await room_of(first)
         await end_deal(ann, bob)
         brk = await sam.event("break_started")
         await ann.ok("ready")

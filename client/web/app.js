@@ -14,6 +14,7 @@
 //   host.js      host controls and the house-rules form
 //   sheet.js     the score sheet
 //   past.js      past deals: boards, move logs, replay check
+//   results.js   the break between deals: results, boards, countdown, Ready
 //   feedback.js  toast, screen-reader hint, lobby message, banner
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
@@ -25,6 +26,7 @@ import { initHud, renderHud, renderNotices } from "./hud.js";
 import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
 import { renderPast } from "./past.js";
+import { renderResults } from "./results.js";
 import { initPlay, renderControls } from "./play.js";
 import { restoreSession } from "./session.js";
 import { renderSheet } from "./sheet.js";
@@ -40,6 +42,7 @@ function renderAll() {
   renderHud();
   renderNotices();
   renderTable();
+  renderResults();
   renderControls();
   renderMembers();
   renderHost();

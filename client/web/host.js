@@ -26,7 +26,8 @@ export function renderHost() {
   if (!host) return;
   hostForm.set(room.settings || {});
   $("btn-start").hidden = room.state !== "lobby";
-  $("btn-next").hidden = room.state !== "playing";
+  $("btn-next").hidden = room.state !== "playing" && room.state !== "break";
+  $("btn-next").textContent = room.state === "break" ? "Next deal now" : "Next deal";
   $("btn-rematch").hidden = room.state !== "round_over";
 }
 

@@ -281,9 +281,7 @@ def decide_join(room: Room, actor: str, name: str, role: Role, ctx: Ctx) -> Deci
                 ErrorCode.ROOM_FULL, f"the room has {MAX_SPECTATORS} spectators already"
             )
     name = unique_in(name, (m.name for m in room.members.values()))
-    return Decision(
-        [{"k": R.JOINED, "p": actor, "name": name, "role": role.value, "at": ctx.now}]
-    )
+    return Decision([{"k": R.JOINED, "p": actor, "name": name, "role": role.value, "at": ctx.now}])
 
 
 def decide_leave(room: Room, actor: str, ctx: Ctx) -> Decision:

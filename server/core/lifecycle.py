@@ -75,9 +75,9 @@ running deal: the record that ends a deal comes with the break, the next deal
 or the round's end (server/core/decide.py). A player may join mid-round (in
 ``playing`` or ``break``) while a seat is free: they sit the running deal out
 and are dealt in from the next one. ``next_deal`` while a deal runs ends it (the
-break follows); during the break it deals the next one at once. A retried move is answered for as long as
-the room keeps the round's logs, so also once the round is over (the move that
-ended it is the one most likely to be retried)."""
+break follows); during the break it deals the next one at once. A retried move
+is answered for as long as the room keeps the round's logs, so also once the
+round is over (the move that ended it is the one most likely to be retried)."""
 
 
 def check(state: RoomState, action: Action) -> None:

@@ -32,9 +32,9 @@ __all__ = [
     "Role",
     "RoomError",
     "RoomState",
+    "break_deadline",
     "log_entry",
     "logged_move",
-    "break_deadline",
     "round_deadline",
 ]
 
