@@ -7,11 +7,13 @@ are records, so they come back, and the next deal still starts on time."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from typing import Any
 
 import pytest
 
+from client.players import rounds_played, run_bots
 from server.store.memory import MemoryStore
 from tests.support.embedded import EmbeddedServer
 from tests.support.inprocess import FakeClock, running_server
@@ -221,3 +223,26 @@ async def test_kill_9_in_a_break_keeps_it_and_the_late_friend(embedded: Embedded
     await resumed[bob.player][0].ok("ready")
     dealt = await resumed[dan.player][0].event("deal_started")
     assert dealt["deal"]["number"] == 2 and dealt["deal"]["board"] is not None
+
+
+async def test_a_bot_joins_a_running_room_and_plays_from_the_next_deal() -> None:
+    """``klondike-race bot`` into a running room (client.players.run_bots, the
+    command's coroutine): it sits the running deal out and plays the next."""
+    async with running_server() as server:
+        ann = await player(server, "Ann")
+        settings = {"deals_per_round": 2, "break_seconds": 0}
+        code = (await ann.ok("create_room", settings=settings))["room"]["code"]
+        await ann.ok("start")
+        await ann.event("deal_started")
+        url = f"ws://127.0.0.1:{server.port}/ws"
+        bots = asyncio.create_task(run_bots(url, code, pace=0, stop=rounds_played(1)))
+        members = await ann.event("members")
+        bot = next(p for p in members["players"] if p["name"] == "bot")
+        assert bot["joining"] is True
+        await ann.ok("move", deal=1, move={"kind": "resign"})  # the bot held nothing up
+        dealt = await ann.event("deal_started")
+        assert bot["id"] in dealt["deal"]["progress"]  # dealt in from deal 2
+        await ann.ok("move", deal=2, move={"kind": "resign"})
+        await ann.event("round_over")
+        stats = await asyncio.wait_for(bots, 60)
+        assert sum(stats.deals.values()) == 1 and stats.moves > 0
