@@ -74,6 +74,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_SETTINGS: dict[str, Any] = {"deals_per_round": 20}
+FLAT_OUT: dict[str, Any] = {"break_seconds": 0}
+"""Settings every load room has unless told otherwise: flat-out seats do not
+look at results, so the next deal follows the last one at once."""
 PROTOCOL_RATE_LIMIT = 50.0  # frames a second per connection a server allows by default
 _HEADROOM = 0.9  # under a rate limit a seat sends at most 90 % of it
 _MOVED_ON = frozenset({"wrong_deal", "deal_over", "wrong_state"})  # not the bot's fault
@@ -452,7 +455,12 @@ async def open_room(
     player = functools.partial(Player, decisions=Decisions())
     try:
         host, joined = await _enter(
-            player, urls[0], f"load{index}-p1", stats, "create_room", settings=dict(settings)
+            player,
+            urls[0],
+            f"load{index}-p1",
+            stats,
+            "create_room",
+            settings={**FLAT_OUT, **settings},
         )
         room.players.append(host)
         code = joined["room"]["code"]

@@ -63,6 +63,8 @@ class RoomState:
     deal: dict[str, Any] | None
     sheet: dict[str, Any] | None
     history: list[dict[str, Any]]
+    next_deal_at: int | None = None  # during a break: when the next deal starts
+    ready: list[str] = field(default_factory=list)  # players ready, during a break
     first_finisher: str | None = None  # of the running deal, once someone won it
     winners: list[str] = field(default_factory=list)
     removed: bool = False  # this member was removed by the host
@@ -91,6 +93,8 @@ class RoomState:
             history=[_dict(h) for h in _list(snap.get("history"))],
             winners=[str(w) for w in _list(_dict(sheet).get("winners"))],
             finding_deal=snap.get("finding_deal"),
+            next_deal_at=snap.get("next_deal_at"),
+            ready=[str(p) for p in _list(snap.get("ready"))],
         )
 
     # ---------------------------------------------------------------- queries
@@ -107,6 +111,12 @@ class RoomState:
             return None
         board = self.deal.get("board")
         return board if isinstance(board, dict) else None
+
+    @property
+    def joining(self) -> bool:
+        """This player sits the current deal out: they joined the room after it
+        was dealt, and are dealt in from the next one."""
+        return self.role == "player" and self.deal is not None and self.my_board is None
 
     @property
     def is_host(self) -> bool:
@@ -140,6 +150,8 @@ class RoomState:
             self.settings = _dict(event.get("settings"))
             if "round_ends_at" in event:  # a new time limit applies to the running round
                 self.round_ends_at = event["round_ends_at"]
+            if "next_deal_at" in event:  # so does a new length of break
+                self.next_deal_at = event["next_deal_at"]
         elif kind == "deal_started":
             new_round = event.get("round")
             if isinstance(new_round, int) and new_round != self.round:
@@ -155,6 +167,8 @@ class RoomState:
         elif kind == "finding_deal":
             deal = event.get("deal")
             self.finding_deal = deal if event.get("finding") and isinstance(deal, int) else None
+            self.next_deal_at = None
+            self.ready = []
         elif kind == "progress":
             self._progress(event)
         elif kind == "first_finisher":
@@ -170,10 +184,18 @@ class RoomState:
             if "tick" in event and self.deal and self.deal_number == event.get("deal"):
                 for player, p in _dict(progress).items():
                     self.deal["progress"][str(player)] = _dict(p)
+        elif kind == "break_started":
+            self.state = "break"
+            self.next_deal_at = event.get("next_deal_at")
+            self.ready = [str(p) for p in _list(event.get("ready"))]
+        elif kind == "ready":
+            self.ready = [str(p) for p in _list(event.get("ready"))]
         elif kind == "round_over":
             self.sheet = _dict(event.get("sheet")) or self.sheet
             self.winners = [str(w) for w in _list(event.get("winners"))]
             self.state = "round_over"
+            self.next_deal_at = None
+            self.ready = []
         elif kind == "removed":
             gone = event.get("player")
             self.players = [p for p in self.players if p.get("id") != gone]

@@ -101,8 +101,18 @@ class RoomRequests:
         await self.request("start")
 
     async def next_deal(self) -> None:
-        """Host: end the running deal for everyone and deal the next."""
+        """Host: end the running deal for everyone (the break follows, or the
+        next deal with ``break_seconds`` 0); during the break, deal the next now."""
         await self.request("next_deal")
+
+    async def ready(self) -> None:
+        """Player: ready for the next deal, during the break between deals."""
+        await self.request("ready")
+
+    async def room_info(self, code: str) -> dict[str, Any]:
+        """What a room is doing (state, players' names, seats free), without joining."""
+        reply = await self.request("room_info", code=code)
+        return {k: v for k, v in reply.items() if k not in ("type", "id")}
 
     async def rematch(self) -> None:
         """Host: start another round once the last is over."""

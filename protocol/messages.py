@@ -28,6 +28,7 @@ __all__ = [
     "ErrorCode",
     "Message",
     "RequestId",
+    "break_started",
     "deal_log",
     "deal_over",
     "deal_started",
@@ -39,8 +40,10 @@ __all__ = [
     "ok",
     "pong",
     "progress",
+    "ready",
     "removed",
     "room_closed",
+    "room_info",
     "round_over",
     "settings",
     "sheet",
@@ -87,7 +90,6 @@ class ErrorCode(StrEnum):
     NOT_IN_ROOM = "not_in_room"
     ROOM_FULL = "room_full"
     NO_SPECTATORS = "no_spectators"
-    ROUND_IN_PROGRESS = "round_in_progress"
     NOT_HOST = "not_host"
     NOT_A_PLAYER = "not_a_player"
     WRONG_STATE = "wrong_state"
@@ -215,8 +217,17 @@ def members(
 
 
 @_message
-def settings(seq: int, *, settings: Mapping[str, Any], round_ends_at: int | None) -> Message:
-    return _make("settings", {"seq": seq, "settings": settings, "round_ends_at": round_ends_at})
+def settings(
+    seq: int,
+    *,
+    settings: Mapping[str, Any],
+    round_ends_at: int | None,
+    next_deal_at: int | None = None,
+) -> Message:
+    """``next_deal_at``: when the running break ends (a change of ``break_seconds``
+    moves it), else null."""
+    fields = {"round_ends_at": round_ends_at, "next_deal_at": next_deal_at}
+    return _make("settings", {"seq": seq, "settings": settings, **fields})
 
 
 @_message
@@ -276,6 +287,26 @@ def sheet(
 
 
 @_message
+def break_started(
+    seq: int, *, deal: int, next_deal_at: int | None, ready: Sequence[str]
+) -> Message:
+    """Deal ``deal`` is over and the room pauses until ``next_deal_at``."""
+    return _make(
+        "break_started", {"seq": seq, "deal": deal, "next_deal_at": next_deal_at, "ready": ready}
+    )
+
+
+@_message
+def ready(seq: int, *, player: str, ready: Sequence[str]) -> Message:
+    """``player`` is ready for the next deal; ``ready`` is everyone ready so far."""
+    return _make("ready", {"seq": seq, "player": player, "ready": ready})
+
+
+@_message
+def room_info(rid: RequestId, *, info: Mapping[str, Any]) -> Message:
+    return _make("room_info", {"id": rid, **info})
+
+
 def round_over(
     seq: int, *, sheet: Mapping[str, Any], winners: Sequence[str], series: Mapping[str, Any]
 ) -> Message:

@@ -91,6 +91,7 @@ RANGES: dict[str, tuple[int, int, int]] = {
     "stock_passes": (0, 10, 1),
     "time_limit_minutes": (0, 120, 5),
     "race_bonus": (0, 1000, 5),
+    "break_seconds": (0, 60, 1),
 }
 
 
@@ -109,6 +110,9 @@ class Settings:
     foundation_to_tableau: bool = True
     spectators: Spectators = Spectators.LIVE
     deals: Deals = Deals.RANDOM
+    # The pause between two deals of a round, when the room sees the deal's
+    # results; it applies at once (a break running ends when the new length says).
+    break_seconds: int = 10
 
     def to_wire(self) -> dict[str, Any]:
         d = asdict(self)

@@ -46,6 +46,9 @@ class Cell:
 class Row:
     cells: dict[str, Cell]
     first: str | None  # who took the race bonus
+    # Players of the sheet not dealt this deal (they joined the round after it
+    # was dealt): no cell, and nothing added to their total.
+    absent: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -63,6 +66,7 @@ class Sheet:
             "rows": [
                 {
                     "first": row.first,
+                    "absent": list(row.absent),
                     "cells": {
                         pid: {
                             "score": c.score,
@@ -107,16 +111,18 @@ def build_sheet(
             if result.won_seq is not None and (first is None or result.won_seq < first_seq):
                 first, first_seq = p, result.won_seq
         cells: dict[str, Cell] = {}
+        absent: list[str] = []
         for p in players:
             played = entry.results.get(p)
             if played is None:
+                absent.append(p)
                 continue
             score = played.score(scoring, entry.end_t.get(p, 0))
             bonus = race_bonus if p == first else 0
             bank[p] += score + bonus
             board = played.board
             cells[p] = Cell(score + bonus, bonus, bank[p], board.status, board.moves, board.home)
-        sheet.rows.append(Row(cells, first))
+        sheet.rows.append(Row(cells, first, absent))
     sheet.totals = dict(bank)
     if sheet.rows and players:
         best = max(bank[p] for p in players)

@@ -402,6 +402,19 @@ class CloseRoom(Request):
 
 
 @dataclass(frozen=True, slots=True)
+class Ready(Request):
+    """A player of the round is ready for the next deal (during a break)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoomInfo(Request):
+    """What anyone may know of a room by its code before joining it (its state,
+    its players' names, the seats free), for an invite page."""
+
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
 class MoveRequest(Request):
     """``n`` is the move's index in the player's log of ``deal`` (every accepted
     move counts, undos too): what makes a resent move an idempotent retry rather
@@ -465,6 +478,8 @@ _PARSERS: dict[str, Any] = {
     "add_bot": _add_bot,
     "rematch": lambda rid, msg: Rematch(rid),
     "close_room": lambda rid, msg: CloseRoom(rid),
+    "ready": lambda rid, msg: Ready(rid),
+    "room_info": lambda rid, msg: RoomInfo(rid, req_str(msg, "code")),
     "move": _move,
     "snapshot": lambda rid, msg: Snapshot(rid),
     "deal_log": lambda rid, msg: DealLog(rid, req_int(msg, "deal")),

@@ -48,7 +48,7 @@ async def test_kill_9_after_compaction(embedded: EmbeddedServer) -> None:
     ann, bob, sam = [await Client.open(embedded.url) for _ in range(3)]
     for client, name in ((ann, "Ann"), (bob, "Bob"), (sam, "Sam")):
         await client.hello(name)
-    settings = {"scoring": "standard", "deals_per_round": 3}
+    settings = {"scoring": "standard", "deals_per_round": 3, "break_seconds": 0}
     code = (await ann.ok("create_room", settings=settings))["room"]["code"]
     await bob.ok("join_room", code=code, role="player")
     await sam.ok("join_room", code=code, role="spectator")

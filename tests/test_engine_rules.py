@@ -1062,6 +1062,7 @@ def test_defaults() -> None:
         "foundation_to_tableau": True,
         "spectators": "live",
         "deals": "random",
+        "break_seconds": 10,
     }
     assert s.deal_rules() == DealRules(
         variant=Variant.CLASSIC, draw=1, pass_limit=0, undo=False, foundation_to_tableau=True

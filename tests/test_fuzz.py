@@ -55,6 +55,7 @@ REPLIES = {
     "move": "moved",
     "snapshot": "snapshot",
     "deal_log": "deal_log",
+    "room_info": "room_info",
 }  # every other request is answered "ok"
 
 # Stand-ins for this example's room code, player id, running (or last) deal, the
@@ -148,6 +149,8 @@ VALID: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     },
     "snapshot": {},
     "deal_log": {"deal": st.sampled_from([PAST, PAST, DEAL, 0, 3])},
+    "ready": {},
+    "room_info": {"code": st.sampled_from([ROOM, "ZZZZZZ"])},
 }
 # Moves most often, so that deals are played, end, and their logs are asked for.
 well_formed = st.sampled_from(sorted(VALID) + ["move"] * 8 + ["deal_log"] * 2).flatmap(
@@ -265,7 +268,9 @@ async def test_every_frame_is_answered_and_nothing_is_logged_as_an_error(
     caplog.set_level(logging.WARNING)
     async with running_server() as server:
         host = await player(server, "Host", proto)
-        joined = await host.ok("create_room", settings={"undo": True, "deals_per_round": 3})
+        joined = await host.ok(
+            "create_room", settings={"undo": True, "deals_per_round": 3, "break_seconds": 0}
+        )
         code = joined["room"]["code"]
         await host.ok("start")
         # Deal 1 is over from the start (a past deal for deal_log), deal 2 runs.

@@ -166,7 +166,9 @@ async def test_no_frame_leaks_hidden_information() -> None:
     async with running_server() as server:
         every: list[tuple[Client, str]] = []
         host = await player(server, "Host")
-        code = (await host.ok("create_room", settings={"deals_per_round": 2}))["room"]["code"]
+        code = (await host.ok("create_room", settings={"deals_per_round": 2, "break_seconds": 0}))[
+            "room"
+        ]["code"]
         guests = [await player(server, n, JSON if n == "Jo" else None) for n in ("Jo", "Kim")]
         for g in guests:
             await g.ok("join_room", code=code, role="player")

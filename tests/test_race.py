@@ -58,7 +58,8 @@ async def test_whole_race() -> None:
         cat = await player(server, "Cat", JSON)
         sam = await player(server, "Sam", JSON)
         joined = await ann.ok(
-            "create_room", settings={"variant": "thoughtful", "deals_per_round": 3}
+            "create_room",
+            settings={"variant": "thoughtful", "deals_per_round": 3, "break_seconds": 0},
         )
         room = joined["room"]
         code = room["code"]

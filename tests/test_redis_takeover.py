@@ -211,7 +211,7 @@ async def a_dead_nodes_room(redis: RedisServer, code: str) -> None:
         runner = RoomRunner(gone, Room(code))
         gone.rooms[code] = runner
         await runner.run(lambda r, c: D.decide_create(r, "pAnn", "Ann", {}, c))
-        await runner.run(lambda r, _c: D.decide_join(r, "pBob", "Bob", Role.PLAYER))
+        await runner.run(lambda r, c: D.decide_join(r, "pBob", "Bob", Role.PLAYER, c))
         runner.stop()
     finally:
         await store.close()
@@ -314,7 +314,7 @@ async def test_a_failed_group_commit_is_one_warning(caplog: pytest.LogCaptureFix
     await runner.run(lambda r, c: D.decide_create(r, "pAnn", "Ann", {}, c))
     store.held = True
     joins = [
-        runner.run(lambda r, _c, p=p: D.decide_join(r, p, p, Role.PLAYER))
+        runner.run(lambda r, c, p=p: D.decide_join(r, p, p, Role.PLAYER, c))
         for p in ("pBob", "pCat", "pDan")
     ]
     tasks = [asyncio.ensure_future(j) for j in joins]

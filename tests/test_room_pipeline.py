@@ -57,7 +57,7 @@ class GatedStore(MemoryStore):
 async def table(server: RaceServer) -> tuple[list[Client], Client, str]:
     """Three players and a spectator, a deal running."""
     ann, bob, cat, sam = [await player(server, n) for n in ("Ann", "Bob", "Cat", "Sam")]
-    code = (await ann.ok("create_room"))["room"]["code"]
+    code = (await ann.ok("create_room", settings={"break_seconds": 0}))["room"]["code"]
     for c in (bob, cat):
         await c.ok("join_room", code=code, role="player")
     await sam.ok("join_room", code=code, role="spectator")

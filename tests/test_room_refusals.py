@@ -28,10 +28,11 @@ HOST, GUEST, SPEC = "p0", "p1", "s0"
 def room_in(state: RoomState) -> Harness:
     """A room with a host, a second player and a spectator, in ``state``."""
     h = Harness()
-    setup_room(h, players=2, spectators=1, deals_per_round=1)
-    if state in (RoomState.PLAYING, RoomState.ROUND_OVER):
+    deals = 2 if state == RoomState.BREAK else 1
+    setup_room(h, players=2, spectators=1, deals_per_round=deals, break_seconds=10)
+    if state in (RoomState.PLAYING, RoomState.BREAK, RoomState.ROUND_OVER):
         h.run(C.decide_start(h.room, HOST, h.ctx()))
-    if state == RoomState.ROUND_OVER:
+    if state in (RoomState.BREAK, RoomState.ROUND_OVER):
         for pid in (HOST, GUEST):
             h.run(C.decide_move(h.room, pid, 1, next_n(h.room, pid), {"kind": "resign"}, h.ctx()))
     if state == RoomState.CLOSED:
@@ -58,8 +59,8 @@ def request(h: Harness, action: Action) -> Callable[[], Decision]:
     room, ctx = h.room, h.ctx()
     deal = room.running.number if room.running is not None else 1
     return {
-        Action.JOIN_AS_PLAYER: lambda: C.decide_join(room, "new", "New", Role.PLAYER),
-        Action.JOIN_AS_SPECTATOR: lambda: C.decide_join(room, "new", "New", Role.SPECTATOR),
+        Action.JOIN_AS_PLAYER: lambda: C.decide_join(room, "new", "New", Role.PLAYER, ctx),
+        Action.JOIN_AS_SPECTATOR: lambda: C.decide_join(room, "new", "New", Role.SPECTATOR, ctx),
         Action.LEAVE: lambda: C.decide_leave(room, GUEST, ctx),
         Action.SETTINGS: lambda: C.decide_settings(room, HOST, {"draw": 3}, ctx),
         Action.START: lambda: C.decide_start(room, HOST, ctx),
@@ -67,6 +68,7 @@ def request(h: Harness, action: Action) -> Callable[[], Decision]:
         Action.REMOVE: lambda: C.decide_remove(room, HOST, GUEST, ctx),
         Action.REMATCH: lambda: C.decide_rematch(room, HOST, ctx),
         Action.CLOSE: lambda: C.decide_close(room, HOST),
+        Action.READY: lambda: C.decide_ready(room, HOST, ctx),
         Action.MOVE: lambda: C.decide_move(
             room, HOST, deal, next_n(room, HOST), {"kind": "draw"}, ctx
         ),
@@ -123,7 +125,9 @@ def host_only(h: Harness, actor: str) -> list[Callable[[], Decision]]:
     ]
 
 
-@pytest.mark.parametrize("state", [RoomState.LOBBY, RoomState.PLAYING, RoomState.ROUND_OVER])
+@pytest.mark.parametrize(
+    "state", [RoomState.LOBBY, RoomState.PLAYING, RoomState.BREAK, RoomState.ROUND_OVER]
+)
 @pytest.mark.parametrize("actor", [GUEST, SPEC])
 def test_host_only_requests(state: RoomState, actor: str) -> None:
     h = room_in(state)
@@ -144,7 +148,7 @@ def test_who_is_not_in_the_room() -> None:
     err = refused(lambda: C.decide_remove(room, HOST, "pNOBODY", ctx))
     assert err.code == "no_such_player"
     assert refused(lambda: C.decide_remove(room, HOST, HOST, ctx)).code == "bad_request"
-    assert refused(lambda: C.decide_join(room, GUEST, "P1", Role.SPECTATOR)).code == (
+    assert refused(lambda: C.decide_join(room, GUEST, "P1", Role.SPECTATOR, h.ctx())).code == (
         "already_in_room"
     )
 
@@ -176,7 +180,7 @@ def test_move_refusals() -> None:
     assert move(HOST, 1, {"kind": "undo"}).code == "undo_off"
     assert move(HOST, 1, {"kind": "recycle"}).code == "stock_not_empty"
     assert move(HOST, 1, {"kind": "tableau_tableau", "from": 9, "to": 0}).code == ("no_such_pile")
-    h.run(C.decide_join(room, "late", "Late", Role.SPECTATOR))
+    h.run(C.decide_join(room, "late", "Late", Role.SPECTATOR, h.ctx()))
     assert move("late", 1, {"kind": "draw"}).code == "not_a_player"
 
 
@@ -203,13 +207,17 @@ def test_a_move_after_the_deal_is_won_is_deal_over() -> None:
 def test_join_rules() -> None:
     h = Harness()
     ids = setup_room(h, players=MAX_PLAYERS)
-    err = refused(lambda: C.decide_join(h.room, "p9", "P9", Role.PLAYER))
+    err = refused(lambda: C.decide_join(h.room, "p9", "P9", Role.PLAYER, h.ctx()))
     assert err.code == "room_full"
-    h.run(C.decide_join(h.room, "s", "S", Role.SPECTATOR))
+    h.run(C.decide_join(h.room, "s", "S", Role.SPECTATOR, h.ctx()))
     h.run(C.decide_start(h.room, ids[0], h.ctx()))
+    err = refused(lambda: C.decide_join(h.room, "p9", "P9", Role.PLAYER, h.ctx()))
+    assert err.code == "room_full"  # mid-round as before it
     h.run(C.decide_leave(h.room, ids[7], h.ctx()))
-    err = refused(lambda: C.decide_join(h.room, "p9", "P9", Role.PLAYER))
-    assert err.code == "round_in_progress"  # a seat is free, but the round runs
+    h.run(C.decide_join(h.room, "p9", "P9", Role.PLAYER, h.ctx()))  # a seat is free
+    assert h.room.joining("p9") and "p9" in h.room.round_players
+    err = refused(lambda: C.decide_move(h.room, "p9", 1, 0, {"kind": "draw"}, h.ctx()))
+    assert err.code == "wrong_state"  # sits the running deal out
 
 
 def test_a_round_needs_a_player() -> None:

@@ -194,7 +194,8 @@ async def test_room_refusals_reach_the_client_as_error_frames(server: Any) -> No
 
     await host.ok("start")
     await host.event("deal_started")
-    assert await code_of(outsider, "join_room", code=code, role="player") == "round_in_progress"
+    assert await code_of(guest, "ready") == "wrong_state"  # ready is for a break
+    assert await code_of(spec, "ready") == "wrong_state"
     assert await code_of(spec, "move", deal=1, move={"kind": "draw"}) == "not_a_player"
     assert await code_of(host, "move", deal=2, move={"kind": "draw"}) == "wrong_deal"
     assert await code_of(host, "move", deal=1, move={"kind": "waste_foundation"}) == "waste_empty"

@@ -15,6 +15,7 @@
 //   sheet.js     the score sheet
 //   series.js    the podium at round over, the series table (rounds, match wins)
 //   past.js      past deals: boards, move logs, replay check
+//   results.js   the break between deals: results, boards, countdown, Ready
 //   feedback.js  toast, screen-reader hint, lobby message, banner
 //   confirm.js   the in-page "are you sure?" of what cannot be undone
 //
@@ -28,6 +29,7 @@ import { initHud, renderHud, renderNotices } from "./hud.js";
 import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
 import { renderPast } from "./past.js";
+import { renderResults } from "./results.js";
 import { initPlay, renderControls } from "./play.js";
 import { renderPodium, renderSeries } from "./series.js";
 import { restoreSession } from "./session.js";
@@ -46,6 +48,7 @@ function renderAll() {
   renderNotices();
   renderPodium();
   renderTable();
+  renderResults();
   renderControls();
   renderMembers();
   renderHost();

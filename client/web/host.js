@@ -48,7 +48,8 @@ export function renderHost() {
   hostForm.set(room.settings || {});
   hostForm.setPending(pending);
   show("btn-start", room.state === "lobby");
-  show("btn-next", room.state === "playing");
+  show("btn-next", room.state === "playing" || room.state === "break");
+  $("btn-next").textContent = room.state === "break" ? "Next deal now" : "Next deal";
   show("btn-rematch", room.state === "round_over");
   $("btn-add-bot").disabled = room.players.length >= MAX_PLAYERS;
 }

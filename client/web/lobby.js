@@ -41,15 +41,49 @@ function sessionError(err, where) {
   where.textContent = err instanceof ServerError ? refusalText(err) : `${err.message || err}`;
 }
 
-function readInvite() {
+// What the invite page learnt of its room (room_info), by code: a friend who
+// comes mid-round is told before joining that they play from the next deal.
+const known = new Map();
+
+function inviteCode() {
   const m = /(?:^#|&)join=([0-9A-Za-z]{6})/.exec(location.hash);
-  if (!m) return;
-  const code = m[1].toUpperCase();
+  return m ? m[1].toUpperCase() : null;
+}
+
+function inviteText(code, info) {
+  if (!info) return `You are invited to room ${code}. Pick a name and join.`;
+  const who = info.players.length ? ` with ${info.players.join(", ")}` : "";
+  if (info.state === "playing" || info.state === "break") {
+    const seats = info.seats > 0 ? "you will play from the next deal" : "every seat is taken: join as a spectator";
+    return `A round is running in room ${code}${who} (deal ${info.deal} of ${info.deals}): ${seats}.`;
+  }
+  return `You are invited to room ${code}${who}. Pick a name and join.`;
+}
+
+/** Ask the server what the invited room is doing (needs a session, so a name). */
+async function lookUp(code) {
+  const name = $("name").value.trim();
+  if (!code || !name || known.has(code)) return known.get(code) || null;
+  try {
+    await ensureSession(name);
+    const info = await state.conn.request("room_info", { code });
+    known.set(code, info);
+    if (inviteCode() === code) $("invite-note").textContent = inviteText(code, info);
+    return info;
+  } catch {
+    return null; // the join itself says what is wrong
+  }
+}
+
+function readInvite() {
+  const code = inviteCode();
+  if (!code) return;
   $("join-code").value = code;
   const note = $("invite-note");
-  note.textContent = `You are invited to room ${code}. Pick a name and join.`;
+  note.textContent = inviteText(code, known.get(code));
   note.hidden = false;
   ($("name").value ? $("join-btn") : $("name")).focus();
+  lookUp(code);
 }
 
 /** Build the create form, wire the forms and buttons, and fill in what is known. */
@@ -124,6 +158,11 @@ export function initLobby() {
     btn.disabled = true;
     try {
       await ensureSession(name);
+      if (inviteCode() === code && !known.has(code)) {
+        // Not told yet what the room is doing: say it first, join on the next press.
+        const info = await lookUp(code);
+        if (info && (info.state === "playing" || info.state === "break")) return;
+      }
       const reply = await state.conn.request("join_room", { code, role });
       showLobbyMessage("");
       setRoom(reply.room);
@@ -173,6 +212,7 @@ export function initLobby() {
   });
 
   window.addEventListener("hashchange", readInvite);
+  $("name").addEventListener("change", () => lookUp(inviteCode()));
 
   $("name").value = storage(NAME_KEY) || "";
   readInvite();

@@ -101,6 +101,16 @@ export function applyEvent(ev) {
       room.settings = ev.settings;
       // The server adds round_ends_at here: a new time limit moves the round's end.
       if (ev.round_ends_at !== undefined) room.round_ends_at = ev.round_ends_at;
+      // ... and next_deal_at: a new length of break moves the running break's end.
+      if (ev.next_deal_at !== undefined) room.next_deal_at = ev.next_deal_at;
+      break;
+    case "break_started":
+      room.state = "break";
+      room.next_deal_at = ev.next_deal_at;
+      room.ready = ev.ready || [];
+      break;
+    case "ready":
+      room.ready = ev.ready || [];
       break;
     case "deal_started":
       if (ev.round !== undefined && ev.round !== room.round) {
@@ -115,6 +125,8 @@ export function applyEvent(ev) {
       if (ev.round_ends_at !== undefined) room.round_ends_at = ev.round_ends_at;
       room.state = "playing";
       room.finding_deal = null; // the wait for a winnable deal, if any, is over
+      room.next_deal_at = null;
+      room.ready = [];
       setMoveStatus("");
       break;
     case "finding_deal":

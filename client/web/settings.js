@@ -23,6 +23,7 @@ export const FIELDS = [
     name: "variant", label: "Variant", type: "select", def: "classic", when: "next", rule: "variant",
     options: [["classic", "Classic"], ["thoughtful", "Thoughtful (open)"], ["double", "Double (2 packs)"]],
   },
+  { name: "break_seconds", label: "Break between deals (s)", type: "number", def: 10, min: 0, max: 60, step: 1, hint: "0 = none" },
   { name: "undo", label: "Undo", type: "checkbox", def: false, when: "next", rule: "undo" },
   { name: "foundation_to_tableau", label: "Foundation to tableau", type: "checkbox", def: true, when: "next", rule: "foundation_to_tableau" },
   {

@@ -43,6 +43,9 @@ export function renderSheet() {
       h("th", { scope: "row", title: seed ? `seed ${seed}` : row.live ? "in play" : null }, String(i + 1), row.live ? h("span", { class: "live" }, " ●") : null),
       ids.map((id) => {
         const c = row.cells?.[id];
+        if (!c && (row.absent || []).includes(id)) {
+          return h("td", { class: "empty absent", title: `${nameOf(id)} joined after this deal was dealt` }, "absent");
+        }
         if (!c) return h("td", { class: "empty" }, "–");
         return h("td", { class: `status-${c.status}${row.first === id ? " first" : ""}${row.live ? " live" : ""}`, dataset: { player: id },
             title: `${nameOf(id)}: ${c.status}, ${c.home} home, ${c.moves} moves` },

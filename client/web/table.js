@@ -18,8 +18,10 @@ export function renderTable() {
   // Once the round is over, its deals are in "Past deals": the felt makes way.
   const roundOver = room.state === "round_over";
   const pastShown = roundOver && (room.history || []).length > 0;
-  const showWall = !pastShown && (roundOver || (room.role === "spectator" && deal));
-  $("table").hidden = pastShown;
+  // In the break between deals the results panel (results.js) has every board.
+  const inBreak = room.state === "break";
+  const showWall = !pastShown && !inBreak && (roundOver || (room.role === "spectator" && deal));
+  $("table").hidden = pastShown || inBreak;
   if (isPlayer() && deal && deal.board && room.state === "playing") {
     const board = deal.board;
     const live = !over && board.status === "playing" && isConnected();
@@ -38,7 +40,7 @@ export function renderTable() {
   let text = "";
   if (room.state === "lobby") text = "The table is set. The race starts when the host presses Start.";
   else if (!deal) text = "Waiting for the next deal.";
-  else if (isPlayer() && !deal.board && room.state === "playing") text = "You joined mid-round: you play from the next round.";
+  else if (isPlayer() && !deal.board && room.state === "playing") text = "You joined mid-round: you sit this deal out and play from the next deal.";
   msg.textContent = text;
   msg.hidden = !text;
   $("table").dataset.mode = showWall ? "wall" : "board";

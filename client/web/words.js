@@ -72,7 +72,6 @@ export const TEXTS = {
   not_in_room: "You are not in a room any more.",
   room_full: "That room is full.",
   no_spectators: "That room takes no spectators.",
-  round_in_progress: "A round is being played: join as a spectator, or when it is over.",
   not_host: "Only the host can do that.",
   not_a_player: "Spectators watch: only players move.",
   wrong_state: "That can't be done right now.",

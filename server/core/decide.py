@@ -10,8 +10,10 @@ them (see server/core/room.py). A move is validated by playing it on a *copy* of
 player's board; the copy travels in the decision and becomes the board on commit.
 
 Consequences are decided together with their cause: the move that ends the last
-running board of a deal comes with ``deal_ended`` and the next ``deal`` (or
-``round_over``), so one append holds them all and a crash cannot split them.
+running board of a deal comes with ``deal_ended`` and the ``break`` (or the next
+``deal``, with ``break_seconds`` 0, or ``round_over``), so one append holds them
+all and a crash cannot split them. A break ends by the clock (``decide_tick``),
+the host (``decide_next_deal``) or the last player's ``ready``.
 Time and randomness come in through :class:`Ctx`, from the shell.
 """
 
@@ -42,6 +44,7 @@ from .values import (
     Role,
     RoomError,
     RoomState,
+    break_deadline,
     logged_move,
     people_connected,
     round_deadline,
@@ -65,6 +68,7 @@ __all__ = [
     "decide_move",
     "decide_next_deal",
     "decide_presence",
+    "decide_ready",
     "decide_rematch",
     "decide_remove",
     "decide_settings",
@@ -196,9 +200,41 @@ def _close_deal(
         or remaining == 0
     ):
         out.append({"k": R.ROUND_OVER, "at": ctx.now})
+    elif settings.break_seconds > 0:
+        out.append({"k": R.BREAK, "at": ctx.now})
     else:
         out.append(_deal_started(room, settings, deal.number + 1, ctx))
     return out
+
+
+def _end_break(
+    room: Room,
+    ctx: Ctx,
+    *,
+    settings: Settings | None = None,
+    players_left: int | None = None,
+) -> list[Record]:
+    """The break's end: the next deal, or the round's end when the settings
+    changed meanwhile say so (its time ran out, fewer deals per round) or nobody
+    is left to deal to."""
+    deal = room.deal
+    if room.state != RoomState.BREAK or deal is None:
+        return []
+    settings = settings or room.settings
+    ends = round_deadline(settings, room.round_started_at)
+    time_up = ends is not None and ctx.now >= ends
+    remaining = len(room.round_players) if players_left is None else players_left
+    if time_up or deal.number >= settings.deals_per_round or remaining == 0:
+        return [{"k": R.ROUND_OVER, "at": ctx.now}]
+    return [_deal_started(room, settings, deal.number + 1, ctx)]
+
+
+def _all_ready_with(room: Room, ready: str | None = None, leaving: str | None = None) -> bool:
+    """Whether every player of the round (but ``leaving``) is ready, counting
+    ``ready`` as ready: the moment a break ends early."""
+    done = {*room.ready, ready}
+    rest = [p for p in room.round_players if p != leaving]
+    return bool(rest) and all(p in done for p in rest)
 
 
 def _all_ended_without(room: Room, leaving: str) -> bool:
@@ -220,8 +256,13 @@ def _departure(room: Room, actor: str, kind: str, ctx: Ctx) -> list[Record]:
     if not any(m.bot is None for m in room.members.values() if m.id != actor):
         # The last person is gone: bots do not play on in a room nobody is in.
         return [*out, {"k": R.CLOSED, "reason": ClosedReason.EMPTY.value}]
-    if actor in room.round_players and _all_ended_without(room, actor):
-        out += _close_deal(room, ctx, DealEnd.ALL_ENDED, players_left=len(room.round_players) - 1)
+    if actor not in room.round_players:
+        return out
+    left = len(room.round_players) - 1
+    if _all_ended_without(room, actor):
+        out += _close_deal(room, ctx, DealEnd.ALL_ENDED, players_left=left)
+    elif room.state == RoomState.BREAK and (left == 0 or _all_ready_with(room, leaving=actor)):
+        out += _end_break(room, ctx, players_left=left)
     return out
 
 
@@ -240,9 +281,14 @@ def decide_create(
     )
 
 
-def decide_join(room: Room, actor: str, name: str, role: Role, bot: Pace | None = None) -> Decision:
+def decide_join(
+    room: Room, actor: str, name: str, role: Role, ctx: Ctx, bot: Pace | None = None
+) -> Decision:
     """``actor`` joins as ``role``; ``bot`` is set for a bot player the host seats
-    (:func:`decide_add_bot`): it joins the way a person does, under the same rules."""
+    (:func:`decide_add_bot`): it joins the way a person does, under the same rules.
+    A player may join at any time while a seat is free: mid-round (``playing``
+    or ``break``) they are in the round from now on and dealt in from the next
+    deal (server/core/room.py, ``_f_joined``)."""
     if room.state == RoomState.CLOSED:
         lifecycle.check(room.state, Action.JOIN_AS_SPECTATOR)
     if actor in room.members:
@@ -261,13 +307,13 @@ def decide_join(room: Room, actor: str, name: str, role: Role, bot: Pace | None 
                 ErrorCode.ROOM_FULL, f"the room has {MAX_SPECTATORS} spectators already"
             )
     name = unique_in(name, (m.name for m in room.members.values()))
-    record: Record = {"k": R.JOINED, "p": actor, "name": name, "role": role.value}
+    record: Record = {"k": R.JOINED, "p": actor, "name": name, "role": role.value, "at": ctx.now}
     if bot is not None:
         record["bot"] = bot.value
     return Decision([record])
 
 
-def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace) -> Decision:
+def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace, ctx: Ctx) -> Decision:
     """The host seats a bot player (id ``bot``, made by the shell) of ``pace``,
     named after the first of :data:`BOT_NAMES` no bot of the room has; then it is
     a join as a player like anyone's (a full room, or a state that takes no
@@ -277,7 +323,7 @@ def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace) -> Decision:
         raise RoomError(ErrorCode.NOT_HOST, "only the host may do this")
     taken = {m.name for m in room.members.values()}
     first = next((n for n in BOT_NAMES if f"Bot {n}" not in taken), BOT_NAMES[0])
-    return decide_join(room, bot, f"Bot {first}", Role.PLAYER, pace)
+    return decide_join(room, bot, f"Bot {first}", Role.PLAYER, ctx, pace)
 
 
 def decide_leave(room: Room, actor: str, ctx: Ctx) -> Decision:
@@ -357,6 +403,15 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
     ends = round_deadline(settings, room.round_started_at)
     if room.running is not None and ends is not None and ctx.now >= ends:
         out += _close_deal(room, ctx, DealEnd.TIME, settings=settings)
+    elif room.state == RoomState.BREAK:
+        # The break's length, the round's time limit and its number of deals
+        # apply at once: a break they end now ends now.
+        deal = room.deal
+        assert deal is not None  # a break follows a deal
+        over = deal.number >= settings.deals_per_round or (ends is not None and ctx.now >= ends)
+        next_at = break_deadline(settings, deal.ended_at)
+        if over or (next_at is not None and ctx.now >= next_at):
+            out += _end_break(room, ctx, settings=settings)
     return Decision(out)
 
 
@@ -385,15 +440,40 @@ def _new_round(room: Room, carry: dict[str, int], ctx: Ctx) -> Decision:
 
 
 def decide_next_deal(room: Room, actor: str, ctx: Ctx) -> Decision:
+    """While a deal runs: end it (players still playing are scored where they
+    stand), which starts the break; during the break: the next deal, at once."""
     _host_only(room, actor, Action.NEXT_DEAL)
+    if room.state == RoomState.BREAK:
+        return Decision(_end_break(room, ctx))
     return Decision(_close_deal(room, ctx, DealEnd.HOST))
 
 
-def decide_tick(room: Room, ctx: Ctx) -> Decision:
-    """The round's time limit, checked by the shell's timer (and before requests)."""
-    if not room.time_up(ctx.now):
+def decide_ready(room: Room, actor: str, ctx: Ctx) -> Decision:
+    """A player of the round is ready for the next deal; the last one to be
+    ready starts it at once. Saying it twice changes nothing."""
+    _member_or_fail(room, actor)
+    lifecycle.check(room.state, Action.READY)
+    if actor not in room.round_players:
+        raise lifecycle.not_in_round()
+    if actor in room.ready:
         return Decision()
-    return Decision(_close_deal(room, ctx, DealEnd.TIME))
+    out: list[Record] = [{"k": R.READY, "p": actor}]
+    if _all_ready_with(room, ready=actor):
+        out += _end_break(room, ctx)
+    return Decision(out)
+
+
+def decide_tick(room: Room, ctx: Ctx) -> Decision:
+    """What the clock does, checked by the shell's timer (and before requests):
+    the round's time limit runs out (the deal, or the break, ends the round), or
+    the break does (the next deal)."""
+    if room.time_up(ctx.now):
+        if room.state == RoomState.BREAK:
+            return Decision([{"k": R.ROUND_OVER, "at": ctx.now}])
+        return Decision(_close_deal(room, ctx, DealEnd.TIME))
+    if room.break_over(ctx.now):
+        return Decision(_end_break(room, ctx))
+    return Decision()
 
 
 # ---------------------------------------------------------------------- moves

@@ -6,7 +6,9 @@ handlers; so does the room. Every decider (server/core/decide.py) asks
 that refuses a request with ``wrong_state``: a reader finds here, and only here,
 which request each state takes.
 
-    lobby --start--> playing --(last deal over, or time)--> round_over
+    lobby --start--> playing --(a deal over, not the round's last)--> break
+    break --(break_seconds ran out, host's next_deal, every player ready)--> playing
+    playing, break --(last deal over, or time)--> round_over
     round_over --rematch--> playing;      any --(close, last one out, idle)--> closed
 """
 
@@ -14,11 +16,12 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from protocol.messages import ErrorCode
+from protocol.messages import Code, ErrorCode
+from protocol.moves import Reason
 
 from .values import RoomError, RoomState
 
-__all__ = ["TABLE", "Action", "check", "no_players", "not_dealt_in"]
+__all__ = ["TABLE", "Action", "check", "no_players", "not_dealt_in", "not_in_round"]
 
 
 class Action(StrEnum):
@@ -33,43 +36,48 @@ class Action(StrEnum):
     REMOVE = "remove"
     REMATCH = "rematch"
     CLOSE = "close"
+    READY = "ready"
     MOVE = "move"
     RETRY_MOVE = "retry_move"  # a move the player's log already holds, sent again
 
 
-_L, _P, _O, _C = RoomState.LOBBY, RoomState.PLAYING, RoomState.ROUND_OVER, RoomState.CLOSED
+_L, _P, _B = RoomState.LOBBY, RoomState.PLAYING, RoomState.BREAK
+_O, _C = RoomState.ROUND_OVER, RoomState.CLOSED
 
 _GONE = (ErrorCode.NOT_IN_ROOM, "you are not in this room")
 _CLOSED = (ErrorCode.NO_SUCH_ROOM, "that room is closed")
-_RUNNING = (
-    ErrorCode.ROUND_IN_PROGRESS,
-    "a round is running: join as a spectator, or wait for it",
-)
 _NOT_LOBBY = (ErrorCode.WRONG_STATE, "start is for a room in the lobby; this one is {state}")
 _NO_DEAL = (ErrorCode.WRONG_STATE, "no deal is running (the room is {state})")
+_NO_BREAK = (ErrorCode.WRONG_STATE, "ready is for the break between deals; the room is {state}")
+_IN_BREAK = (Reason.DEAL_OVER, "the deal is over: the next one starts after the break")
+_NO_NEXT = (ErrorCode.WRONG_STATE, "no next deal to start (the room is {state})")
 _NOT_OVER = (ErrorCode.WRONG_STATE, "rematch is for a finished round; this room is {state}")
 
-Refusal = tuple[ErrorCode, str]
+Refusal = tuple[Code, str]
 
 TABLE: dict[Action, dict[RoomState, Refusal | None]] = {
-    # action:                 lobby       playing     round_over  closed
-    Action.JOIN_AS_PLAYER: {_L: None, _P: _RUNNING, _O: None, _C: _CLOSED},
-    Action.JOIN_AS_SPECTATOR: {_L: None, _P: None, _O: None, _C: _CLOSED},
-    Action.LEAVE: {_L: None, _P: None, _O: None, _C: _GONE},
-    Action.SETTINGS: {_L: None, _P: None, _O: None, _C: _GONE},
-    Action.START: {_L: None, _P: _NOT_LOBBY, _O: _NOT_LOBBY, _C: _GONE},
-    Action.NEXT_DEAL: {_L: _NO_DEAL, _P: None, _O: _NO_DEAL, _C: _GONE},
-    Action.REMOVE: {_L: None, _P: None, _O: None, _C: _GONE},
-    Action.REMATCH: {_L: _NOT_OVER, _P: _NOT_OVER, _O: None, _C: _GONE},
-    Action.CLOSE: {_L: None, _P: None, _O: None, _C: _GONE},
-    Action.MOVE: {_L: _NO_DEAL, _P: None, _O: _NO_DEAL, _C: _GONE},
-    Action.RETRY_MOVE: {_L: _NO_DEAL, _P: None, _O: None, _C: _GONE},
+    # action:                 lobby       playing     break       round_over  closed
+    Action.JOIN_AS_PLAYER: {_L: None, _P: None, _B: None, _O: None, _C: _CLOSED},
+    Action.JOIN_AS_SPECTATOR: {_L: None, _P: None, _B: None, _O: None, _C: _CLOSED},
+    Action.LEAVE: {_L: None, _P: None, _B: None, _O: None, _C: _GONE},
+    Action.SETTINGS: {_L: None, _P: None, _B: None, _O: None, _C: _GONE},
+    Action.START: {_L: None, _P: _NOT_LOBBY, _B: _NOT_LOBBY, _O: _NOT_LOBBY, _C: _GONE},
+    Action.NEXT_DEAL: {_L: _NO_NEXT, _P: None, _B: None, _O: _NO_NEXT, _C: _GONE},
+    Action.REMOVE: {_L: None, _P: None, _B: None, _O: None, _C: _GONE},
+    Action.REMATCH: {_L: _NOT_OVER, _P: _NOT_OVER, _B: _NOT_OVER, _O: None, _C: _GONE},
+    Action.CLOSE: {_L: None, _P: None, _B: None, _O: None, _C: _GONE},
+    Action.READY: {_L: _NO_BREAK, _P: _NO_BREAK, _B: None, _O: _NO_BREAK, _C: _GONE},
+    Action.MOVE: {_L: _NO_DEAL, _P: None, _B: _IN_BREAK, _O: _NO_DEAL, _C: _GONE},
+    Action.RETRY_MOVE: {_L: _NO_DEAL, _P: None, _B: None, _O: None, _C: _GONE},
 }
 """State × request → None (allowed) or the refusal. ``playing`` always has a
-running deal: the record that ends a deal comes with the next deal or the
-round's end (server/core/decide.py). A retried move is answered for as long as
-the room keeps the round's logs, so also once the round is over (the move that
-ended it is the one most likely to be retried)."""
+running deal: the record that ends a deal comes with the break, the next deal
+or the round's end (server/core/decide.py). A player may join mid-round (in
+``playing`` or ``break``) while a seat is free: they sit the running deal out
+and are dealt in from the next one. ``next_deal`` while a deal runs ends it (the
+break follows); during the break it deals the next one at once. A retried move
+is answered for as long as the room keeps the round's logs, so also once the
+round is over (the move that ended it is the one most likely to be retried)."""
 
 
 def check(state: RoomState, action: Action) -> None:
@@ -84,6 +92,11 @@ def no_players() -> RoomError:
     """A round cannot start with nobody to deal to (the host may be a spectator
     once every player has left)."""
     return RoomError(ErrorCode.WRONG_STATE, "a round needs at least one player")
+
+
+def not_in_round() -> RoomError:
+    """Ready from a member the round has no seat for (a spectator)."""
+    return RoomError(ErrorCode.NOT_A_PLAYER, "only the round's players get ready")
 
 
 def not_dealt_in() -> RoomError:

@@ -25,13 +25,17 @@ keys are short):
 ``move``        ``p``, ``d`` (deal number), ``t`` (ms into the deal), ``s``
                 (acceptance order: the record's index in the log), ``m`` (move map)
 ``deal_ended``  ``n``, ``at``, ``reason`` (``all_ended`` / ``host`` / ``time``)
+``break``       ``at`` (a deal over and not the round's last: the room pauses;
+                the next deal starts ``break_seconds`` after the deal's end)
+``ready``       ``p`` (a player of the round is ready for the next deal)
 ``round_over``  ``at`` (its fold adds the round's result to the series,
                 server/core/series.py)
 ``closed``      ``reason`` (``host`` / ``empty`` / ``idle`` / ``expired``)
 ``snapshot``    ``r`` (the record's own index in the log), ``seq``, ``state``,
                 ``settings``, ``host``, ``members`` ([id, name, role, connected,
                 bot pace or nil] in order), ``round``, ``round_at``, ``round_players``, ``carry``,
-                ``closed`` (reason or nil), ``created_at``, ``deals``: the current round's, each
+                ``closed`` (reason or nil), ``created_at``, ``ready`` (the players
+                ready in a break, in order), ``deals``: the current round's, each
                 ``n``, ``seed``, ``at``, ``rules``, ``ended`` (at, or nil),
                 ``ended_by`` (the ``deal_ended`` reason, or nil), ``end_t``,
                 ``first``, ``logs`` ({player: [[t, kind, from, to, count], …]},
@@ -62,6 +66,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 
 __all__ = [
+    "BREAK",
     "CLOSED",
     "CREATED",
     "DEAL",
@@ -70,6 +75,7 @@ __all__ = [
     "LEFT",
     "MOVE",
     "PRESENCE",
+    "READY",
     "REMOVED",
     "ROUND",
     "ROUND_OVER",
@@ -92,6 +98,8 @@ ROUND = "round"
 DEAL = "deal"
 MOVE = "move"
 DEAL_ENDED = "deal_ended"
+BREAK = "break"
+READY = "ready"
 ROUND_OVER = "round_over"
 CLOSED = "closed"
 SNAPSHOT = "snapshot"

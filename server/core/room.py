@@ -50,6 +50,7 @@ from .values import (
     Member,
     Role,
     RoomState,
+    break_deadline,
     log_entry,
     logged_move,
     round_deadline,
@@ -72,6 +73,7 @@ class Room:
         self.round_players: list[str] = []
         self.deals: list[Deal] = []
         self.carry: dict[str, int] = {}
+        self.ready: list[str] = []  # players ready for the next deal, during a break
         self.seq = 0  # last room event's seq
         self.n_records = 0  # records folded in: the next record's index in the log
         self.closed_reason: ClosedReason | None = None
@@ -148,11 +150,22 @@ class Room:
         return []
 
     def _f_joined(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        player = rec["p"]
         bot = rec.get("bot")
-        member = Member(rec["p"], rec["name"], Role(rec["role"]))
+        member = Member(player, rec["name"], Role(rec["role"]))
         member.bot = None if bot is None else Pace(bot)
-        self.members[rec["p"]] = member
-        return self._emit(emit, self._members)
+        self.members[player] = member
+        late = rec["role"] == Role.PLAYER.value
+        late = late and self.state in (RoomState.PLAYING, RoomState.BREAK)
+        if late:
+            # A late friend: in the round from now on (a column of the sheet,
+            # absent from the deals before), dealt in from the next deal; the
+            # members list shows them "joining" until then.
+            self.round_players.append(player)
+        out = self._emit(emit, self._members)
+        if late:
+            out += self._emit(emit, lambda seq: self._sheet_at(seq, rec))
+        return out
 
     def _f_presence(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         member = self.members.get(rec["p"])
@@ -166,6 +179,8 @@ class Room:
         self.carry.pop(player, None)
         if player in self.round_players:
             self.round_players.remove(player)
+        if player in self.ready:
+            self.ready.remove(player)
 
     def _f_left(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         self._drop(rec["p"], rec["host"])
@@ -181,7 +196,12 @@ class Room:
         self.settings = now = before.updated(rec["changes"])
         out = self._emit(
             emit,
-            lambda seq: M.settings(seq, settings=now.to_wire(), round_ends_at=self.round_ends_at),
+            lambda seq: M.settings(
+                seq,
+                settings=now.to_wire(),
+                round_ends_at=self.round_ends_at,
+                next_deal_at=self.next_deal_at,
+            ),
         )
         rescored = (before.scoring, before.race_bonus) != (now.scoring, now.race_bonus)
         if rescored and self.deals:
@@ -189,7 +209,9 @@ class Room:
         return out
 
     def _sheet_at(self, seq: int, rec: Record) -> Message:
-        return M.sheet(seq, sheet=self.sheet(rec["at"]).to_wire())
+        # ``at`` is in every record that changes the sheet (a ``joined`` of
+        # before late joins had none; it changed no sheet then).
+        return M.sheet(seq, sheet=self.sheet(rec.get("at", 0)).to_wire())
 
     def _f_round(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         self.round += 1
@@ -197,6 +219,7 @@ class Room:
         self.round_players = self.players()
         self.deals = []
         self.carry = dict(rec["carry"])
+        self.ready = []
         self.state = RoomState.PLAYING
         # The new round's empty sheet (its players, banks carried), so that no
         # client keeps showing the last round's.
@@ -205,6 +228,8 @@ class Room:
     def _f_deal(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         rules = DealRules.from_wire(rec["rules"])
         seed = rec["seed"]
+        last = self.deal
+        joined = last is not None and any(p not in last.replays for p in self.round_players)
         replays = {p: DealReplay(Board.deal(seed, rules)) for p in self.round_players}
         deal = Deal(
             number=rec["n"],
@@ -218,8 +243,11 @@ class Room:
         )
         self.deals.append(deal)
         self.state = RoomState.PLAYING
+        self.ready = []
         self.seq += 1
         if not emit:
+            if joined:
+                self.seq += 1  # the members event below
             return []
 
         def started(who: str | None) -> Message:
@@ -231,7 +259,10 @@ class Room:
             fan.spectators = started(V.SPECTATOR_VIEW)
         for p in deal.replays:
             fan.personal[p] = started(p)
-        return [fan]
+        out = [fan]
+        if joined:  # the late friends are dealt in: nobody is "joining" any more
+            out += self._emit(emit, self._members)
+        return out
 
     def _f_move(
         self, rec: Record, prepared: tuple[Board, Outcome] | None, emit: bool
@@ -289,6 +320,23 @@ class Room:
             lambda seq: self._sheet_at(seq, rec),
         )
 
+    def _f_break(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        self.state = RoomState.BREAK
+        self.ready = []
+        deal = self.deals[-1]
+        return self._emit(
+            emit,
+            lambda seq: M.break_started(
+                seq, deal=deal.number, next_deal_at=self.next_deal_at, ready=[]
+            ),
+        )
+
+    def _f_ready(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+        if rec["p"] not in self.ready:
+            self.ready.append(rec["p"])
+        ready = list(self.ready)
+        return self._emit(emit, lambda seq: M.ready(seq, player=rec["p"], ready=ready))
+
     def _f_round_over(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
         self.state = RoomState.ROUND_OVER
         sheet = self.sheet(rec["at"])
@@ -298,6 +346,7 @@ class Room:
             self.round, rec["at"], sheet, settings.scoring, settings.race_bonus, seeds
         )
         self.series.add(result, {m.id: m.name for m in self.members.values()})
+        self.ready = []
 
         def over(seq: int) -> Message:
             return M.round_over(
@@ -339,6 +388,7 @@ class Room:
             "carry": dict(self.carry),
             "closed": None if self.closed_reason is None else self.closed_reason.value,
             "created_at": self.created_at,
+            "ready": list(self.ready),
             "deals": [_deal_record(d) for d in self.deals],
             "series": self.series.to_wire(),
         }
@@ -372,6 +422,7 @@ class Room:
         self.closed_reason = None if closed is None else ClosedReason(closed)
         self.created_at = rec.get("created_at", 0)
         self.series = Series.from_wire(rec.get("series"))
+        self.ready = list(rec.get("ready", ()))
         self._sheet = None
         self.deals = []
         for d in rec["deals"]:
@@ -422,6 +473,34 @@ class Room:
         return round_deadline(self.settings, self.round_started_at)
 
     @property
+    def next_deal_at(self) -> int | None:
+        """When the break running ends and the next deal starts (None: no break)."""
+        deal = self.deal
+        if self.state != RoomState.BREAK or deal is None:
+            return None
+        return break_deadline(self.settings, deal.ended_at)
+
+    def break_over(self, now: int) -> bool:
+        ends = self.next_deal_at
+        return ends is not None and now >= ends
+
+    def due(self, now: int) -> bool:
+        """Whether the clock has something to do to the room now (its round's time
+        ran out, or its break did): what the shell's timer, late or not, asks."""
+        return self.time_up(now) or self.break_over(now)
+
+    def joining(self, player: str) -> bool:
+        """A player of the round the current deal has no board for: they joined
+        after it was dealt, and are dealt in from the next one."""
+        deal = self.deal
+        return (
+            self.state in (RoomState.PLAYING, RoomState.BREAK)
+            and player in self.round_players
+            and deal is not None
+            and player not in deal.replays
+        )
+
+    @property
     def expires_at(self) -> int | None:
         """When a room never started closes (None once it has started): so a room
         made and left waiting costs memory for a bounded time, whoever sits in it."""
@@ -429,7 +508,8 @@ class Room:
 
     def time_up(self, now: int) -> bool:
         ends = self.round_ends_at
-        return self.state == RoomState.PLAYING and ends is not None and now >= ends
+        in_round = self.state in (RoomState.PLAYING, RoomState.BREAK)
+        return in_round and ends is not None and now >= ends
 
     def has_spectators(self) -> bool:
         return any(m.role == Role.SPECTATOR for m in self.members.values())
@@ -494,6 +574,8 @@ _FOLD: dict[str, Any] = {
     R.DEAL: Room._f_deal,
     R.MOVE: Room._f_move,
     R.DEAL_ENDED: Room._f_deal_ended,
+    R.BREAK: Room._f_break,
+    R.READY: Room._f_ready,
     R.ROUND_OVER: Room._f_round_over,
     R.CLOSED: Room._f_closed,
     R.SNAPSHOT: Room._f_snapshot,

@@ -34,6 +34,7 @@ __all__ = [
     "Role",
     "RoomError",
     "RoomState",
+    "break_deadline",
     "log_entry",
     "logged_move",
     "people_connected",
@@ -55,6 +56,7 @@ class RoomState(StrEnum):
 
     LOBBY = "lobby"
     PLAYING = "playing"
+    BREAK = "break"  # between two deals of a round: the last one's results on show
     ROUND_OVER = "round_over"
     CLOSED = "closed"
 
@@ -66,6 +68,15 @@ def round_deadline(settings: Settings, round_started_at: int | None) -> int | No
     if not minutes or round_started_at is None:
         return None
     return round_started_at + minutes * 60_000
+
+
+def break_deadline(settings: Settings, deal_ended_at: int | None) -> int | None:
+    """When a break ends and the next deal starts: ``break_seconds`` after the
+    deal ended. Counted from the deal's end, so a change of the setting applies
+    to a break already running."""
+    if deal_ended_at is None:
+        return None
+    return deal_ended_at + settings.break_seconds * 1000
 
 
 class RoomError(Exception):

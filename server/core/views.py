@@ -22,7 +22,7 @@ from protocol.sheet import Sheet
 from protocol.views import outcome_view, player_view, progress, revealed_view
 
 from .series import Series
-from .values import Deal, Member, Role, RoomState, logged_move
+from .values import MAX_PLAYERS, Deal, Member, Role, RoomState, logged_move
 
 __all__ = [
     "board_view",
@@ -36,6 +36,7 @@ __all__ = [
     "progress_of",
     "replayed_move",
     "revealed_deal",
+    "room_info",
     "snapshot",
     "tick_event",
 ]
@@ -55,7 +56,9 @@ class RoomLike(Protocol):
     members: dict[str, Member]
     round: int
     round_started_at: int | None
+    round_players: list[str]
     deals: list[Deal]
+    ready: list[str]
     seq: int
     series: Series
 
@@ -64,6 +67,11 @@ class RoomLike(Protocol):
 
     @property
     def round_ends_at(self) -> int | None: ...
+
+    @property
+    def next_deal_at(self) -> int | None: ...
+
+    def joining(self, player: str) -> bool: ...
 
     def score(self, deal: Deal, player: str, now: int) -> int: ...
 
@@ -128,7 +136,12 @@ def members_payload(room: RoomLike) -> dict[str, Any]:
         entry: dict[str, Any] = {"id": m.id, "name": m.name, "connected": m.connected}
         if m.bot is not None:
             entry["bot"] = m.bot.value
-        (spectators if m.role == Role.SPECTATOR else players).append(entry)
+        if m.role == Role.SPECTATOR:
+            spectators.append(entry)
+        else:
+            if room.joining(m.id):  # only then: the usual entry stays as it was
+                entry["joining"] = True
+            players.append(entry)
     return {"players": players, "spectators": spectators, "host": room.host}
 
 
@@ -270,11 +283,31 @@ def snapshot(
         "round": room.round,
         "round_started_at": room.round_started_at,
         "round_ends_at": room.round_ends_at,
+        "next_deal_at": room.next_deal_at,
+        "ready": list(room.ready),
         "deal": deal_view(room, deal, who, now) if deal is not None else None,
         "sheet": room.sheet(now).to_wire(),
         "history": history,
         "series": room.series.to_wire(),
         "finding_deal": finding_deal,
+    }
+
+
+def room_info(room: RoomLike) -> dict[str, Any]:
+    """What anyone with a room's code may know before joining: nothing of a
+    deal but its number, nothing of a member but a player's name."""
+    players = [m.name for m in room.members.values() if m.role == Role.PLAYER]
+    deal = room.deal
+    return {
+        "code": room.code,
+        "state": room.state.value,
+        "players": players,
+        "seats": max(0, MAX_PLAYERS - len(players)),
+        "spectators": room.settings.spectators.value,
+        "round": room.round,
+        "deal": deal.number if deal is not None and room.state != RoomState.LOBBY else None,
+        "deals": room.settings.deals_per_round,
+        "next_deal_at": room.next_deal_at,
     }
 
 

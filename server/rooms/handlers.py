@@ -27,9 +27,11 @@ from protocol.wire import (
     LeaveRoom,
     MoveRequest,
     NextDeal,
+    Ready,
     Rematch,
     RemovePlayer,
     Request,
+    RoomInfo,
     Snapshot,
     Start,
     UpdateSettings,
@@ -41,7 +43,7 @@ from .. import ids
 from ..core import decide as D
 from ..core.room import Room
 from ..core.values import Decision, Role, RoomError
-from ..core.views import board_view, deal_logs, replayed_move, snapshot
+from ..core.views import board_view, deal_logs, replayed_move, room_info, snapshot
 from ..net.metrics import Metrics
 from ..peer import Peer, SessionState
 from ..store.base import StoreUnavailable, unavailable
@@ -124,16 +126,23 @@ async def _reserve_code(front: Front) -> str:
     )  # pragma: no cover
 
 
-async def _join(front: Front, conn: Peer, req: JoinRoom) -> None:
-    session = front.session_of(conn)
-    _not_in_a_room(session)
+def _room_by_code(front: Front, conn: Peer, code: str) -> RoomRunner:
+    """The room a join code names. A wrong code spends one of the address's
+    guesses, and once they are spent no code is answered, right or wrong."""
     front.admit("join_codes", conn, spend=False)  # once out of guesses, no answers
-    runner = front.rooms.get(req.code.strip().upper())
+    runner = front.rooms.get(code.strip().upper())
     if runner is None:
         front.admit("join_codes", conn)
         raise RoomError(M.ErrorCode.NO_SUCH_ROOM, "no open room has that code")
+    return runner
+
+
+async def _join(front: Front, conn: Peer, req: JoinRoom) -> None:
+    session = front.session_of(conn)
+    _not_in_a_room(session)
+    runner = _room_by_code(front, conn, req.code)
     await runner.run(
-        lambda r, _c: D.decide_join(r, session.player, session.name, Role(req.role)),
+        lambda r, c: D.decide_join(r, session.player, session.name, Role(req.role), c),
         _joined(front, conn, req, runner),
     )
 
@@ -177,7 +186,7 @@ async def _add_bot(front: Front, conn: Peer, req: AddBot) -> None:
     while bot in runner.room.members:
         bot = "b" + ids.new_id()
     await runner.run(
-        lambda r, _c: D.decide_add_bot(r, session.player, bot, req.pace), _ok(conn, req)
+        lambda r, c: D.decide_add_bot(r, session.player, bot, req.pace, c), _ok(conn, req)
     )
 
 
@@ -189,6 +198,22 @@ async def _rematch(front: Front, conn: Peer, req: Rematch) -> None:
 async def _close(front: Front, conn: Peer, req: CloseRoom) -> None:
     session, runner = front.room_of(conn)
     await runner.run(lambda r, _c: D.decide_close(r, session.player), _ok(conn, req))
+
+
+async def _room_info(front: Front, conn: Peer, req: RoomInfo) -> None:
+    """An invite page asks before it joins: no seat is taken, nothing recorded."""
+    runner = _room_by_code(front, conn, req.code)
+
+    def make() -> Release:
+        msg = M.room_info(req.id, info=room_info(runner.room))
+        return lambda: conn.send(msg)
+
+    await runner.read(make)
+
+
+async def _ready(front: Front, conn: Peer, req: Ready) -> None:
+    session, runner = front.room_of(conn)
+    await runner.run(lambda r, c: D.decide_ready(r, session.player, c), _ok(conn, req))
 
 
 async def _snapshot(front: Front, conn: Peer, req: Snapshot) -> None:
@@ -280,6 +305,8 @@ ROOM_HANDLERS: dict[type[Request], Handler] = {
     AddBot: _add_bot,
     Rematch: _rematch,
     CloseRoom: _close,
+    Ready: _ready,
+    RoomInfo: _room_info,
     Snapshot: _snapshot,
     DealLog: _deal_log,
     MoveRequest: _move,

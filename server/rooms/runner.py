@@ -276,7 +276,7 @@ class RoomRunner:
             await asyncio.shield(self._seed_gate)
         ctx = self.ctx()
         try:
-            if self.room.time_up(ctx.now):  # the timer may be late: time runs out first
+            if self.room.due(ctx.now):  # the timer may be late: time runs out first
                 self._submit(decide_tick, None, ctx)
             entry = self._submit(decide, reply, ctx)
         except SeedWanted as wanted:  # nothing was committed: decide again with a seed

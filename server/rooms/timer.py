@@ -5,6 +5,10 @@ Three things happen to a room without anyone asking, all on the server's clock
 
 - **The round's time limit** runs out: ``decide_tick`` ends the deal and the
   round, through the normal command path.
+- **A break between deals** runs out: ``decide_tick`` deals the next deal (with
+  ``deals: winnable``, the runner waits for a proven seed as for any deal). The
+  break's end is derived from the durable ``deal_ended`` record and the settings,
+  so a room rebuilt after a restart arms for it like the live one did.
 - **Timed scoring ticks.** Under Timed, a running deal's scores drop by 2 at every
   full 10 s. Scores are derived from the move log and the clock, so there is
   nothing to persist: at every tick the room sends a record-free ``sheet`` event
@@ -111,8 +115,11 @@ class RoomTimer:
         room = self.runner.room
         times = []
         ends = room.round_ends_at
-        if ends is not None and room.state == RoomState.PLAYING:
+        if ends is not None and room.state in (RoomState.PLAYING, RoomState.BREAK):
             times.append(ends)
+        next_deal = room.next_deal_at
+        if next_deal is not None:
+            times.append(next_deal)
         tick = self._next_tick()
         if tick is not None:
             times.append(tick[1])
@@ -156,7 +163,7 @@ class RoomTimer:
     async def _fire(self) -> None:
         runner = self.runner
         clock = runner.clock
-        if runner.room.time_up(clock.now()):
+        if runner.room.due(clock.now()):
             await runner.run(decide_tick)
         due = self._next_tick()
         now = clock.now()

@@ -107,7 +107,7 @@ async def play_randomly(
             )
         elif roll < 0.89:
             role = Role.PLAYER if who.startswith("p") else Role.SPECTATOR
-            await run(lambda r, ctx, w=who, ro=role: D.decide_join(r, w, w.upper(), ro))
+            await run(lambda r, ctx, w=who, ro=role: D.decide_join(r, w, w.upper(), ro, ctx))
         elif roll < 0.915:
             on = rng.random() < 0.5
             await run(lambda r, ctx, w=who, o=on: D.decide_presence(r, w, o))

@@ -35,10 +35,14 @@ class Harness:
 
 
 def setup_room(h: Harness, players: int = 3, spectators: int = 0, **settings: Any) -> list[str]:
+    """A room made by ``p0`` with the other players and the spectators in it.
+    Without a break between deals unless ``break_seconds`` says (the tests of
+    the break give one): the next deal follows the last one at once."""
+    settings = {"break_seconds": 0, **settings}
     ids = [f"p{i}" for i in range(players)]
     h.run(C.decide_create(h.room, ids[0], "P0", settings, h.ctx()))
     for pid in ids[1:]:
-        h.run(C.decide_join(h.room, pid, pid.upper(), Role.PLAYER))
+        h.run(C.decide_join(h.room, pid, pid.upper(), Role.PLAYER, h.ctx()))
     for i in range(spectators):
-        h.run(C.decide_join(h.room, f"s{i}", f"S{i}", Role.SPECTATOR))
+        h.run(C.decide_join(h.room, f"s{i}", f"S{i}", Role.SPECTATOR, h.ctx()))
     return ids

@@ -97,6 +97,9 @@ class Client:
         return self.page
 
     def create(self, name: str, **settings: Any) -> str:
+        """Create a room from the lobby's form. Without a break between deals
+        unless ``break_seconds`` is given (tests/test_web_break.py gives one)."""
+        settings = {"break_seconds": 0, **settings}
         page = self.open()
         page.fill("#name", name)
         for field, value in settings.items():
