@@ -307,6 +307,7 @@ def room_info(rid: RequestId, *, info: Mapping[str, Any]) -> Message:
     return _make("room_info", {"id": rid, **info})
 
 
+@_message
 def round_over(
     seq: int, *, sheet: Mapping[str, Any], winners: Sequence[str], series: Mapping[str, Any]
 ) -> Message:

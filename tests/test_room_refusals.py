@@ -121,7 +121,7 @@ def host_only(h: Harness, actor: str) -> list[Callable[[], Decision]]:
         lambda: C.decide_remove(room, actor, HOST, ctx),
         lambda: C.decide_rematch(room, actor, ctx),
         lambda: C.decide_close(room, actor),
-        lambda: C.decide_add_bot(room, actor, "bnew", Pace.FAST),
+        lambda: C.decide_add_bot(room, actor, "bnew", Pace.FAST, ctx),
     ]
 
 
