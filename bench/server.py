@@ -101,8 +101,12 @@ class Proc:
     async def start(cls, module: str, pattern: str, *extra: str) -> Proc:
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.pop("KLONDIKE_REDIS_URL", None)
+        # BENCH_PROFILE=FILE runs the server through bench/profile.py (its GC and
+        # sampling report goes to FILE at exit): a bench-only hook, not a product flag.
+        profile = os.environ.get("BENCH_PROFILE") if module == "server" else None
+        hook = ["bench.profile", "--out", profile, module, "--"] if profile else [module]
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", module, "--port", "0", *extra,
+            sys.executable, "-m", *hook, "--port", "0", *extra,
             cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         assert proc.stderr is not None
@@ -231,6 +235,7 @@ async def drive(
     load.start()
     await asyncio.sleep(warmup)
     cpu0, wall0, mine0 = sum(p.cpu_s() for p in procs), time.perf_counter(), time.process_time()
+    rss_w = sum(p.rss_kb() for p in procs)
     await asyncio.sleep(seconds)
     wall = time.perf_counter() - wall0
     cpu = (sum(p.cpu_s() for p in procs) - cpu0) / wall
@@ -243,6 +248,11 @@ async def drive(
         connections=conns,
         mem_per_conn_kb=round((rss1 - rss0) / conns, 1),
         mem_per_conn_kb_end=round((rss2 - rss0) / conns, 1),
+        # Memory flat under sustained play: the RSS the measured window added,
+        # per 1,000 accepted moves (target near 0; allocator noise is a few KiB).
+        rss_growth_kb_per_1000_moves=(
+            round((rss2 - rss_w) / out["acks"] * 1000, 1) if out["acks"] else 0.0
+        ),
         server_cpu=round(cpu, 2),
         load_cpu=round(mine, 2),
         bots_failed=sum(n for code, n in stats.errors.items() if code.startswith("crashed:")),
@@ -274,7 +284,7 @@ def show(label: str, r: dict[str, Any]) -> None:
         f"{label:<24} {r['moves_per_s']:>9.0f} moves/s   p50 {r['p50_ms']:>6.2f} ms"
         f"   p99 {r['p99_ms']:>7.2f} ms   {r['mem_per_conn_kb']:>6.1f} KiB/conn"
         f"   server cpu {r['server_cpu']:.2f} ({r['moves_per_cpu_s']:.0f}/cpu-s)"
-        f"   load cpu {r['load_cpu']:.2f}"
+        f"   load cpu {r['load_cpu']:.2f}   +{r['rss_growth_kb_per_1000_moves']:.0f} KiB/1000 moves"
         f"   ({r['connections']} conns, {r['errors']} errors)"
     )
 

@@ -143,3 +143,24 @@ def test_winnable_bench() -> None:
         assert is_figure(start["p50_ms"]) and is_figure(start["p99_ms"])
     assert isinstance(result["start"]["winnable_waits"], int)
     assert result["start"]["other_rooms"]["errors"] == 0
+
+
+def test_capacity_bench() -> None:
+    """Both sides, every step, with the load's own figures: a step the load could
+    not drive is refused (so says ``refused``), never reported as the server's."""
+    table, result = run_bench("bench.capacity", "--quick", "--profile")
+    text = "\n".join(table)
+    assert "race server held" in text and "bare relay held" in text and "colyseus:" in text
+    assert result["steps"] == [8, 16]
+    for side in ("race", "relay"):
+        steps = result[side]
+        assert [s["players"] for s in steps] == [8, 16]
+        for step in steps:
+            assert step["connections"] == step["players"] // 8 * 9  # a spectator a room
+            assert step["errors"] == 0, step
+            for key in ("moves_per_s", "p50_ms", "p99_ms", "max_ms", "server_cpu", "load_cpu"):
+                assert is_figure(step[key]), (side, key)
+            assert step["refused"] is None or isinstance(step["refused"], str)
+    assert all("gc_passes" in s["profile"] for s in result["race"])
+    assert isinstance(result["held_players"], int)
+    assert isinstance(result["relay_held_players"], int)

@@ -1,0 +1,418 @@
+"""How many human-pace players one core holds at p99 < 50 ms, beside a bare relay.
+
+The server runs as users run it (``klondike-race serve --memory``, the load's
+per-address caps lifted: every socket comes from loopback), pinned to CPU 0 with
+``taskset -c 0``; this process is the load, pinned to CPU 1. Rooms of 8 players
+and a spectator, ``deals_per_round`` 20; each player makes a real legal move (the
+product's bot, client/load.py) every 2–4 s, at a random phase, and the host
+rematches when a round ends. The number of players steps up (``--steps``), each
+step adding rooms to those already playing, then measuring for ``--seconds``.
+
+Per step: offered and achieved moves a second, p50/p99/max round trip (move sent
+to its ``moved``), server CPU (its share of CPU 0, and µs per accepted move),
+RSS per connection and its growth per 1,000 moves, errors. The load measures
+itself too: its own CPU share and its event loop's lag (a 10 ms ticker's
+lateness). A step where the load is the bottleneck — above a third of its core,
+or a lag p99 over ``--max-lag`` ms — is refused: its figures are not a
+measurement of the server, and it is printed as refused, not as a result.
+
+Last, the largest number of players held (p99 < 50 ms, every offered move
+answered, no errors); then the same steps against the bare relay (bench/relay.py)
+as the baseline. Colyseus (the issue's other baseline) is measured only where a
+Colyseus install is found for ``node``; otherwise a note says it was skipped.
+
+``--profile`` launches the server through bench/profile.py and adds, per step, its
+GC passes and pauses and young objects per move.
+
+The last line is one JSON object with every figure.
+
+Usage: python -m bench.capacity [--steps 1000,2000,4000,6000,8000,10000]
+                                [--seconds 20] [--warmup 5] [--profile]
+       python -m bench.capacity --quick      (a tiny run: the smoke test's)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.profile import delta, read_report
+from bench.server import LOAD_LIMITS, PER_ROOM, _drain, _gather_limited, relay_room
+from client.load import Load, LoadRoom, LoadStats, Pacer, open_rooms, percentile
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER_CPU, LOAD_CPU = 0, 1
+TARGET_P99_MS = 50.0
+LOAD_SHARE_LIMIT = 1 / 3  # the load's CPU share above which its step is refused
+SETTINGS = {"deals_per_round": 20}
+MOVE_EVERY = (2.0, 4.0)  # seconds between one player's moves, uniform
+
+
+class HumanPacer(Pacer):
+    """A player's moves 2–4 s apart (uniformly), from a random phase."""
+
+    def __init__(self, rng: random.Random) -> None:
+        super().__init__(sum(MOVE_EVERY) / 2, rng)
+        self._rng = rng
+
+    async def wait(self) -> None:
+        delay = self.next - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        now = time.perf_counter()
+        self.next = max(self.next, now - MOVE_EVERY[1]) + self._rng.uniform(*MOVE_EVERY)
+
+
+class HumanLoad(Load):
+    """client/load.py's load, every player paced by a :class:`HumanPacer`."""
+
+    def start(self) -> None:
+        for room in self.rooms:
+            for seat in room.players:
+                self._tasks.append(asyncio.create_task(seat.play(self, HumanPacer(self._rng))))
+            for seat in room.watchers:
+                self._tasks.append(asyncio.create_task(seat.play(self, Pacer(0.0, self._rng))))
+
+
+class LagMeter:
+    """The load's event-loop lag: how late a 10 ms ticker wakes."""
+
+    def __init__(self, tick: float = 0.01) -> None:
+        self.tick = tick
+        self.lags: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(self.tick)
+            self.lags.append(max(0.0, time.perf_counter() - before - self.tick))
+
+    def take(self) -> list[float]:
+        lags, self.lags = self.lags, []
+        return lags
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+# ---------------------------------------------------------------------- the process under test
+
+
+@dataclass
+class Target:
+    """The server (or relay) process, pinned to its core."""
+
+    proc: asyncio.subprocess.Process
+    port: int
+    profile: Path | None = None
+
+    @classmethod
+    async def start(cls, kind: str, profile: Path | None = None) -> Target:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env.pop("KLONDIKE_REDIS_URL", None)
+        pin = ["taskset", "-c", str(SERVER_CPU)] if shutil.which("taskset") else []
+        if kind == "race":
+            serve = ["serve", "--host", "127.0.0.1", "--port", "0", "--memory", *LOAD_LIMITS]
+            if profile is None:
+                cmd = [str(Path(sys.executable).parent / "klondike-race"), *serve]
+            else:  # the same server, run as python -m server with the instruments in
+                where = ["-m", "bench.profile", "--out", str(profile), "server"]
+                cmd = [sys.executable, *where, "--", *serve[1:]]
+            pattern = r"listening on ws://[^:]+:(\d+)/ws"
+        else:
+            cmd = [sys.executable, "-m", "bench.relay", "--port", "0"]
+            pattern = r"relay listening on ws://[^:]+:(\d+)/ws"
+        proc = await asyncio.create_subprocess_exec(
+            *pin, *cmd, cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
+        )
+        assert proc.stderr is not None
+        while True:
+            line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
+            if not line:
+                raise RuntimeError(f"{kind} exited before listening")
+            found = re.search(pattern, line)
+            if found:
+                asyncio.get_running_loop().create_task(_drain(proc.stderr))
+                return cls(proc, int(found.group(1)), profile)
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def rss_kb(self) -> int:
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def cpu_s(self) -> float:
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    async def snapshot(self) -> dict[str, Any] | None:
+        """The profiler's report as of now (``--profile`` only)."""
+        if self.profile is None:
+            return None
+        before = self.profile.stat().st_mtime_ns if self.profile.exists() else 0
+        self.proc.send_signal(__import__("signal").SIGUSR2)
+        for _ in range(500):
+            if self.profile.exists() and self.profile.stat().st_mtime_ns != before:
+                with contextlib.suppress(ValueError):
+                    return read_report(self.profile)
+            await asyncio.sleep(0.01)
+        return None
+
+    async def stop(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.terminate()
+            try:
+                await asyncio.wait_for(self.proc.wait(), 30)
+            except TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+
+
+# ---------------------------------------------------------------------- steps
+
+
+async def _add_rooms(
+    kind: str, target: Target, first: int, count: int, stats: LoadStats
+) -> list[LoadRoom]:
+    if kind == "race":
+        made = await open_rooms([target.url], count, PER_ROOM, 1, SETTINGS, stats)
+        if len(made) < count:
+            raise RuntimeError(f"only {len(made)} of {count} rooms opened: {dict(stats.errors)}")
+        return made
+    return await _gather_limited(
+        [lambda r=r: relay_room(target.url, r, 1, stats) for r in range(first, first + count)]  # type: ignore[misc]
+    )
+
+
+async def run_steps(kind: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Step the players up on one process; a step's figures, or why it was refused."""
+    profile = Path(tempfile.mkdtemp()) / "profile.json" if args.profile and kind == "race" else None
+    target = await Target.start(kind, profile)
+    stats = LoadStats()
+    loads: list[HumanLoad] = []
+    lag = LagMeter()
+    lag.start()
+    out: list[dict[str, Any]] = []
+    rooms = 0
+    rss0 = target.rss_kb()
+    try:
+        for players in args.steps:
+            want = max(1, players // PER_ROOM)
+            if want > rooms:
+                made = await _add_rooms(kind, target, rooms, want - rooms, stats)
+                load = HumanLoad(made, stats, seed=len(loads))
+                load.start()
+                loads.append(load)
+                rooms = want
+            await asyncio.sleep(args.warmup)
+            step = await _measure(target, stats, lag, rooms, args)
+            step["rss_per_conn_kb"] = round((step.pop("rss_kb") - rss0) / step["connections"], 1)
+            out.append(step)
+            show(kind, step, args)
+    finally:
+        lag.stop()
+        for load in loads:
+            await load.stop(grace=5.0)
+        await target.stop()
+    return out
+
+
+async def _measure(
+    target: Target, stats: LoadStats, lag: LagMeter, rooms: int, args: argparse.Namespace
+) -> dict[str, Any]:
+    players = rooms * PER_ROOM
+    stats.latencies, stats.moves = [], 0
+    errors0 = sum(stats.errors.values())
+    before = await target.snapshot()
+    start = time.perf_counter()
+    stats.window = (start, start + args.seconds)
+    cpu0, mine0, rss0 = target.cpu_s(), time.process_time(), target.rss_kb()
+    lag.take()
+    await asyncio.sleep(args.seconds)
+    wall = time.perf_counter() - start
+    cpu = (target.cpu_s() - cpu0) / wall
+    mine = (time.process_time() - mine0) / wall
+    rss1 = target.rss_kb()
+    lags = [x * 1000 for x in lag.take()]
+    after = await target.snapshot()
+    lat = [x * 1000 for x in stats.latencies]
+    moves = stats.moves
+    step: dict[str, Any] = {
+        "players": players,
+        "connections": rooms * (PER_ROOM + 1),
+        "offered_moves_per_s": round(players / (sum(MOVE_EVERY) / 2), 1),
+        "moves_per_s": round(moves / wall, 1),
+        "p50_ms": round(percentile(lat, 50), 2),
+        "p99_ms": round(percentile(lat, 99), 2),
+        "max_ms": round(max(lat, default=0.0), 2),
+        "server_cpu": round(cpu, 3),
+        "cpu_us_per_move": round(cpu * wall / moves * 1e6, 1) if moves else 0.0,
+        "rss_kb": rss1,
+        "rss_growth_kb_per_1000_moves": round((rss1 - rss0) / moves * 1000, 1) if moves else 0.0,
+        "errors": sum(stats.errors.values()) - errors0,
+        "load_cpu": round(mine, 3),
+        "load_lag_p99_ms": round(percentile(lags, 99), 2),
+        "load_lag_max_ms": round(max(lags, default=0.0), 2),
+    }
+    if before is not None and after is not None:
+        step["profile"] = delta(before, after, moves)
+    why = []
+    if mine > LOAD_SHARE_LIMIT:
+        why.append(f"load cpu {mine:.0%} > {LOAD_SHARE_LIMIT:.0%}")
+    if step["load_lag_p99_ms"] > args.max_lag:
+        why.append(f"load lag p99 {step['load_lag_p99_ms']} ms > {args.max_lag} ms")
+    step["refused"] = "; ".join(why) or None
+    return step
+
+
+def held(steps: list[dict[str, Any]]) -> int:
+    """The most players of a step measured (not refused) at p99 < 50 ms, with every
+    offered move answered (90 %: the phases are random) and no errors."""
+    best = 0
+    for s in steps:
+        ok = s["refused"] is None and s["errors"] == 0 and s["p99_ms"] < TARGET_P99_MS
+        if ok and s["moves_per_s"] >= 0.9 * s["offered_moves_per_s"]:
+            best = max(best, s["players"])
+    return best
+
+
+def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
+    label = "race server" if kind == "race" else "bare relay"
+    head = f"{label:<12} {s['players']:>6} players ({s['connections']:>6} conns)"
+    if s["refused"]:
+        print(f"{head}  REFUSED, the load is the bottleneck: {s['refused']}", flush=True)
+        return
+    line = (
+        f"{head}  offered {s['offered_moves_per_s']:>7.0f}/s  achieved {s['moves_per_s']:>7.0f}/s"
+        f"  p50 {s['p50_ms']:>6.2f}  p99 {s['p99_ms']:>7.2f}  max {s['max_ms']:>7.1f} ms"
+        f"  server cpu {s['server_cpu']:>5.1%} ({s['cpu_us_per_move']:.0f} µs/move)"
+        f"  {s['rss_per_conn_kb']:>5.1f} KiB/conn  +{s['rss_growth_kb_per_1000_moves']:.0f}"
+        f" KiB/1000 moves  errors {s['errors']}"
+        f"  [load cpu {s['load_cpu']:.0%}, lag p99 {s['load_lag_p99_ms']:.1f} ms]"
+    )
+    print(line, flush=True)
+    prof = s.get("profile")
+    if prof:
+        print(
+            f"{'':<12} gc passes {prof['gc_passes']} pauses {prof['gc_pause_ms']} ms"
+            f" (longest {prof['gc_longest_ms']} ms), {prof['young_objects_per_move']}"
+            " young objects/move",
+            flush=True,
+        )
+
+
+def colyseus() -> str:
+    """Why Colyseus is not measured here (the only outcome so far: see the docstring)."""
+    node = shutil.which("node")
+    if node is None:
+        return "skipped: node is not installed"
+    found = subprocess.run(
+        [node, "-e", "require.resolve('colyseus')"], cwd=ROOT, capture_output=True, check=False
+    )
+    if found.returncode != 0:
+        return "skipped: node is here but colyseus is not installed (npm install colyseus)"
+    return "skipped: a Colyseus relay room is not part of this benchmark yet"
+
+
+async def main(args: argparse.Namespace) -> dict[str, Any]:
+    with contextlib.suppress(AttributeError, OSError):
+        os.sched_setaffinity(0, {LOAD_CPU})
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # the children inherit it
+    print(
+        f"capacity: steps {args.steps} players, {args.seconds:g} s each after {args.warmup:g} s,"
+        f" rooms of {PER_ROOM} + 1 spectator, a move every {MOVE_EVERY[0]:g}-{MOVE_EVERY[1]:g} s;"
+        f" server on CPU {SERVER_CPU}, load on CPU {LOAD_CPU}"
+        f" ({'uvloop' if _uvloop() else 'asyncio'})",
+        flush=True,
+    )
+    race = await run_steps("race", args)
+    best = held(race)
+    print(f"race server held {best} players at p99 < {TARGET_P99_MS:g} ms", flush=True)
+    relay = await run_steps("relay", args)
+    relay_best = held(relay)
+    print(f"bare relay held {relay_best} players at p99 < {TARGET_P99_MS:g} ms", flush=True)
+    note = colyseus()
+    print(f"colyseus: {note}", flush=True)
+    return {
+        "steps": args.steps,
+        "seconds": args.seconds,
+        "loop": "uvloop" if _uvloop() else "asyncio",
+        "race": race,
+        "relay": relay,
+        "held_players": best,
+        "relay_held_players": relay_best,
+        "colyseus": note,
+    }
+
+
+def _uvloop() -> bool:
+    try:
+        import uvloop  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument(
+        "--steps",
+        default="1000,2000,4000,6000,8000,10000",
+        help="players at each step, comma-separated (rooms of 8)",
+    )
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per step")
+    parser.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring a step")
+    parser.add_argument(
+        "--max-lag",
+        type=float,
+        default=10.0,
+        help="load's loop-lag p99 (ms) above which a step is refused",
+    )
+    parser.add_argument("--profile", action="store_true", help="GC and sampling figures per step")
+    parser.add_argument("--quick", action="store_true", help="a tiny run (the smoke test's)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.steps, args.seconds, args.warmup = "8,16", 2.0, 1.0
+    args.steps = [int(x) for x in str(args.steps).split(",") if x]
+    return args
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    try:
+        import uvloop  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return asyncio.run(main(args))
+    result: dict[str, Any] = uvloop.run(main(args))
+    return result
+
+
+if __name__ == "__main__":
+    print(json.dumps(run(parse())))
