@@ -97,10 +97,14 @@ async def play_history(deals: int, seed: int = 1) -> list[bytes]:
     await store.reserve_room(code)
     runner = RoomRunner(service, Room(code))
     service.rooms[code] = runner
-    await runner.run(lambda r, c: D.decide_create(r, PLAYERS[0], "Ann", {"deals_per_round": 5}, c))
+    await runner.run(
+        lambda r, c: D.decide_create(
+            r, PLAYERS[0], "Ann", {"deals_per_round": 5, "break_seconds": 0}, c
+        )
+    )
     for pid in PLAYERS[1:]:
-        await runner.run(lambda r, c, p=pid: D.decide_join(r, p, p[1:], Role.PLAYER))
-    await runner.run(lambda r, c: D.decide_join(r, "sSam", "Sam", Role.SPECTATOR))
+        await runner.run(lambda r, c, p=pid: D.decide_join(r, p, p[1:], Role.PLAYER, c))
+    await runner.run(lambda r, c: D.decide_join(r, "sSam", "Sam", Role.SPECTATOR, c))
     await runner.run(lambda r, c: D.decide_start(r, PLAYERS[0], c))
     played = 0
     while played < deals:
