@@ -38,7 +38,7 @@ need=()
 if [ "${1:-}" = "--dev" ]; then
   command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
   [ -x /usr/bin/chromium ] || need+=(chromium)
-  extra='.[dev]'
+  extra='.[dev,bench]'
 else
   extra='.'
 fi
