@@ -9,8 +9,8 @@ import { ServerError } from "./net.js";
 import { leaveToLobby, setRoom } from "./room.js";
 import { ensureSession } from "./session.js";
 import { SettingsForm } from "./settings.js";
-import { $, NAME_KEY, isPlayer, state, storage } from "./state.js";
 import { refusalText } from "./words.js";
+import { $, NAME_KEY, isPlayer, state, storage } from "./state.js";
 
 let createForm = null;
 
@@ -91,56 +91,39 @@ export function initLobby() {
   createForm = new SettingsForm("create");
   $("create-settings").appendChild(createForm.el);
 
-  $("create-form").addEventListener("submit", async (e) => {
+  // Create, and Practice: a room of one's own under the form's house rules;
+  // practice then seats the chosen bots and starts the round.
+  const opening = (form, then) => async (e) => {
     e.preventDefault();
     createForm.clearErrors();
-    $("create-error").textContent = "";
+    $(`${form}-error`).textContent = "";
     const name = readName();
     if (!name) return;
-    const btn = $("create-btn");
+    const btn = $(`${form}-btn`);
     btn.disabled = true;
     try {
       await ensureSession(name);
       const reply = await state.conn.request("create_room", { settings: createForm.values() });
       showLobbyMessage("");
       setRoom(reply.room);
+      await then();
     } catch (err) {
       if (err.code === "bad_setting" && createForm.setServerError(err)) {
         $(`create-${err.field}`)?.focus();
-      } else sessionError(err, $("create-error"));
+      } else if (state.room) toast(refusalText(err));
+      else sessionError(err, $(`${form}-error`));
     } finally {
       btn.disabled = false;
     }
-  });
-
-  // Practice: a room of one's own, the chosen bots seated, the round started.
-  $("practice-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    createForm.clearErrors();
-    $("practice-error").textContent = "";
-    const name = readName();
-    if (!name) return;
-    const btn = $("practice-btn");
-    btn.disabled = true;
-    try {
-      await ensureSession(name);
-      const reply = await state.conn.request("create_room", { settings: createForm.values() });
-      showLobbyMessage("");
-      setRoom(reply.room);
-      const pace = $("practice-pace").value;
-      for (let i = 0; i < Number($("practice-bots").value); i++) {
-        await state.conn.request("add_bot", { pace });
-      }
-      await state.conn.request("start");
-    } catch (err) {
-      if (err.code === "bad_setting" && createForm.setError(err.field, err.message)) {
-        $(`create-${err.field}`)?.focus();
-      } else if (state.room) toast(`${err.message} (${err.code})`);
-      else sessionError(err, $("practice-error"));
-    } finally {
-      btn.disabled = false;
+  };
+  $("create-form").addEventListener("submit", opening("create", async () => {}));
+  $("practice-form").addEventListener("submit", opening("practice", async () => {
+    const pace = $("practice-pace").value;
+    for (let i = 0; i < Number($("practice-bots").value); i++) {
+      await state.conn.request("add_bot", { pace });
     }
-  });
+    await state.conn.request("start");
+  }));
 
   $("join-form").addEventListener("submit", async (e) => {
     e.preventDefault();
