@@ -13,7 +13,7 @@ the engine's own account instead of re-implementing the rules to work them out.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 from .board import Board
 from .cards import card_str
@@ -22,7 +22,9 @@ from .settings import Variant
 
 __all__ = [
     "EVENT_NAMES",
+    "LoggedResult",
     "hidden_cards",
+    "logged_result",
     "outcome_view",
     "player_view",
     "progress",
@@ -100,20 +102,43 @@ def revealed_view(board: Board) -> dict[str, Any]:
     return view
 
 
-def outcome_view(outcome: Outcome) -> dict[str, Any]:
+LoggedResult: TypeAlias = tuple[tuple[int, ...], int | None, tuple[str, ...], int, str, bool]
+"""An :class:`Outcome` as a room keeps it beside each logged move: (cards, turned,
+event names, pass started, status, undone). A tuple of atoms, so the collector
+stops scanning it after its first pass (a room holds one per move of its round),
+and what :func:`outcome_view` turns into the wire map, so that a past move is
+told from it without replaying the deal."""
+
+
+def logged_result(outcome: Outcome) -> LoggedResult:
+    """What ``outcome`` says, as a room keeps it (see :data:`LoggedResult`)."""
+    return (
+        outcome.cards,
+        outcome.turned,
+        tuple([EVENT_NAMES[e] for e in outcome.events]),
+        outcome.pass_started,
+        outcome.status.value,
+        outcome.undone,
+    )
+
+
+def outcome_view(outcome: Outcome | LoggedResult) -> dict[str, Any]:
     """What an accepted move did, as the wire carries it (the ``result`` of ``moved``
     and of each logged move of a revealed deal).
 
     One function for both, so a past move is told exactly as it was reported live.
     It names only cards the move showed: the ones it moved and the one it turned up.
     """
+    if isinstance(outcome, Outcome):
+        outcome = logged_result(outcome)
+    cards, turned, events, pass_started, status, undone = outcome
     return {
-        "cards": [card_str(c) for c in outcome.cards],
-        "turned": card_str(outcome.turned) if outcome.turned is not None else None,
-        "events": [EVENT_NAMES[e] for e in outcome.events],
-        "pass_started": outcome.pass_started,
-        "status": outcome.status.value,
-        "undone": outcome.undone,
+        "cards": [card_str(c) for c in cards],
+        "turned": card_str(turned) if turned is not None else None,
+        "events": list(events),
+        "pass_started": pass_started,
+        "status": status,
+        "undone": undone,
     }
 
 

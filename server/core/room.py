@@ -36,10 +36,11 @@ from protocol.scoring import TICK_MS, DealReplay, TimedMove
 from protocol.settings import DealRules, Scoring, Settings
 from protocol.sheet import DealEntry, Sheet, build_sheet
 from protocol.strategy import Pace
+from protocol.views import LoggedResult, logged_result
 
 from . import records as R
 from . import views as V
-from .records import Record
+from .records import Record, encode_record, encode_spliced
 from .series import Series, round_result
 from .values import (
     LOBBY_MS,
@@ -239,6 +240,7 @@ class Room:
             rules=rules,
             replays=replays,
             logs={p: [] for p in self.round_players},
+            results={p: [] for p in self.round_players},
             proof=rec.get("proof"),
         )
         self.deals.append(deal)
@@ -278,6 +280,7 @@ class Room:
             outcome = replay.board.apply(timed.move)
         replay.record(timed, outcome)
         deal.logs[player].append(log_entry(timed.t, timed.move))
+        deal.results[player].append(logged_result(outcome))
         first = outcome.status is Status.WON and deal.first is None
         if first:
             deal.first = player
@@ -367,11 +370,12 @@ class Room:
 
     # ------------------------------------------------------------------ snapshots
 
-    def snapshot_record(self) -> Record:
+    def snapshot_record(self, *, deals: bool = True) -> Record:
         """The whole state, as the record that would come next in the log (its
         ``r`` is its index there). Everything a fold derives (replays, scores,
-        views) is left out: the moves' logs rebuild it."""
-        return {
+        views) is left out: the moves' logs rebuild it. (``deals`` false: without
+        its ``deals``, which :meth:`take_snapshot` encodes apart.)"""
+        record = {
             "k": R.SNAPSHOT,
             "r": self.n_records,
             "seq": self.seq,
@@ -389,17 +393,31 @@ class Room:
             "closed": None if self.closed_reason is None else self.closed_reason.value,
             "created_at": self.created_at,
             "ready": list(self.ready),
-            "deals": [_deal_record(d) for d in self.deals],
             "series": self.series.to_wire(),
         }
-
-    def take_snapshot(self) -> Record:
-        """:meth:`snapshot_record`, folded in: on the room it was taken from, a
-        snapshot changes nothing but the record count, so that is all it does
-        here (no board is replayed)."""
-        record = self.snapshot_record()
-        self.n_records += 1
+        if deals:
+            record["deals"] = [_deal_record(d) for d in self.deals]
         return record
+
+    def take_snapshot(self) -> bytes:
+        """:meth:`snapshot_record` encoded, and folded in: on the room it was taken
+        from, a snapshot changes nothing but the record count, so that is all it
+        does here (no board is replayed).
+
+        The bytes decode to :meth:`snapshot_record` exactly, but a deal that is
+        over is encoded once (``Deal.packed``) and spliced in after: a snapshot at
+        the end of a round's 20th deal encodes one deal's logs, not twenty."""
+        record = self.snapshot_record(deals=False)
+        deals = []
+        for deal in self.deals:
+            packed = deal.packed
+            if packed is None:
+                packed = encode_record(_deal_record(deal))
+                if deal.over:
+                    deal.packed = packed
+            deals.append(packed)
+        self.n_records += 1
+        return encode_spliced(record, "deals", deals)
 
     def _restore(self, rec: Record) -> Iterator[None]:
         """Replace the state with a snapshot's (``n_records`` is the snapshot's own
@@ -445,12 +463,16 @@ class Room:
             for player, entries in d["logs"].items():
                 replay = DealReplay(Board.deal(deal.seed, deal.rules))
                 log: list[LogEntry] = [(e[0], e[1], e[2], e[3], e[4]) for e in entries]
+                results: list[LoggedResult] = []
                 for entry in log:
                     move = logged_move(entry)
-                    replay.record(TimedMove(entry[0], 0, move), replay.board.apply(move))
+                    outcome = replay.board.apply(move)
+                    replay.record(TimedMove(entry[0], 0, move), outcome)
+                    results.append(logged_result(outcome))
                 replay.won_seq = d["won"].get(player)
                 deal.replays[player] = replay
                 deal.logs[player] = log
+                deal.results[player] = results
                 yield
 
     # ------------------------------------------------------------------ queries

@@ -20,6 +20,7 @@ from protocol.moves import Move, MoveKind, Outcome
 from protocol.scoring import DealReplay
 from protocol.settings import DealRules, Settings
 from protocol.strategy import Pace
+from protocol.views import LoggedResult
 
 from .records import Record
 
@@ -132,6 +133,9 @@ class Deal:
     rules: DealRules
     replays: dict[str, DealReplay]
     logs: dict[str, list[LogEntry]]
+    # What each logged move did, beside it (protocol.views.LoggedResult): the
+    # revealed deal's logs carry it, told without replaying the deal.
+    results: dict[str, list[LoggedResult]] = field(default_factory=dict)
     end_t: dict[str, int] = field(default_factory=dict)  # stopped by time or host
     ended_at: int | None = None
     ended_by: str | None = None  # protocol.messages.DealEnd: why it ended (nil: not yet)
@@ -143,6 +147,9 @@ class Deal:
     # server/rooms/handlers.py: a deal over takes no more moves.
     encoded_logs: dict[bool, bytes | str] = field(default_factory=dict)
     proof: str | None = None  # deals: winnable — the solver's winning line, secret till over
+    # The deal in a snapshot record, encoded once it is over (it changes no more):
+    # a snapshot late in a round re-encodes only the running deal.
+    packed: bytes | None = None
 
     @property
     def over(self) -> bool:

@@ -16,7 +16,7 @@ from protocol import messages as M
 from protocol.messages import Message
 from protocol.moves import Outcome, Status
 from protocol.proof import check_proof, moves_from_solver
-from protocol.scoring import TimedMove, replay_outcomes, replay_through
+from protocol.scoring import TimedMove, replay_through
 from protocol.settings import Settings
 from protocol.sheet import Sheet
 from protocol.views import outcome_view, player_view, progress, revealed_view
@@ -216,18 +216,17 @@ def deal_logs(deal: Deal) -> dict[str, list[dict[str, Any]]]:
 
     The result is the engine's account of what the move did (the map its
     ``moved`` reply carried), so that clients tell past moves without rules of
-    their own. The logs keep no outcomes, so they are replayed from the seed: work
-    in the length of the logs, which is why only ``deal_over`` (once, to everyone)
-    and the ``deal_log`` request (encoded once per deal and subprotocol, by
+    their own. The room keeps it beside each logged move (``Deal.results``, from
+    the fold), so nothing is replayed; still, the maps are work in the length of
+    the logs, which is why only ``deal_over`` (once, to everyone) and the
+    ``deal_log`` request (encoded once per deal and subprotocol, by
     server/rooms/handlers.py) carry them, and no snapshot does.
     """
     logs: dict[str, list[dict[str, Any]]] = {}
     for p, log in deal.logs.items():
-        moves = [logged_move(e) for e in log]
-        outcomes = replay_outcomes(deal.seed, deal.rules, moves)
         logs[p] = [
-            {"t": e[0], "move": m.to_wire(), "result": outcome_view(o)}
-            for e, m, o in zip(log, moves, outcomes, strict=True)
+            {"t": e[0], "move": logged_move(e).to_wire(), "result": outcome_view(r)}
+            for e, r in zip(log, deal.results[p], strict=True)
         ]
     return logs
 
