@@ -22,6 +22,7 @@ from .settings import Variant
 
 __all__ = [
     "EVENT_NAMES",
+    "RESULT_FIELDS",
     "LoggedResult",
     "hidden_cards",
     "logged_result",
@@ -40,6 +41,7 @@ EVENT_NAMES = {
     Event.FOUNDATION_TO_TABLEAU: "foundation_tableau",
     Event.RECYCLE: "recycle",
 }
+_EVENT_NAMES = {int(e): name for e, name in EVENT_NAMES.items()}
 
 
 def _foundations(board: Board) -> list[str | None]:
@@ -102,20 +104,23 @@ def revealed_view(board: Board) -> dict[str, Any]:
     return view
 
 
-LoggedResult: TypeAlias = tuple[tuple[int, ...], int | None, tuple[str, ...], int, str, bool]
-"""An :class:`Outcome` as a room keeps it beside each logged move: (cards, turned,
-event names, pass started, status, undone). A tuple of atoms, so the collector
-stops scanning it after its first pass (a room holds one per move of its round),
-and what :func:`outcome_view` turns into the wire map, so that a past move is
-told from it without replaying the deal."""
+LoggedResult: TypeAlias = tuple[bytes, int | None, bytes, int, str, bool]
+"""An :class:`Outcome` as a room keeps it beside each logged move: (cards,
+turned, events, pass started, status, undone), the cards and events as bytes.
+Atoms only: a room keeps one per move of its round, flattened into one list per
+player (:data:`RESULT_FIELDS` atoms a move), so keeping one allocates nothing the
+collector tracks. :func:`outcome_view` turns it into the wire map, so a past
+move is told from it without replaying the deal."""
+
+RESULT_FIELDS = 6
 
 
 def logged_result(outcome: Outcome) -> LoggedResult:
     """What ``outcome`` says, as a room keeps it (see :data:`LoggedResult`)."""
     return (
-        outcome.cards,
+        bytes(outcome.cards),
         outcome.turned,
-        tuple([EVENT_NAMES[e] for e in outcome.events]),
+        bytes(outcome.events),
         outcome.pass_started,
         outcome.status.value,
         outcome.undone,
@@ -135,7 +140,7 @@ def outcome_view(outcome: Outcome | LoggedResult) -> dict[str, Any]:
     return {
         "cards": [card_str(c) for c in cards],
         "turned": card_str(turned) if turned is not None else None,
-        "events": list(events),
+        "events": [_EVENT_NAMES[e] for e in events],
         "pass_started": pass_started,
         "status": status,
         "undone": undone,

@@ -36,7 +36,7 @@ from protocol.scoring import TICK_MS, DealReplay, TimedMove
 from protocol.settings import DealRules, Scoring, Settings
 from protocol.sheet import DealEntry, Sheet, build_sheet
 from protocol.strategy import Pace
-from protocol.views import LoggedResult, logged_result
+from protocol.views import logged_result
 
 from . import records as R
 from . import views as V
@@ -280,7 +280,7 @@ class Room:
             outcome = replay.board.apply(timed.move)
         replay.record(timed, outcome)
         deal.logs[player].append(log_entry(timed.t, timed.move))
-        deal.results[player].append(logged_result(outcome))
+        deal.results[player].extend(logged_result(outcome))
         first = outcome.status is Status.WON and deal.first is None
         if first:
             deal.first = player
@@ -463,12 +463,12 @@ class Room:
             for player, entries in d["logs"].items():
                 replay = DealReplay(Board.deal(deal.seed, deal.rules))
                 log: list[LogEntry] = [(e[0], e[1], e[2], e[3], e[4]) for e in entries]
-                results: list[LoggedResult] = []
+                results: list[Any] = []
                 for entry in log:
                     move = logged_move(entry)
                     outcome = replay.board.apply(move)
                     replay.record(TimedMove(entry[0], 0, move), outcome)
-                    results.append(logged_result(outcome))
+                    results.extend(logged_result(outcome))
                 replay.won_seq = d["won"].get(player)
                 deal.replays[player] = replay
                 deal.logs[player] = log

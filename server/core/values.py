@@ -20,7 +20,6 @@ from protocol.moves import Move, MoveKind, Outcome
 from protocol.scoring import DealReplay
 from protocol.settings import DealRules, Settings
 from protocol.strategy import Pace
-from protocol.views import LoggedResult
 
 from .records import Record
 
@@ -133,14 +132,17 @@ class Deal:
     rules: DealRules
     replays: dict[str, DealReplay]
     logs: dict[str, list[LogEntry]]
-    # What each logged move did, beside it (protocol.views.LoggedResult): the
-    # revealed deal's logs carry it, told without replaying the deal.
-    results: dict[str, list[LoggedResult]] = field(default_factory=dict)
+    # What each logged move did (protocol.views.LoggedResult), flattened: move i's
+    # is results[p][RESULT_FIELDS * i:][:RESULT_FIELDS]. The revealed deal's logs
+    # carry it, told without replaying the deal (views.deal_logs).
+    results: dict[str, list[Any]] = field(default_factory=dict)
     end_t: dict[str, int] = field(default_factory=dict)  # stopped by time or host
     ended_at: int | None = None
     ended_by: str | None = None  # protocol.messages.DealEnd: why it ended (nil: not yet)
     first: str | None = None  # first winner
-    views: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # board_view
+    # views.board_view's last view (player, log length, view): one per deal, for
+    # the reply and the spectators' event of one move to share.
+    view: tuple[str, int, dict[str, Any]] | None = None
     retried: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # views.replayed_move
     revealed: dict[str, Any] | None = None  # views.revealed_deal, once the deal is over
     # The deal_log reply's logs, encoded once per subprotocol (True: msgpack) by

@@ -19,7 +19,7 @@ from protocol.proof import check_proof, moves_from_solver
 from protocol.scoring import TimedMove, replay_through
 from protocol.settings import Settings
 from protocol.sheet import Sheet
-from protocol.views import outcome_view, player_view, progress, revealed_view
+from protocol.views import RESULT_FIELDS, outcome_view, player_view, progress, revealed_view
 
 from .series import Series
 from .values import MAX_PLAYERS, Deal, Member, Role, RoomState, logged_move
@@ -82,15 +82,19 @@ def board_view(deal: Deal, player: str) -> dict[str, Any]:
     """``player``'s board as they (and spectators) see it, built once per move:
     the mover's reply and the spectators' progress event share it.
 
+    Only the deal's last view is kept: one per player would hold a view of every
+    board for seconds, tens of thousands of containers on a busy server that the
+    collector's young passes scan again and again before they die.
+
     ``logged`` is the length of the player's log of the deal: the number their
     next move carries (docs/protocol.md, ``move``). The board's own ``moves``
     will not do, since an undo takes one off it while the log grows."""
     version = len(deal.logs[player])
-    cached = deal.views.get(player)
-    if cached is not None and cached[0] == version:
-        return cached[1]
+    cached = deal.view
+    if cached is not None and cached[0] == player and cached[1] == version:
+        return cached[2]
     view = {**player_view(deal.replays[player].board), "logged": version}
-    deal.views[player] = (version, view)
+    deal.view = (player, version, view)
     return view
 
 
@@ -223,10 +227,17 @@ def deal_logs(deal: Deal) -> dict[str, list[dict[str, Any]]]:
     server/rooms/handlers.py) carry them, and no snapshot does.
     """
     logs: dict[str, list[dict[str, Any]]] = {}
+    n = RESULT_FIELDS
     for p, log in deal.logs.items():
+        flat = deal.results[p]
+        assert len(flat) == n * len(log)
+        results = [
+            (flat[i], flat[i + 1], flat[i + 2], flat[i + 3], flat[i + 4], flat[i + 5])
+            for i in range(0, len(flat), n)
+        ]
         logs[p] = [
             {"t": e[0], "move": logged_move(e).to_wire(), "result": outcome_view(r)}
-            for e, r in zip(log, deal.results[p], strict=True)
+            for e, r in zip(log, results, strict=True)
         ]
     return logs
 
