@@ -194,17 +194,12 @@ class Fanout:
 class Decision:
     """What a request means: records to persist, and what to reply once they are.
 
-    ``prepared`` maps a move record's index in ``records`` to the board the move
-    was validated on (a copy) and its outcome, so that :meth:`Room.commit` adopts
-    the validated board instead of playing the move a second time.
-
     ``retry`` is set (and ``records`` empty) when a move request repeats one the
     player's log already holds: the index of that move in the log of ``deal``, so
     the reply can be the original one, rebuilt from the log.
     """
 
     records: list[Record] = field(default_factory=list)
-    prepared: dict[int, tuple[Board, Outcome]] = field(default_factory=dict)
     deal: int = 0  # for "moved": the deal the move was for
     outcome: Outcome | None = None
     retry: int | None = None
