@@ -16,7 +16,13 @@ runs ``python -m server ...`` with:
   stack: what a stage costs with everything it calls); the frames of the GC monitor
   count as ``<gc>`` (a pause is sampled in whatever allocation triggered it);
 - the process's CPU time, its young-generation allocation counts (every gen-0 pass
-  is ``gc.get_threshold()[0]`` more tracked objects allocated than freed).
+  is ``gc.get_threshold()[0]`` more tracked objects allocated than freed);
+- a **loop-hold monitor**: a task in the server's event loop wakes every ms (the
+  loop runners, asyncio's and uvloop's, are wrapped to start it), and the gap
+  between two wakes, less the ms, is how long the loop was held; every hold over
+  ``--hold-ms`` (5) is kept with the collector's pauses inside it and the stacks
+  the sampler caught during it (the project's frames, innermost first), so that
+  the longest holds say what they were.
 
 The report goes to ``--out`` as JSON at exit (a SIGTERM is the server's graceful
 stop, so its atexit runs) and, on ``SIGUSR2``, at once: a benchmark asks for one
@@ -26,6 +32,7 @@ at the start and end of its window and takes the difference (:func:`delta`).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import atexit
 import gc
 import json
@@ -34,12 +41,14 @@ import runpy
 import signal
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from pathlib import Path
 from types import FrameType
 from typing import Any
 
-__all__ = ["GcMonitor", "Sampler", "delta", "read_report"]
+__all__ = ["GcMonitor", "HoldMonitor", "Sampler", "delta", "read_report"]
+
+HOLD_BUCKETS_MS = (5, 10, 20, 50, 100)
 
 
 class GcMonitor:
@@ -84,8 +93,9 @@ class GcMonitor:
 class Sampler:
     """A ``SIGPROF`` sampler of the main thread's stack, by function."""
 
-    def __init__(self, interval_s: float) -> None:
+    def __init__(self, interval_s: float, holds: HoldMonitor | None = None) -> None:
         self.interval = interval_s
+        self.holds = holds
         self.samples = 0
         self.self_counts: Counter[str] = Counter()
         self.total_counts: Counter[str] = Counter()
@@ -101,6 +111,7 @@ class Sampler:
 
     def _sample(self, _sig: int, frame: FrameType | None) -> None:
         self.samples += 1
+        where = "<gc>" if self._in_gc else _where(frame)
         seen: set[str] = set()
         first = True
         if self._in_gc:
@@ -117,6 +128,8 @@ class Sampler:
                 seen.add(name)
                 self.total_counts[name] += 1
             frame = frame.f_back
+        if self.holds is not None and self.holds.stalled():
+            self.holds.sampled(where)
 
     def report(self) -> dict[str, Any]:
         return {
@@ -125,6 +138,125 @@ class Sampler:
             "self": dict(self.self_counts),
             "total": dict(self.total_counts),
         }
+
+
+class HoldMonitor:
+    """How long the event loop goes without running a 1 ms ticker, and what held it.
+
+    The ticker runs in the server's loop (:meth:`start`); the sampler asks
+    :meth:`stalled` at each sample and hands the stack of a stalled loop to
+    :meth:`sampled`; the collector's pauses are counted on ``gc.callbacks``."""
+
+    TICK_S = 0.001
+
+    def __init__(self, hold_ms: float, keep: int = 5000) -> None:
+        self.hold_s = hold_ms / 1000
+        self.keep = keep
+        self.beat = 0.0  # the ticker's last wake (0: not started)
+        self.ticks = 0
+        self.counts = [0] * len(HOLD_BUCKETS_MS)  # holds over each bucket's ms
+        self.holds: deque[dict[str, Any]] = deque(maxlen=keep)  # the latest, oldest first
+        self.stall_samples: Counter[str] = Counter()  # every stalled sample, by stack
+        self._samples: Counter[str] = Counter()  # this stall's
+        self._gc_s = 0.0  # collector pause since the last beat
+        self._gc_gens: set[int] = set()
+        self._gc_started = 0.0
+
+    def install(self) -> None:
+        gc.callbacks.append(self._gc_phase)
+
+    def _gc_phase(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+            return
+        self._gc_s += time.perf_counter() - self._gc_started
+        self._gc_gens.add(info["generation"])
+
+    def start(self) -> None:
+        asyncio.get_running_loop().create_task(self._tick())
+
+    async def _tick(self) -> None:
+        self.beat = time.perf_counter()
+        while True:
+            await asyncio.sleep(self.TICK_S)
+            now = time.perf_counter()
+            hold = now - self.beat - self.TICK_S
+            self.beat = now
+            self.ticks += 1
+            if hold > self.hold_s:
+                self._held(hold, now)
+            self._samples.clear()
+            self._gc_s = 0.0
+            self._gc_gens.clear()
+
+    def _held(self, hold: float, now: float) -> None:
+        ms = hold * 1000
+        for i, bucket in enumerate(HOLD_BUCKETS_MS):
+            if ms > bucket:
+                self.counts[i] += 1
+        self.holds.append(
+            {
+                "ms": round(ms, 1),
+                "at": round(now, 3),
+                "gc_ms": round(self._gc_s * 1000, 1),
+                "gc_gens": sorted(self._gc_gens),
+                "samples": dict(self._samples.most_common(6)),
+            }
+        )
+
+    def stalled(self) -> bool:
+        return self.beat > 0 and time.perf_counter() - self.beat > self.hold_s
+
+    def sampled(self, where: str) -> None:
+        self._samples[where] += 1
+        self.stall_samples[where] += 1
+
+    def report(self) -> dict[str, Any]:
+        return {
+            "ticks": self.ticks,
+            "over_ms": dict(zip((str(b) for b in HOLD_BUCKETS_MS), self.counts, strict=True)),
+            "holds": list(self.holds),
+            "stalled_samples": dict(self.stall_samples.most_common(40)),
+        }
+
+
+def _where(frame: FrameType | None, depth: int = 5) -> str:
+    """The sampled stack in short: the innermost frame, then the project's frames
+    above it (innermost first), ``depth`` in all."""
+    parts: list[str] = []
+    first = True
+    while frame is not None and len(parts) < depth:
+        code = frame.f_code
+        name = _short(code.co_filename)
+        if first or name.startswith(_PROJECT):
+            parts.append(f"{name}:{code.co_name}:{frame.f_lineno}")
+        first = False
+        frame = frame.f_back
+    return " < ".join(parts)
+
+
+_PROJECT = ("server/", "protocol/", "client/", "bench/")
+
+
+def _wrap_runners(holds: HoldMonitor) -> None:
+    """Start the hold monitor's ticker in whatever loop the server runs on."""
+
+    def wrap(run: Any) -> Any:
+        def runner(main: Any, *args: Any, **kwargs: Any) -> Any:
+            async def monitored() -> Any:
+                holds.start()
+                return await main
+
+            return run(monitored(), *args, **kwargs)
+
+        return runner
+
+    asyncio.run = wrap(asyncio.run)
+    try:
+        import uvloop  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return
+    uvloop.run = wrap(uvloop.run)
 
 
 def _short(path: str) -> str:
@@ -161,6 +293,17 @@ def delta(before: dict[str, Any], after: dict[str, Any], moves: int) -> dict[str
         return {k: round(v / samples, 3) for k, v in ranked if samples and v > 0}
 
     per = max(moves, 1)
+    hb, ha = before.get("holds"), after.get("holds")
+    holds: dict[str, Any] = {}
+    if hb is not None and ha is not None:
+        since = before["at_perf"]
+        holds = {
+            "over_ms": {k: v - hb["over_ms"][k] for k, v in ha["over_ms"].items()},
+            "longest": sorted((h for h in ha["holds"] if h["at"] > since), key=lambda h: -h["ms"])[
+                :12
+            ],
+            "stalled_samples": shares(ha["stalled_samples"], hb["stalled_samples"]),
+        }
     return {
         "moves": moves,
         "cpu_s": round(cpu, 3),
@@ -173,6 +316,7 @@ def delta(before: dict[str, Any], after: dict[str, Any], moves: int) -> dict[str
         "samples": samples,
         "self_share": shares(after["profile"]["self"], self_b),
         "total_share": shares(after["profile"]["total"], total_b),
+        "holds": holds,
     }
 
 
@@ -182,11 +326,13 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, required=True, help="where the JSON report goes")
     parser.add_argument("--interval", type=float, default=1.0, help="ms of CPU between samples")
+    parser.add_argument("--hold-ms", type=float, default=5.0, help="loop holds kept: over this")
     parser.add_argument("module", help="the module to run as __main__ (server)")
     parser.add_argument("args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     monitor = GcMonitor()
-    sampler = Sampler(args.interval / 1000)
+    holds = HoldMonitor(args.hold_ms)
+    sampler = Sampler(args.interval / 1000, holds)
     out: Path = args.out
 
     def write(*_: object) -> None:
@@ -194,14 +340,18 @@ def main() -> None:
             "cpu_s": _cpu_s(),
             "gc": monitor.report(),
             "profile": sampler.report(),
+            "holds": holds.report(),
             "at": time.time(),
+            "at_perf": time.perf_counter(),
         }
         tmp = out.with_suffix(".tmp")
         tmp.write_text(json.dumps(report))
         tmp.replace(out)
 
     monitor.install()
+    holds.install()
     sampler.install()
+    _wrap_runners(holds)
     signal.signal(signal.SIGUSR2, write)
     atexit.register(write)
     rest = args.args[1:] if args.args[:1] == ["--"] else args.args

@@ -13,7 +13,7 @@ the engine's own account instead of re-implementing the rules to work them out.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 from .board import Board
 from .cards import card_str
@@ -22,7 +22,10 @@ from .settings import Variant
 
 __all__ = [
     "EVENT_NAMES",
+    "RESULT_FIELDS",
+    "LoggedResult",
     "hidden_cards",
+    "logged_result",
     "outcome_view",
     "player_view",
     "progress",
@@ -38,6 +41,7 @@ EVENT_NAMES = {
     Event.FOUNDATION_TO_TABLEAU: "foundation_tableau",
     Event.RECYCLE: "recycle",
 }
+_EVENT_NAMES = {int(e): name for e, name in EVENT_NAMES.items()}
 
 
 def _foundations(board: Board) -> list[str | None]:
@@ -100,20 +104,46 @@ def revealed_view(board: Board) -> dict[str, Any]:
     return view
 
 
-def outcome_view(outcome: Outcome) -> dict[str, Any]:
+LoggedResult: TypeAlias = tuple[bytes, int | None, bytes, int, str, bool]
+"""An :class:`Outcome` as a room keeps it beside each logged move: (cards,
+turned, events, pass started, status, undone), the cards and events as bytes.
+Atoms only: a room keeps one per move of its round, flattened into one list per
+player (:data:`RESULT_FIELDS` atoms a move), so keeping one allocates nothing the
+collector tracks. :func:`outcome_view` turns it into the wire map, so a past
+move is told from it without replaying the deal."""
+
+RESULT_FIELDS = 6
+
+
+def logged_result(outcome: Outcome) -> LoggedResult:
+    """What ``outcome`` says, as a room keeps it (see :data:`LoggedResult`)."""
+    return (
+        bytes(outcome.cards),
+        outcome.turned,
+        bytes(outcome.events),
+        outcome.pass_started,
+        outcome.status.value,
+        outcome.undone,
+    )
+
+
+def outcome_view(outcome: Outcome | LoggedResult) -> dict[str, Any]:
     """What an accepted move did, as the wire carries it (the ``result`` of ``moved``
     and of each logged move of a revealed deal).
 
     One function for both, so a past move is told exactly as it was reported live.
     It names only cards the move showed: the ones it moved and the one it turned up.
     """
+    if isinstance(outcome, Outcome):
+        outcome = logged_result(outcome)
+    cards, turned, events, pass_started, status, undone = outcome
     return {
-        "cards": [card_str(c) for c in outcome.cards],
-        "turned": card_str(outcome.turned) if outcome.turned is not None else None,
-        "events": [EVENT_NAMES[e] for e in outcome.events],
-        "pass_started": outcome.pass_started,
-        "status": outcome.status.value,
-        "undone": outcome.undone,
+        "cards": [card_str(c) for c in cards],
+        "turned": card_str(turned) if turned is not None else None,
+        "events": [_EVENT_NAMES[e] for e in events],
+        "pass_started": pass_started,
+        "status": status,
+        "undone": undone,
     }
 
 

@@ -11,12 +11,13 @@ import pytest
 from client.bot import Bot
 from protocol.board import MAX_MOVES, Board
 from protocol.moves import IllegalMove, Move, MoveKind, Status
+from protocol.scoring import replay_outcomes
 from protocol.settings import DealRules
 from protocol.views import outcome_view, player_view
 from server.core import decide as C
 from server.core.records import decode_record
 from server.core.values import RoomError, logged_move
-from server.core.views import board_view, replayed_move, snapshot
+from server.core.views import board_view, deal_logs, replayed_move, snapshot
 from tests.support.room_core import Harness, setup_room
 from tests.support.solver import board_from_view, solve
 
@@ -250,3 +251,38 @@ def test_a_move_number_plays_retries_or_refuses() -> None:
     with pytest.raises(RoomError) as err:
         C.decide_move(h.room, p0, 1, 3, old, h.ctx())
     assert (err.value.code, err.value.extra) == ("wrong_move_number", {"expected": 0})
+
+
+def test_snapshot_bytes_and_revealed_logs_match_the_replay() -> None:
+    """A snapshot splices in the deals already over, encoded once; its bytes decode
+    to the whole record all the same. A revealed deal's results are kept from the
+    fold: they are what a replay of the log from the seed says."""
+    h = Harness()
+    ids = setup_room(h, players=2, deals_per_round=3)
+    h.run(C.decide_start(h.room, ids[0], h.ctx()))
+    bots: dict[tuple[str, int], Bot] = {}
+    checked = 0
+    for step in range(3000):
+        deal = h.room.running
+        if deal is None:
+            break
+        h.now += 500
+        pid = ids[step % 2]
+        board = deal.replays[pid].board
+        if board.status is not Status.PLAYING:
+            continue
+        move = bots.setdefault((pid, deal.number), Bot()).decide(player_view(board)).to_wire()
+        h.run(C.decide_move(h.room, pid, deal.number, len(deal.logs[pid]), move, h.ctx()))
+        if not deal.over:
+            continue
+        for p, log in deal_logs(deal).items():
+            moves = [logged_move(e) for e in deal.logs[p]]
+            outcomes = replay_outcomes(deal.seed, deal.rules, moves)
+            assert [e["result"] for e in log] == [outcome_view(o) for o in outcomes]
+        room = copy.deepcopy(h.room)
+        record = room.snapshot_record()
+        assert decode_record(room.take_snapshot()) == record
+        assert decode_record(room.take_snapshot()) == {**record, "r": record["r"] + 1}
+        assert all((d.packed is not None) == d.over for d in room.deals)  # once over, once
+        checked += 1
+    assert checked == 3

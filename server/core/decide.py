@@ -7,7 +7,8 @@ room state allows is not decided here but looked up in the lifecycle table
 (server/core/lifecycle.py). That is what lets
 the shell append the records first and fold them in only once the store holds
 them (see server/core/room.py). A move is validated by playing it on a *copy* of the
-player's board; the copy travels in the decision and becomes the board on commit.
+player's board, which is dropped at once: the commit plays it again on the board
+itself (the engine is deterministic, so the outcome is the one decided here).
 
 Consequences are decided together with their cause: the move that ends the last
 running board of a deal comes with ``deal_ended`` and the ``break`` (or the next
@@ -552,4 +553,4 @@ def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx
     ]
     if outcome.status is not Status.PLAYING and _all_ended_without(room, actor):
         out += _close_deal(room, ctx, DealEnd.ALL_ENDED)
-    return Decision(out, prepared={0: (board, outcome)}, deal=number, outcome=outcome)
+    return Decision(out, deal=number, outcome=outcome)

@@ -61,6 +61,7 @@ it outlives processes, so the format only grows: new keys, never new meanings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
@@ -84,6 +85,7 @@ __all__ = [
     "Record",
     "decode_record",
     "encode_record",
+    "encode_spliced",
 ]
 
 Record = dict[str, Any]
@@ -108,6 +110,21 @@ SNAPSHOT = "snapshot"
 def encode_record(record: Record) -> bytes:
     data: bytes = msgpack.packb(record, use_bin_type=True)
     return data
+
+
+def encode_spliced(record: Record, key: str, items: Sequence[bytes]) -> bytes:
+    """``record`` with ``key`` set to the list of ``items``, each already encoded
+    (:func:`encode_record` of one value): the very bytes of the whole record,
+    up to the order of its keys, without encoding the items again."""
+    packer = msgpack.Packer(use_bin_type=True)
+    parts = [packer.pack_map_header(len(record) + 1)]
+    for k, v in record.items():
+        parts.append(packer.pack(k))
+        parts.append(packer.pack(v))
+    parts.append(packer.pack(key))
+    parts.append(packer.pack_array_header(len(items)))
+    parts.extend(items)
+    return b"".join(parts)
 
 
 def decode_record(data: bytes) -> Record:

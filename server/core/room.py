@@ -31,15 +31,16 @@ from protocol import messages as M
 from protocol.board import Board
 from protocol.deal import commitment
 from protocol.messages import ClosedReason, Message
-from protocol.moves import Move, Outcome, Status
+from protocol.moves import Move, Status
 from protocol.scoring import TICK_MS, DealReplay, TimedMove
 from protocol.settings import DealRules, Scoring, Settings
 from protocol.sheet import DealEntry, Sheet, build_sheet
 from protocol.strategy import Pace
+from protocol.views import logged_result
 
 from . import records as R
 from . import views as V
-from .records import Record
+from .records import Record, encode_record, encode_spliced
 from .series import Series, round_result
 from .values import (
     LOBBY_MS,
@@ -107,19 +108,13 @@ class Room:
         """Fold in a decision's records; ``on_round`` sees the room right after a
         ``round`` record, the moment the shell keeps a copy of (server/core/durable.py)."""
         out: list[Fanout] = []
-        for i, record in enumerate(decision.records):
-            out.extend(self.apply(record, decision.prepared.get(i)))
+        for record in decision.records:
+            out.extend(self.apply(record))
             if on_round is not None and record["k"] == R.ROUND:
                 on_round(self)
         return out
 
-    def apply(
-        self,
-        record: Record,
-        prepared: tuple[Board, Outcome] | None = None,
-        *,
-        emit: bool = True,
-    ) -> list[Fanout]:
+    def apply(self, record: Record, *, emit: bool = True) -> list[Fanout]:
         """Fold one record in; return its events (none when ``emit`` is false,
         but seq advances the same, so a rebuilt room numbers on where it stopped)."""
         kind = record["k"]
@@ -127,7 +122,7 @@ class Room:
         if handler is None:
             raise ValueError(f"unknown record kind {kind!r}")
         self.n_records += 1
-        events: list[Fanout] = handler(self, record, prepared, emit)
+        events: list[Fanout] = handler(self, record, emit)
         return events
 
     def _emit(self, emit: bool, *makers: Callable[[int], Message]) -> list[Fanout]:
@@ -143,13 +138,13 @@ class Room:
     def _members(self, seq: int) -> Message:
         return V.members_event(self, seq)
 
-    def _f_created(self, rec: Record, _p: Any, _emit: bool) -> list[Fanout]:
+    def _f_created(self, rec: Record, _emit: bool) -> list[Fanout]:
         self.settings = Settings.from_wire(rec["settings"])
         self.host = rec["host"]
         self.created_at = rec["at"]
         return []
 
-    def _f_joined(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_joined(self, rec: Record, emit: bool) -> list[Fanout]:
         player = rec["p"]
         bot = rec.get("bot")
         member = Member(player, rec["name"], Role(rec["role"]))
@@ -167,7 +162,7 @@ class Room:
             out += self._emit(emit, lambda seq: self._sheet_at(seq, rec))
         return out
 
-    def _f_presence(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_presence(self, rec: Record, emit: bool) -> list[Fanout]:
         member = self.members.get(rec["p"])
         if member is not None:
             member.connected = bool(rec["on"])
@@ -182,16 +177,16 @@ class Room:
         if player in self.ready:
             self.ready.remove(player)
 
-    def _f_left(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_left(self, rec: Record, emit: bool) -> list[Fanout]:
         self._drop(rec["p"], rec["host"])
         return self._emit(emit, self._members)
 
-    def _f_removed(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_removed(self, rec: Record, emit: bool) -> list[Fanout]:
         out = self._emit(emit, lambda seq: M.removed(seq, player=rec["p"]))
         self._drop(rec["p"], rec["host"])
         return out + self._emit(emit, self._members)
 
-    def _f_settings(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_settings(self, rec: Record, emit: bool) -> list[Fanout]:
         before = self.settings
         self.settings = now = before.updated(rec["changes"])
         out = self._emit(
@@ -213,7 +208,7 @@ class Room:
         # before late joins had none; it changed no sheet then).
         return M.sheet(seq, sheet=self.sheet(rec.get("at", 0)).to_wire())
 
-    def _f_round(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_round(self, rec: Record, emit: bool) -> list[Fanout]:
         self.round += 1
         self.round_started_at = rec["at"]
         self.round_players = self.players()
@@ -225,7 +220,7 @@ class Room:
         # client keeps showing the last round's.
         return self._emit(emit, lambda seq: self._sheet_at(seq, rec))
 
-    def _f_deal(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_deal(self, rec: Record, emit: bool) -> list[Fanout]:
         rules = DealRules.from_wire(rec["rules"])
         seed = rec["seed"]
         last = self.deal
@@ -239,6 +234,7 @@ class Room:
             rules=rules,
             replays=replays,
             logs={p: [] for p in self.round_players},
+            results={p: [] for p in self.round_players},
             proof=rec.get("proof"),
         )
         self.deals.append(deal)
@@ -264,20 +260,19 @@ class Room:
             out += self._emit(emit, self._members)
         return out
 
-    def _f_move(
-        self, rec: Record, prepared: tuple[Board, Outcome] | None, emit: bool
-    ) -> list[Fanout]:
+    def _f_move(self, rec: Record, emit: bool) -> list[Fanout]:
         deal = self.deals[rec["d"] - 1]
         player = rec["p"]
         replay = deal.replays[player]
-        if prepared is not None:  # validated on this copy by commands.decide_move
-            replay.board, outcome = prepared
-            timed = TimedMove(rec["t"], rec["s"], outcome.move)
-        else:
-            timed = TimedMove(rec["t"], rec["s"], Move.from_wire(rec["m"]))
-            outcome = replay.board.apply(timed.move)
+        # Played on the board itself, which lives as long as the deal: decide_move
+        # tried it on a copy that died at once. Adopting that copy instead would
+        # save one apply but leave a dozen new lists a move alive for seconds,
+        # which the collector's young passes scan over and over.
+        timed = TimedMove(rec["t"], rec["s"], Move.from_wire(rec["m"]))
+        outcome = replay.board.apply(timed.move)
         replay.record(timed, outcome)
         deal.logs[player].append(log_entry(timed.t, timed.move))
+        deal.results[player].extend(logged_result(outcome))
         first = outcome.status is Status.WON and deal.first is None
         if first:
             deal.first = player
@@ -307,7 +302,7 @@ class Room:
             )
         return out
 
-    def _f_deal_ended(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_deal_ended(self, rec: Record, emit: bool) -> list[Fanout]:
         deal = self.deals[rec["n"] - 1]
         deal.ended_at = rec["at"]
         deal.ended_by = rec["reason"]
@@ -320,7 +315,7 @@ class Room:
             lambda seq: self._sheet_at(seq, rec),
         )
 
-    def _f_break(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_break(self, rec: Record, emit: bool) -> list[Fanout]:
         self.state = RoomState.BREAK
         self.ready = []
         deal = self.deals[-1]
@@ -331,13 +326,13 @@ class Room:
             ),
         )
 
-    def _f_ready(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_ready(self, rec: Record, emit: bool) -> list[Fanout]:
         if rec["p"] not in self.ready:
             self.ready.append(rec["p"])
         ready = list(self.ready)
         return self._emit(emit, lambda seq: M.ready(seq, player=rec["p"], ready=ready))
 
-    def _f_round_over(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_round_over(self, rec: Record, emit: bool) -> list[Fanout]:
         self.state = RoomState.ROUND_OVER
         sheet = self.sheet(rec["at"])
         settings = self.settings
@@ -355,23 +350,24 @@ class Room:
 
         return self._emit(emit, over)
 
-    def _f_closed(self, rec: Record, _p: Any, emit: bool) -> list[Fanout]:
+    def _f_closed(self, rec: Record, emit: bool) -> list[Fanout]:
         self.state = RoomState.CLOSED
         reason = self.closed_reason = ClosedReason(rec["reason"])
         return self._emit(emit, lambda seq: M.room_closed(seq, reason=reason))
 
-    def _f_snapshot(self, rec: Record, _p: Any, _emit: bool) -> list[Fanout]:
+    def _f_snapshot(self, rec: Record, _emit: bool) -> list[Fanout]:
         for _ in self._restore(rec):
             pass
         return []
 
     # ------------------------------------------------------------------ snapshots
 
-    def snapshot_record(self) -> Record:
+    def snapshot_record(self, *, deals: bool = True) -> Record:
         """The whole state, as the record that would come next in the log (its
         ``r`` is its index there). Everything a fold derives (replays, scores,
-        views) is left out: the moves' logs rebuild it."""
-        return {
+        views) is left out: the moves' logs rebuild it. (``deals`` false: without
+        its ``deals``, which :meth:`take_snapshot` encodes apart.)"""
+        record = {
             "k": R.SNAPSHOT,
             "r": self.n_records,
             "seq": self.seq,
@@ -389,17 +385,31 @@ class Room:
             "closed": None if self.closed_reason is None else self.closed_reason.value,
             "created_at": self.created_at,
             "ready": list(self.ready),
-            "deals": [_deal_record(d) for d in self.deals],
             "series": self.series.to_wire(),
         }
-
-    def take_snapshot(self) -> Record:
-        """:meth:`snapshot_record`, folded in: on the room it was taken from, a
-        snapshot changes nothing but the record count, so that is all it does
-        here (no board is replayed)."""
-        record = self.snapshot_record()
-        self.n_records += 1
+        if deals:
+            record["deals"] = [_deal_record(d) for d in self.deals]
         return record
+
+    def take_snapshot(self) -> bytes:
+        """:meth:`snapshot_record` encoded, and folded in: on the room it was taken
+        from, a snapshot changes nothing but the record count, so that is all it
+        does here (no board is replayed).
+
+        The bytes decode to :meth:`snapshot_record` exactly, but a deal that is
+        over is encoded once (``Deal.packed``) and spliced in after: a snapshot at
+        the end of a round's 20th deal encodes one deal's logs, not twenty."""
+        record = self.snapshot_record(deals=False)
+        deals = []
+        for deal in self.deals:
+            packed = deal.packed
+            if packed is None:
+                packed = encode_record(_deal_record(deal))
+                if deal.over:
+                    deal.packed = packed
+            deals.append(packed)
+        self.n_records += 1
+        return encode_spliced(record, "deals", deals)
 
     def _restore(self, rec: Record) -> Iterator[None]:
         """Replace the state with a snapshot's (``n_records`` is the snapshot's own
@@ -445,12 +455,16 @@ class Room:
             for player, entries in d["logs"].items():
                 replay = DealReplay(Board.deal(deal.seed, deal.rules))
                 log: list[LogEntry] = [(e[0], e[1], e[2], e[3], e[4]) for e in entries]
+                results: list[Any] = []
                 for entry in log:
                     move = logged_move(entry)
-                    replay.record(TimedMove(entry[0], 0, move), replay.board.apply(move))
+                    outcome = replay.board.apply(move)
+                    replay.record(TimedMove(entry[0], 0, move), outcome)
+                    results.extend(logged_result(outcome))
                 replay.won_seq = d["won"].get(player)
                 deal.replays[player] = replay
                 deal.logs[player] = log
+                deal.results[player] = results
                 yield
 
     # ------------------------------------------------------------------ queries

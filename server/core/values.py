@@ -132,17 +132,26 @@ class Deal:
     rules: DealRules
     replays: dict[str, DealReplay]
     logs: dict[str, list[LogEntry]]
+    # What each logged move did (protocol.views.LoggedResult), flattened: move i's
+    # is results[p][RESULT_FIELDS * i:][:RESULT_FIELDS]. The revealed deal's logs
+    # carry it, told without replaying the deal (views.deal_logs).
+    results: dict[str, list[Any]] = field(default_factory=dict)
     end_t: dict[str, int] = field(default_factory=dict)  # stopped by time or host
     ended_at: int | None = None
     ended_by: str | None = None  # protocol.messages.DealEnd: why it ended (nil: not yet)
     first: str | None = None  # first winner
-    views: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)  # board_view
+    # views.board_view's last view (player, log length, view): one per deal, for
+    # the reply and the spectators' event of one move to share.
+    view: tuple[str, int, dict[str, Any]] | None = None
     retried: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # views.replayed_move
     revealed: dict[str, Any] | None = None  # views.revealed_deal, once the deal is over
     # The deal_log reply's logs, encoded once per subprotocol (True: msgpack) by
     # server/rooms/handlers.py: a deal over takes no more moves.
     encoded_logs: dict[bool, bytes | str] = field(default_factory=dict)
     proof: str | None = None  # deals: winnable — the solver's winning line, secret till over
+    # The deal in a snapshot record, encoded once it is over (it changes no more):
+    # a snapshot late in a round re-encodes only the running deal.
+    packed: bytes | None = None
 
     @property
     def over(self) -> bool:
@@ -185,17 +194,12 @@ class Fanout:
 class Decision:
     """What a request means: records to persist, and what to reply once they are.
 
-    ``prepared`` maps a move record's index in ``records`` to the board the move
-    was validated on (a copy) and its outcome, so that :meth:`Room.commit` adopts
-    the validated board instead of playing the move a second time.
-
     ``retry`` is set (and ``records`` empty) when a move request repeats one the
     player's log already holds: the index of that move in the log of ``deal``, so
     the reply can be the original one, rebuilt from the log.
     """
 
     records: list[Record] = field(default_factory=list)
-    prepared: dict[int, tuple[Board, Outcome]] = field(default_factory=dict)
     deal: int = 0  # for "moved": the deal the move was for
     outcome: Outcome | None = None
     retry: int | None = None

@@ -16,10 +16,10 @@ from protocol import messages as M
 from protocol.messages import Message
 from protocol.moves import Outcome, Status
 from protocol.proof import check_proof, moves_from_solver
-from protocol.scoring import TimedMove, replay_outcomes, replay_through
+from protocol.scoring import TimedMove, replay_through
 from protocol.settings import Settings
 from protocol.sheet import Sheet
-from protocol.views import outcome_view, player_view, progress, revealed_view
+from protocol.views import RESULT_FIELDS, outcome_view, player_view, progress, revealed_view
 
 from .series import Series
 from .values import MAX_PLAYERS, Deal, Member, Role, RoomState, logged_move
@@ -82,15 +82,19 @@ def board_view(deal: Deal, player: str) -> dict[str, Any]:
     """``player``'s board as they (and spectators) see it, built once per move:
     the mover's reply and the spectators' progress event share it.
 
+    Only the deal's last view is kept: one per player would hold a view of every
+    board for seconds, tens of thousands of containers on a busy server that the
+    collector's young passes scan again and again before they die.
+
     ``logged`` is the length of the player's log of the deal: the number their
     next move carries (docs/protocol.md, ``move``). The board's own ``moves``
     will not do, since an undo takes one off it while the log grows."""
     version = len(deal.logs[player])
-    cached = deal.views.get(player)
-    if cached is not None and cached[0] == version:
-        return cached[1]
+    cached = deal.view
+    if cached is not None and cached[0] == player and cached[1] == version:
+        return cached[2]
     view = {**player_view(deal.replays[player].board), "logged": version}
-    deal.views[player] = (version, view)
+    deal.view = (player, version, view)
     return view
 
 
@@ -216,18 +220,24 @@ def deal_logs(deal: Deal) -> dict[str, list[dict[str, Any]]]:
 
     The result is the engine's account of what the move did (the map its
     ``moved`` reply carried), so that clients tell past moves without rules of
-    their own. The logs keep no outcomes, so they are replayed from the seed: work
-    in the length of the logs, which is why only ``deal_over`` (once, to everyone)
-    and the ``deal_log`` request (encoded once per deal and subprotocol, by
+    their own. The room keeps it beside each logged move (``Deal.results``, from
+    the fold), so nothing is replayed; still, the maps are work in the length of
+    the logs, which is why only ``deal_over`` (once, to everyone) and the
+    ``deal_log`` request (encoded once per deal and subprotocol, by
     server/rooms/handlers.py) carry them, and no snapshot does.
     """
     logs: dict[str, list[dict[str, Any]]] = {}
+    n = RESULT_FIELDS
     for p, log in deal.logs.items():
-        moves = [logged_move(e) for e in log]
-        outcomes = replay_outcomes(deal.seed, deal.rules, moves)
+        flat = deal.results[p]
+        assert len(flat) == n * len(log)
+        results = [
+            (flat[i], flat[i + 1], flat[i + 2], flat[i + 3], flat[i + 4], flat[i + 5])
+            for i in range(0, len(flat), n)
+        ]
         logs[p] = [
-            {"t": e[0], "move": m.to_wire(), "result": outcome_view(o)}
-            for e, m, o in zip(log, moves, outcomes, strict=True)
+            {"t": e[0], "move": logged_move(e).to_wire(), "result": outcome_view(r)}
+            for e, r in zip(log, results, strict=True)
         ]
     return logs
 

@@ -376,7 +376,7 @@ class RoomRunner:
         if not due and room.n_records - self._last_snapshot < SNAPSHOT_EVERY:
             return []
         index = room.n_records
-        data = encode_record(room.take_snapshot())
+        data = room.take_snapshot()
         self._last_snapshot = index
         self._snapshots.append((self._epoch, index, data))
         return [data]
