@@ -49,6 +49,7 @@ from protocol.wire import (
 
 from ..core.values import RoomError
 from ..peer import Peer, SessionState
+from .framing import Framer
 from .metrics import Metrics
 from .ratelimit import Limiter, TokenBucket, client_address
 
@@ -128,9 +129,10 @@ class Flusher:
     def flush(self) -> None:
         self._scheduled = False
         conns, self._unflushed = self._unflushed, []
+        framer = Framer()  # an event's frame is built once for all its recipients
         for conn in conns:
             try:
-                conn.flush_batch()
+                conn.flush_batch(framer)
             except Exception:  # one connection's failure is that connection's alone
                 conn.failed()
 
@@ -304,26 +306,25 @@ class Connection:
             self.flusher.want(self)
         self._batch.append(data)
 
-    def flush_batch(self) -> None:
+    def flush_batch(self, framer: Framer) -> None:
         batch, self._batch = self._batch, []
         if batch and not self.closing:
-            self._send_frames(batch)
+            self._send_frames(batch, framer)
 
-    def _send_frames(self, frames: Sequence[bytes | str]) -> None:
+    def _send_frames(self, frames: Sequence[bytes | str], framer: Framer) -> None:
         ws = self.ws
-        buffered = ws.transport.get_write_buffer_size()
-        if not self._queue and not self._busy and buffered < _DIRECT_LIMIT:
+        transport = ws.transport
+        if not self._queue and not self._busy and transport.get_write_buffer_size() < _DIRECT_LIMIT:
             # The socket keeps up: write now, in one system call, as websockets'
-            # broadcast does, without a task switch or a timer per frame.
+            # broadcast does, without a task switch or a timer per frame. The
+            # frames are built by the flush's framer, once per distinct event
+            # (server/net/framing.py), after anything websockets queued itself.
             protocol = ws.protocol
             if protocol.state is not State.OPEN:
                 return
-            for data in frames:
-                if isinstance(data, str):
-                    protocol.send_text(data.encode())
-                else:
-                    protocol.send_binary(data)
-            ws.transport.write(b"".join(protocol.data_to_send()))
+            writes = protocol.data_to_send()
+            writes.extend([framer(data) for data in frames])
+            transport.write(b"".join(writes))
             return
         for data in frames:
             self._queue.append(data)
