@@ -127,24 +127,29 @@ class Move:
         """Parse a move map; a malformed one is refused as ``bad_move``."""
         if not isinstance(data, Mapping):
             raise IllegalMove(Reason.BAD_MOVE, "a move must be a map with a 'kind'")
-        try:
-            kind = MoveKind(str(data.get("kind")))
-        except ValueError:
+        wired = data.get("kind")
+        kind = _KINDS.get(wired) if isinstance(wired, str) else None
+        if kind is None:
             kinds = ", ".join(k.value for k in MoveKind)
-            raise IllegalMove(
-                Reason.BAD_MOVE, f"unknown move kind {data.get('kind')!r}; one of {kinds}"
-            ) from None
-        fields = {"src": ("from", kind in _USES_FROM), "dst": ("to", kind in _USES_TO)}
-        fields["count"] = ("count", kind is MoveKind.TABLEAU_TO_TABLEAU)
-        values: dict[str, int] = {}
-        for attr, (key, needed) in fields.items():
-            if not needed:
-                continue
-            value = data.get(key, 1 if key == "count" else None)
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise IllegalMove(Reason.BAD_MOVE, f"move {kind.value!r} needs an integer {key!r}")
-            values[attr] = value
-        return cls(kind, **values)
+            raise IllegalMove(Reason.BAD_MOVE, f"unknown move kind {wired!r}; one of {kinds}")
+        # Every accepted move is parsed twice (decided, then folded in): read only
+        # the fields the kind uses, checked in this order, as plain lookups.
+        src = _int_field(data, kind, "from", None) if kind in _USES_FROM else 0
+        dst = _int_field(data, kind, "to", None) if kind in _USES_TO else 0
+        count = 1
+        if kind is MoveKind.TABLEAU_TO_TABLEAU:
+            count = _int_field(data, kind, "count", 1)
+        return cls(kind, src, dst, count)
+
+
+def _int_field(data: Mapping[str, Any], kind: MoveKind, key: str, default: int | None) -> int:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise IllegalMove(Reason.BAD_MOVE, f"move {kind.value!r} needs an integer {key!r}")
+    return value
+
+
+_KINDS = {k.value: k for k in MoveKind}
 
 
 @dataclass(frozen=True, slots=True)

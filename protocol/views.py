@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, TypeAlias
 
 from .board import Board
-from .cards import card_str
+from .cards import CARD_STRS, card_str
 from .moves import Event, Outcome
 from .settings import Variant
 
@@ -76,7 +76,7 @@ def player_view(board: Board) -> dict[str, Any]:
     """
     view = _header(board)
     view["tableau"] = [
-        {"down": d, "up": [card_str(c) for c in pile[d:]]}
+        {"down": d, "up": [CARD_STRS[c] for c in pile[d:]]}
         for pile, d in zip(board.tableau, board.down, strict=True)
     ]
     view["stock"] = len(board.stock)
@@ -86,7 +86,7 @@ def player_view(board: Board) -> dict[str, Any]:
         view["waste_cards"] = [card_str(c) for c in board.waste]
     else:
         shown = board.waste[-board.rules.draw :] if board.waste else []
-        view["waste_cards"] = [card_str(c) for c in shown]
+        view["waste_cards"] = [CARD_STRS[c] for c in shown]
     return view
 
 

@@ -170,10 +170,16 @@ def decode(frame: bytes | str, binary: bool) -> dict[str, Any]:
     return value
 
 
+# One packer for every frame: ``msgpack.packb`` builds (and frees) a packer and
+# its buffer per call, half the cost of packing a small event. It resets itself
+# after each value, a failed one included (each process packs from one thread).
+_PACKER = msgpack.Packer(use_bin_type=True)
+
+
 def encode(message: Mapping[str, Any], binary: bool) -> bytes | str:
     """One map to one frame of the negotiated kind."""
     if binary:
-        data: bytes = msgpack.packb(message, use_bin_type=True)
+        data: bytes = _PACKER.pack(message)
         return data
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
 
