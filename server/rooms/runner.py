@@ -575,15 +575,17 @@ class RoomRunner:
                 conns.append((member, conn))
         if not conns:
             return
-        cache: dict[tuple[int, bool], bytes | str] = {}
+        # Encoded once per distinct map and subprotocol: by the map's identity
+        # (``events`` holds every map alive meanwhile), one table per subprotocol.
+        by_kind: tuple[dict[int, bytes | str], dict[int, bytes | str]] = ({}, {})
         for fan in events:
             for member, conn in conns:
                 msg = fan.for_member(member)
-                key = (id(msg), conn.binary)
-                data = cache.get(key)
+                cache = by_kind[conn.binary]
+                data = cache.get(id(msg))
                 if data is None:
                     try:
-                        data = cache[key] = encode(msg, conn.binary)
+                        data = cache[id(msg)] = encode(msg, conn.binary)
                     except Exception:
                         log.exception("room %s: an event could not be encoded", self.code)
                         conn.close(CloseCode.SERVER_ERROR, "the server failed to send to you")
