@@ -101,6 +101,7 @@ SNAPSHOT_EVERY = 2000
 """Records after which a snapshot is written even in the middle of a deal (a long
 deal of many players, or a lobby that sees many comings and goings)."""
 _SNAPSHOT_AFTER = frozenset((R.DEAL_ENDED, R.ROUND))
+_MOVE_ONLY = frozenset((R.MOVE,))  # a decision of moves alone changes no deadline
 
 # Release (from the timer, which needs it too): sends what was prepared; called
 # once the command is durable.
@@ -333,13 +334,14 @@ class RoomRunner:
             self._queue.append(entry)
             return entry
         entry = _Entry(room.n_records, decision)
+        kinds = {r["k"] for r in decision.records}  # one pass, for the checks below
         if decision.records:
             data = [encode_record(r) for r in decision.records]
             entry.recipients = dict(room.members)  # removed members learn of it too
             entry.events = self._commit(decision)
-            if any(r["k"] == R.DEAL for r in decision.records):
+            if R.DEAL in kinds:
                 self.finding_deal = None  # found: its deal_started tells the members
-            data += self._snapshot_after(decision)
+            data += self._snapshot_after(kinds)
             entry.recipients.update(self.room.members)
             entry.end = self.room.n_records
             self._unsent.extend(data)
@@ -351,7 +353,7 @@ class RoomRunner:
                 entry.error = exc
         self._queue.append(entry)
         self._pump()
-        if any(r["k"] != R.MOVE for r in decision.records):
+        if kinds - _MOVE_ONLY:
             self.timer.arm()  # a move alone changes no deadline; what comes with it may
         return entry
 
@@ -366,13 +368,13 @@ class RoomRunner:
             self.room = self.durable.restore([*pending, *self._unsent])
             raise
 
-    def _snapshot_after(self, decision: Decision) -> list[bytes]:
-        """The snapshot to append after ``decision``'s records, if one is due: see
-        "Compaction" in the module docstring."""
+    def _snapshot_after(self, kinds: set[str]) -> list[bytes]:
+        """The snapshot to append after a decision's records (of ``kinds``), if
+        one is due: see "Compaction" in the module docstring."""
         room = self.room
         if room.state == RoomState.CLOSED:
             return []
-        due = any(r["k"] in _SNAPSHOT_AFTER for r in decision.records)
+        due = not kinds.isdisjoint(_SNAPSHOT_AFTER)
         if not due and room.n_records - self._last_snapshot < SNAPSHOT_EVERY:
             return []
         index = room.n_records
