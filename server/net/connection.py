@@ -8,7 +8,8 @@ for a bug, which is logged) and the connection carries on.
 Out: frames are never awaited by whoever produces them (the room fan-out runs
 under the room's lock and must not wait for a slow reader). They collect until
 the next pass of the event loop, then leave in one write per connection (a reply
-with the events it caused; under load, the events of several moves). While the
+with the events it caused; under load, the events of several moves), each
+distinct payload framed once for all its recipients (server/net/framing.py). While the
 socket keeps up that write happens at once; once the socket's buffer backs up,
 frames queue and a writer task drains them as the socket allows. A connection whose queue grows
 past its byte limit, or whose socket stays blocked past the send timeout, is
