@@ -205,11 +205,13 @@ async def _measure(
     start = time.perf_counter()
     stats.window = (start, start + args.seconds)
     cpu0, mine0, rss0 = target.cpu_s(), time.process_time(), target.rss_kb()
+    sys0 = os.times().system
     lag.take()
     await asyncio.sleep(args.seconds)
     wall = time.perf_counter() - start
     cpu = (target.cpu_s() - cpu0) / wall
     mine = (time.process_time() - mine0) / wall
+    kernel = (os.times().system - sys0) / wall
     rss1 = target.rss_kb()
     lags = [x * 1000 for x in lag.take()]
     after = await target.snapshot()
@@ -229,6 +231,7 @@ async def _measure(
         "rss_growth_kb_per_1000_moves": round((rss1 - rss0) / moves * 1000, 1) if moves else 0.0,
         "errors": sum(stats.errors.values()) - errors0,
         "load_cpu": round(mine, 3),
+        "load_kernel_cpu": round(kernel, 3),  # the part of load_cpu spent in the kernel
         "load_cpu_us_per_move": round(mine * wall / moves * 1e6, 1) if moves else 0.0,
         "load_lag_p99_ms": round(percentile(lags, 99), 2),
         "load_lag_max_ms": round(max(lags, default=0.0), 2),
@@ -271,7 +274,8 @@ def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
         f"  server cpu {s['server_cpu']:>5.1%} ({s['cpu_us_per_move']:.0f} µs/move)"
         f"  {s['rss_per_conn_kb']:>5.1f} KiB/conn  +{s['rss_growth_kb_per_1000_moves']:.0f}"
         f" KiB/1000 moves  errors {s['errors']}"
-        f"  [load cpu {s['load_cpu']:.0%} ({s['load_cpu_us_per_move']:.0f} µs/move),"
+        f"  [load cpu {s['load_cpu']:.0%} ({s['load_cpu_us_per_move']:.0f} µs/move,"
+        f" kernel {s['load_kernel_cpu']:.0%}),"
         f" lag p99 {s['load_lag_p99_ms']:.1f} ms]"
     )
     print(line, flush=True)

@@ -2,20 +2,11 @@
 
 The capacity benchmark must drive 10,000 players (11,250 sockets, ~3,333 moves a
 second, each fanning out to 9 frames: ~30,000 frames a second in) from a third
-of one core, or it measures itself. client/load.py cannot: a websockets
-connection costs a task wake-up, a ``Frame`` and a few futures per frame, and
-each seat is a coroutine with its own sleep. Here:
+of one core, or it measures itself. client/load.py cannot (a websockets
+connection per seat, a coroutine per seat, every frame a wake-up). Here:
 
-- **The socket** (:class:`Socket`) is an :class:`asyncio.Protocol` that speaks
-  just enough RFC 6455: the opening handshake by hand (one GET, the 101 and its
-  ``Sec-WebSocket-Accept`` checked), then frames parsed straight out of
-  ``data_received`` (a header and a length; server frames are unmasked). Each data
-  frame is handed to its seat as ``(data, start, end)``, so a seat can look at a
-  frame with ``bytes.startswith(…, start)`` without copying it. Pings get their
-  pong, a close frame its echo. Client frames are masked, as they must be, with a
-  fresh random mask per frame applied as one big-integer XOR. (RFC 6455 wants the
-  mask from a strong source of entropy, to defeat cache poisoning through
-  intermediaries; loopback to our own server has none, so ``random`` will do.)
+- **The sockets** are bench/websocket.py's: framed by hand, read in batches, a
+  round trip ending at the kernel's arrival stamp of its reply.
 - **The seats** decode only what a player needs: its own ``moved`` reply (its next
   board view), ``deal_started``, ``round_over``, snapshots and errors. The other
   players' ``progress`` events — seven of a move's nine frames — are recognized by
@@ -42,17 +33,13 @@ seat stops: no resume, since a benchmark step with a drop has failed anyway.
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import heapq
 import itertools
-import os
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import msgpack  # type: ignore[import-untyped]
 
@@ -61,11 +48,12 @@ from client.codec import MSGPACK
 from client.load import Decisions, LoadStats
 from client.session import PROTOCOL_VERSION
 
+from .websocket import Reader, Socket, _ignore, open_socket
+
 MOVE_EVERY = (2.0, 4.0)  # seconds between one player's moves, uniform
 _TICK = 0.01  # the wheel looks at its heap at least this often (s)
 _QUIET = 5.0  # s a player with nothing to play waits before asking for a snapshot
 _OPENING = 50  # rooms being opened at once
-_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _MOVED_ON = frozenset({"wrong_deal", "deal_over", "wrong_state"})  # not the bot's fault
 _RETRY = frozenset({"rate_limited", "storage_unavailable"})  # nothing applied
 _BEHIND = "wrong_move_number"  # our board is not the server's: take a snapshot
@@ -78,194 +66,6 @@ _IGNORED = frozenset(
 )
 _unpack = msgpack.unpackb
 _pack = msgpack.packb
-_randbytes = random.randbytes
-
-
-# ---------------------------------------------------------------------- the socket
-
-
-class HandshakeError(ConnectionError):
-    """The server did not switch protocols."""
-
-
-class Socket(asyncio.Protocol):
-    """A WebSocket client connection framed by hand (see the module docstring).
-
-    ``on_frame(data, start, end)`` gets each data frame's payload as
-    ``data[start:end]``; ``on_close(code)`` the close, once.
-    """
-
-    def __init__(self, host: str, path: str, subprotocol: str | None) -> None:
-        key = base64.b64encode(os.urandom(16))
-        self._accept = base64.b64encode(hashlib.sha1(key + _GUID).digest())
-        head = [
-            f"GET {path} HTTP/1.1",
-            f"Host: {host}",
-            "Upgrade: websocket",
-            "Connection: Upgrade",
-            f"Sec-WebSocket-Key: {key.decode()}",
-            "Sec-WebSocket-Version: 13",
-        ]
-        if subprotocol:
-            head.append(f"Sec-WebSocket-Protocol: {subprotocol}")
-        self._request = ("\r\n".join(head) + "\r\n\r\n").encode()
-        self.opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.transport: asyncio.Transport | None = None
-        self.on_frame: Callable[[bytes, int, int], None] = _ignore
-        self.on_close: Callable[[int], None] = _ignore_close
-        self.close_code = 0
-        self._handshaking = True
-        self._closing = False  # we sent a close frame
-        self._buf = bytearray()
-        self._need = 0  # bytes the buffered frame needs before it can be parsed
-
-    # asyncio's side
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # uvloop's transports do not subclass asyncio's, so no isinstance check
-        self.transport = transport  # type: ignore[assignment]
-        transport.write(self._request)  # type: ignore[attr-defined]
-
-    def data_received(self, data: bytes) -> None:
-        buf = self._buf
-        if buf:
-            buf += data
-            if len(buf) < self._need:
-                return
-            data = bytes(buf)
-            buf.clear()
-        if self._handshaking:
-            data = self._handshake(data)
-            if not data:
-                return
-        i, end = 0, len(data)
-        on_frame = self.on_frame
-        while end - i >= 2:
-            b0 = data[i]
-            n = data[i + 1]
-            h = 2
-            if n >= 126:
-                h = 4 if n == 126 else 10
-                if end - i < h:
-                    break
-                n = int.from_bytes(data[i + 2 : i + h], "big")
-            j = i + h + n
-            if j > end:
-                break
-            if b0 == 0x82 or b0 == 0x81:  # FIN + binary or text: the only kinds we get
-                on_frame(data, i + h, j)
-            else:
-                self._control(b0, data[i + h : j])
-            i = j
-        if i < end:
-            buf += data[i:]
-            self._need = len(buf) + 1
-            if len(buf) >= 2:
-                n = buf[1] & 0x7F
-                h = 2 if n < 126 else 4 if n == 126 else 10
-                if len(buf) >= h:
-                    n = n if h == 2 else int.from_bytes(buf[2:h], "big")
-                    self._need = h + n
-                else:
-                    self._need = h
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if not self.opened.done():
-            self.opened.set_exception(exc or ConnectionError("closed during the handshake"))
-        self.transport = None
-        self.on_close(self.close_code or 1006)
-        self.on_close = _ignore_close
-
-    # ours
-
-    def _handshake(self, data: bytes) -> bytes:
-        """Parse the 101 response; what follows it is frames."""
-        end = data.find(b"\r\n\r\n")
-        if end < 0:
-            self._buf += data
-            self._need = len(self._buf) + 1
-            return b""
-        head, data = data[:end].lower(), data[end + 4 :]
-        if (
-            not head.startswith(b"http/1.1 101")
-            or b"\r\nsec-websocket-accept: " + (self._accept.lower()) not in head
-        ):
-            self.opened.set_exception(HandshakeError(head.decode()))
-            self.abort()
-            return b""
-        self._handshaking = False
-        self.opened.set_result(None)
-        return data
-
-    def _control(self, b0: int, payload: bytes) -> None:
-        opcode = b0 & 0x0F
-        if opcode == 0x9:  # ping
-            self.send(payload, 0x8A)
-        elif opcode == 0x8:  # close: echo it, the server closes the TCP connection
-            self.close_code = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else 1005
-            if not self._closing:
-                self._closing = True
-                self.send(payload[:2], 0x88)
-        elif opcode != 0xA:  # not a pong: a fragment or a reserved opcode we never expect
-            self.close_code = 1002
-            self.abort()
-
-    def send(self, payload: bytes, opcode: int = 0x82) -> None:
-        """One masked frame (FIN set)."""
-        transport = self.transport
-        if transport is None:
-            return
-        n = len(payload)
-        if n < 126:
-            head = bytes((opcode, 0x80 | n))
-        elif n < 65536:
-            head = bytes((opcode, 0xFE)) + n.to_bytes(2, "big")
-        else:
-            head = bytes((opcode, 0xFF)) + n.to_bytes(8, "big")
-        mask = _randbytes(4)
-        if n:
-            key = (mask * ((n >> 2) + 1))[:n]
-            masked = (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(
-                n, "big"
-            )
-            transport.write(head + mask + masked)
-        else:
-            transport.write(head + mask)
-
-    def close(self) -> None:
-        """Start the closing handshake (1000)."""
-        if not self._closing:
-            self._closing = True
-            self.send(b"\x03\xe8", 0x88)
-
-    def abort(self) -> None:
-        if self.transport is not None:
-            self.transport.abort()
-
-
-def _ignore(data: bytes, start: int, end: int) -> None:
-    pass
-
-
-def _ignore_close(code: int) -> None:
-    pass
-
-
-async def open_socket(url: str, subprotocol: str | None = MSGPACK, timeout: float = 30) -> Socket:
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 80
-    path = parts.path + (f"?{parts.query}" if parts.query else "")
-    loop = asyncio.get_running_loop()
-    _, sock = await asyncio.wait_for(
-        loop.create_connection(lambda: Socket(f"{host}:{port}", path, subprotocol), host, port),
-        timeout,
-    )
-    try:
-        await asyncio.wait_for(sock.opened, timeout)
-    except BaseException:
-        sock.abort()
-        raise
-    return sock
 
 
 # ---------------------------------------------------------------------- the pace
@@ -339,6 +139,7 @@ class Seat(Paced):
 
     def play(self) -> None:
         """Take the frames from now on (the seat is set up)."""
+        self.load.reader.add(self.sock, stamped=isinstance(self, Mover))
 
 
 class Spectator(Seat):
@@ -346,6 +147,7 @@ class Spectator(Seat):
 
     def play(self) -> None:
         self.sock.on_frame = self._frame
+        super().play()
 
     def _frame(self, data: bytes, start: int, end: int) -> None:
         self.stats.events += 1
@@ -410,6 +212,7 @@ class RelayPlayer(Mover):
 
     def play(self) -> None:
         self.sock.on_frame = self._frame
+        super().play()
         self.schedule(time.perf_counter())
 
     def send_move(self) -> None:
@@ -423,7 +226,7 @@ class RelayPlayer(Mover):
         self.stats.events += 1
         frame = self.frame
         if self.in_flight and end - start == len(frame) and data.startswith(frame, start):
-            self.stats.ack(self.sent, time.perf_counter())
+            self.stats.ack(self.sent, max(self.sent, self.sock.arrived()))
             self.answered()
 
 
@@ -449,6 +252,7 @@ class RacePlayer(Mover):
 
     def play(self) -> None:
         self.sock.on_frame = self._frame
+        super().play()
         self.schedule(time.perf_counter())
         self._lead()
 
@@ -519,13 +323,12 @@ class RacePlayer(Mover):
             stats.errors[str(frame.get("code"))] += 1
 
     def _reply(self, frame: dict[str, Any], kind: Any) -> None:
-        now = time.perf_counter()
         if kind != "moved":
             self.in_flight = False
             self._refused_move(str(frame.get("code")))
             self._unblocked()
             return
-        self.stats.ack(self.sent, now)
+        self.stats.ack(self.sent, max(self.sent, self.sock.arrived()))
         self._refused = 0
         if frame.get("deal") == self.deal:
             self.board = frame["board"]
@@ -630,7 +433,7 @@ class SetupError(RuntimeError):
 
 async def _enter(url: str, name: str, request: dict[str, Any]) -> tuple[Socket, dict[str, Any]]:
     """A new session at ``url`` that sends ``request`` (create or join a room)."""
-    sock = await open_socket(url)
+    sock = await open_socket(url, MSGPACK)
     try:
         setup = _Setup(sock)
         await setup.call({"type": "hello", "id": 0, "version": PROTOCOL_VERSION, "name": name})
@@ -700,6 +503,7 @@ class HumanLoad:
         self.stats = LoadStats()
         self.rng = random.Random(0)
         self.wheel = Wheel()
+        self.reader = Reader()
         self.rooms: list[Room] = []
         self.stopping = False
         self.wheel.start()
@@ -749,3 +553,4 @@ class HumanLoad:
             await asyncio.sleep(0.01)
         for seat in seats:
             seat.sock.abort()
+        self.reader.stop()
