@@ -139,7 +139,11 @@ class Seat(Paced):
 
     def play(self) -> None:
         """Take the frames from now on (the seat is set up)."""
-        self.load.reader.add(self.sock, stamped=isinstance(self, Mover))
+        self.load.reader.add(self.sock, self.eager, stamped=isinstance(self, Mover))
+
+    def eager(self) -> bool:
+        """Whether this seat waits on its socket now (see bench/websocket.py Reader)."""
+        return self.in_flight
 
 
 class Spectator(Seat):
@@ -168,6 +172,7 @@ class Mover(Seat):
     def due(self, when: float, now: float) -> None:
         if self.load.stopping:
             return
+        self.load.reader.drain(self.sock)  # what came since: a new deal, a rematch to lead
         if self.ready():
             self.move(now)
         else:
@@ -264,6 +269,9 @@ class RacePlayer(Mover):
             and board is not None
             and board.get("status") == "playing"
         )
+
+    def eager(self) -> bool:
+        return not self.ready() or bool(self._asked)
 
     def waiting(self, now: float) -> None:
         """Nothing to play when a move fell due: after a quiet spell, a snapshot (an
