@@ -39,6 +39,7 @@ import select
 import socket
 import struct
 import time
+from collections import deque
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
@@ -301,6 +302,7 @@ class Reader:
         self._epoll = select.epoll()
         self._sockets: dict[int, tuple[Socket, Callable[[], bool]]] = {}
         self._marked: dict[int, Socket] = {}  # data arrived, not read yet
+        self._queue: deque[tuple[float, int]] = deque()  # (when marked, fd), oldest first
         self._task: asyncio.Task[None] | None = None
 
     def add(self, sock: Socket, eager: Callable[[], bool], stamped: bool) -> None:
@@ -317,7 +319,7 @@ class Reader:
         sock.raw = raw
         fd = raw.fileno()
         self._sockets[fd] = (sock, eager)
-        self._marked[fd] = sock  # whatever came before the epoll knew of it
+        self._mark(fd, sock, time.perf_counter())  # what came before the epoll knew of it
         self._epoll.register(fd, select.EPOLLIN | select.EPOLLET)
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run())
@@ -328,17 +330,22 @@ class Reader:
         if raw is not None and self._marked.pop(raw.fileno(), None) is not None:
             self._read(raw.fileno(), sock)
 
+    def _mark(self, fd: int, sock: Socket, now: float) -> None:
+        if fd not in self._marked:
+            self._marked[fd] = sock
+            self._queue.append((now, fd))
+
     def _read(self, fd: int, sock: Socket) -> None:
         raw = sock.raw
         if raw is not None and not sock.readable(raw):
             self._drop(fd, sock)
 
     async def _run(self) -> None:
-        poll, sockets, marked = self._epoll.poll, self._sockets, self._marked
-        sleep, every, clock = time.sleep, self.every, time.perf_counter
-        swept = clock()
+        poll, sockets, marked, queue = self._epoll.poll, self._sockets, self._marked, self._queue
+        sleep, every, clock, mark = time.sleep, self.every, time.perf_counter, self._mark
         while True:
             sleep(every)
+            now = clock()
             for fd, _ in poll(0):
                 entry = sockets.get(fd)
                 if entry is None:
@@ -348,13 +355,14 @@ class Reader:
                     marked.pop(fd, None)
                     self._read(fd, sock)
                 else:
-                    marked[fd] = sock
-            if clock() - swept >= self.sweep:
-                swept = clock()
-                waiting, self._marked = marked, {}
-                marked = self._marked
-                for fd, sock in waiting.items():
-                    self._read(fd, sock)
+                    mark(fd, sock, now)
+            # the sweep, spread out: each socket marked a second ago (if not read since)
+            due = now - self.sweep
+            while queue and queue[0][0] <= due:
+                fd = queue.popleft()[1]
+                waiting = marked.pop(fd, None)
+                if waiting is not None:
+                    self._read(fd, waiting)
             await asyncio.sleep(0)
 
     def _drop(self, fd: int, sock: Socket) -> None:
@@ -376,4 +384,5 @@ class Reader:
                 sock.raw = None
         self._sockets.clear()
         self._marked.clear()
+        self._queue.clear()
         self._epoll.close()
