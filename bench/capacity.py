@@ -2,16 +2,17 @@
 
 The server runs as users run it (``klondike-race serve --memory``, the load's
 per-address caps lifted: every socket comes from loopback), pinned to CPU 0 with
-``taskset -c 0``; this process is the load, pinned to CPU 1. Rooms of 8 players
-and a spectator, ``deals_per_round`` 20; each player makes a real legal move (the
-product's bot, client/load.py) every 2–4 s, at a random phase, and the host
-rematches when a round ends. The number of players steps up (``--steps``), each
+``taskset -c 0``; this process is the load, pinned to CPU 1 (bench/wsload.py: a
+lean WebSocket client, so that the load is not what is measured). Rooms of 8
+players and a spectator, ``deals_per_round`` 20, ``break_seconds`` 0; each player
+makes a real legal move (the product's bot) every 2–4 s, at a random phase, and
+the host rematches when a round ends. The number of players steps up (``--steps``), each
 step adding rooms to those already playing, then measuring for ``--seconds``.
 
 Per step: offered and achieved moves a second, p50/p99/max round trip (move sent
 to its ``moved``), server CPU (its share of CPU 0, and µs per accepted move),
 RSS per connection and its growth per 1,000 moves, errors. The load measures
-itself too: its own CPU share and its event loop's lag (a 10 ms ticker's
+itself too: its own CPU share (and µs per move) and its event loop's lag (a 10 ms ticker's
 lateness). A step where the load is the bottleneck — above a third of its core,
 or a lag p99 over ``--max-lag`` ms — is refused: its figures are not a
 measurement of the server, and it is printed as refused, not as a result.
