@@ -108,6 +108,7 @@ class Socket(asyncio.Protocol):
         self._need = 0  # bytes the buffered frame needs before it can be parsed
         self.raw: socket.socket | None = None  # the socket, once a Reader reads it
         self._stamp: bytes = b""  # the kernel's arrival stamp of the last read
+        self.eager = False  # its owner waits on it: a Reader reads it at once
 
     # asyncio's side
 
@@ -259,7 +260,7 @@ class Socket(asyncio.Protocol):
         if len(stamp) < 16:
             return time.perf_counter()
         sec, nsec = _TIMESPEC.unpack_from(stamp)
-        return sec + nsec * 1e-9 - _CLOCKS
+        return float(sec + nsec * 1e-9 - _CLOCKS)
 
 
 async def open_socket(url: str, subprotocol: str | None, timeout: float = 30) -> Socket:
@@ -287,7 +288,7 @@ class Reader:
     One task of the event loop: it sleeps ``every`` (blocking the loop: nothing
     else is due that could not wait that long), then takes the sockets its
     ``epoll`` (edge-triggered) saw data arrive on, then yields to the loop for
-    its timers and writes. A socket whose owner is waiting on it (``eager()``
+    its timers and writes. A socket whose owner is waiting on it (``eager``
     true: a reply due, a deal awaited) is read at once; any other is only marked,
     and read when its owner asks (:meth:`drain`, before it moves) or at the next
     ``sweep`` (1 s), so one read takes several frames: the server's side is the
@@ -296,16 +297,16 @@ class Reader:
     :meth:`Socket.arrived`).
     """
 
-    def __init__(self, every: float = 0.001, sweep: float = 1.0) -> None:
+    def __init__(self, every: float = 0.002, sweep: float = 1.0) -> None:
         self.every = every
         self.sweep = sweep
         self._epoll = select.epoll()
-        self._sockets: dict[int, tuple[Socket, Callable[[], bool]]] = {}
+        self._sockets: dict[int, Socket] = {}
         self._marked: dict[int, Socket] = {}  # data arrived, not read yet
         self._queue: deque[tuple[float, int]] = deque()  # (when marked, fd), oldest first
         self._task: asyncio.Task[None] | None = None
 
-    def add(self, sock: Socket, eager: Callable[[], bool], stamped: bool) -> None:
+    def add(self, sock: Socket, stamped: bool) -> None:
         """Take the socket's reading over from the event loop."""
         transport = sock.transport
         if transport is None:
@@ -318,7 +319,7 @@ class Reader:
             raw.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         sock.raw = raw
         fd = raw.fileno()
-        self._sockets[fd] = (sock, eager)
+        self._sockets[fd] = sock
         self._mark(fd, sock, time.perf_counter())  # what came before the epoll knew of it
         self._epoll.register(fd, select.EPOLLIN | select.EPOLLET)
         if self._task is None:
@@ -347,11 +348,10 @@ class Reader:
             sleep(every)
             now = clock()
             for fd, _ in poll(0):
-                entry = sockets.get(fd)
-                if entry is None:
+                sock = sockets.get(fd)
+                if sock is None:
                     continue
-                sock, eager = entry
-                if eager():
+                if sock.eager:
                     marked.pop(fd, None)
                     self._read(fd, sock)
                 else:
@@ -378,7 +378,7 @@ class Reader:
     def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
-        for sock, _ in self._sockets.values():
+        for sock in self._sockets.values():
             if sock.raw is not None:
                 sock.raw.detach()
                 sock.raw = None

@@ -140,11 +140,7 @@ class Seat(Paced):
 
     def play(self) -> None:
         """Take the frames from now on (the seat is set up)."""
-        self.load.reader.add(self.sock, self.eager, stamped=isinstance(self, Mover))
-
-    def eager(self) -> bool:
-        """Whether this seat waits on its socket now (see bench/websocket.py Reader)."""
-        return self.in_flight
+        self.load.reader.add(self.sock, stamped=isinstance(self, Mover))
 
 
 class Spectator(Seat):
@@ -194,6 +190,7 @@ class Mover(Seat):
         self.next = max(self.next, now - MOVE_EVERY[1]) + rng.uniform(*MOVE_EVERY)
         self.load.wheel.at(self.next, self)
         self.in_flight = True
+        self.sock.eager = True  # its reply is due
         self.sent = time.perf_counter()
         self.send_move()
 
@@ -233,6 +230,7 @@ class RelayPlayer(Mover):
         frame = self.frame
         if self.in_flight and end - start == len(frame) and data.startswith(frame, start):
             self.stats.ack(self.sent, max(self.sent, self.sock.arrived()))
+            self.sock.eager = False
             self.answered()
 
 
@@ -261,6 +259,7 @@ class RacePlayer(Mover):
         super().play()
         self.schedule(time.perf_counter())
         self._lead()
+        self._waits()
 
     def ready(self) -> bool:
         board = self.board
@@ -271,8 +270,9 @@ class RacePlayer(Mover):
             and board.get("status") == "playing"
         )
 
-    def eager(self) -> bool:
-        return not self.ready() or bool(self._asked)
+    def _waits(self) -> None:
+        """Whether this seat waits on its socket now (``Socket.eager``: read at once)."""
+        self.sock.eager = not self.ready() or bool(self._asked)
 
     def waiting(self, now: float) -> None:
         """Nothing to play when a move fell due: after a quiet spell, a snapshot (an
@@ -330,6 +330,7 @@ class RacePlayer(Mover):
             self.state = "closed"
         elif kind == "error":  # the reply to a start or rematch, or unsolicited
             stats.errors[str(frame.get("code"))] += 1
+        self._waits()
 
     def _reply(self, frame: dict[str, Any], kind: Any) -> None:
         if kind != "moved":
@@ -390,6 +391,7 @@ class RacePlayer(Mover):
     def _resync(self) -> None:
         self.stats.resyncs += 1
         self._asked = next(self._ids)
+        self.sock.eager = True
         self.sock.send(_pack({"type": "snapshot", "id": self._asked}))
 
 
@@ -538,6 +540,7 @@ class HumanLoad:
         # (a full pass over 11,250 seats' objects stalled the load for tens of ms).
         gc.collect()
         gc.freeze()
+        gc.set_threshold(20_000, 20, 100)  # what a move leaves is freed by refcount
         for room in rooms:
             for seat in room.seats:
                 seat.play()
