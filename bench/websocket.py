@@ -18,8 +18,9 @@ Two things make this client cheap:
   wake-ups: at human pace each socket gets a frame now and then, so the event
   loop woke for nearly every frame (epoll, a read, back to sleep). Once a socket
   is set up, :class:`Reader` takes its reading over from the event loop: it
-  sleeps ``every`` seconds (1 ms), then reads every socket that has data (one
-  ``epoll`` for all), so one wake-up serves tens of frames. Writes still go
+  sleeps ``every`` seconds (2 ms), then takes every socket that has data (one
+  edge-triggered ``epoll`` for all), so one wake-up serves tens of frames; a
+  socket nobody waits on is read later still, several frames a read. Writes still go
   through the loop's transport, at once. Reading late must not make the server
   look slow, so a player's socket has ``SO_TIMESTAMPNS`` on: the kernel stamps
   when the bytes arrived, and a round trip ends at that stamp, not when the load
@@ -47,6 +48,7 @@ _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 SO_TIMESTAMPNS = 35  # Linux <asm-generic/socket.h>; also the cmsg type (SCM_TIMESTAMPNS)
 _TIMESPEC = struct.Struct("qq")
 _READ = 262_144  # bytes a read takes at most
+_SWEEP_BUDGET = 250  # sockets a Reader's pass reads for its sweep at most
 _randbytes = random.randbytes
 
 
@@ -356,9 +358,12 @@ class Reader:
                     self._read(fd, sock)
                 else:
                     mark(fd, sock, now)
-            # the sweep, spread out: each socket marked a second ago (if not read since)
-            due = now - self.sweep
-            while queue and queue[0][0] <= due:
+            # the sweep, spread out: each socket marked a second ago (if not read since),
+            # a few hundred a pass at most, so that a burst marked at once (the server
+            # let out frames it had held) is not read in one stall a second later
+            due, budget = now - self.sweep, _SWEEP_BUDGET
+            while queue and queue[0][0] <= due and budget:
+                budget -= 1
                 fd = queue.popleft()[1]
                 waiting = marked.pop(fd, None)
                 if waiting is not None:

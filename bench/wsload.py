@@ -169,7 +169,10 @@ class Mover(Seat):
     def due(self, when: float, now: float) -> None:
         if self.load.stopping:
             return
+        generation = self.generation
         self.load.reader.drain(self.sock)  # what came since: a new deal, a rematch to lead
+        if self.generation != generation:  # what came let an overdue move go already
+            return
         if self.ready():
             self.move(now)
         else:
