@@ -48,7 +48,7 @@ _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 SO_TIMESTAMPNS = 35  # Linux <asm-generic/socket.h>; also the cmsg type (SCM_TIMESTAMPNS)
 _TIMESPEC = struct.Struct("qq")
 _READ = 262_144  # bytes a read takes at most
-_SWEEP_BUDGET = 250  # sockets a Reader's pass reads for its sweep at most
+_SWEEP_BUDGET = 64  # sockets a Reader's pass reads for its sweep at most (~25,000 a second)
 _randbytes = random.randbytes
 
 
@@ -359,7 +359,7 @@ class Reader:
                 else:
                     mark(fd, sock, now)
             # the sweep, spread out: each socket marked a second ago (if not read since),
-            # a few hundred a pass at most, so that a burst marked at once (the server
+            # 64 a pass at most, so that a burst marked at once (the server
             # let out frames it had held) is not read in one stall a second later
             due, budget = now - self.sweep, _SWEEP_BUDGET
             while queue and queue[0][0] <= due and budget:
