@@ -2,16 +2,17 @@
 
 The server runs as users run it (``klondike-race serve --memory``, the load's
 per-address caps lifted: every socket comes from loopback), pinned to CPU 0 with
-``taskset -c 0``; this process is the load, pinned to CPU 1. Rooms of 8 players
-and a spectator, ``deals_per_round`` 20; each player makes a real legal move (the
-product's bot, client/load.py) every 2–4 s, at a random phase, and the host
-rematches when a round ends. The number of players steps up (``--steps``), each
+``taskset -c 0``; this process is the load, pinned to CPU 1 (bench/wsload.py: a
+lean WebSocket client, so that the load is not what is measured). Rooms of 8
+players and a spectator, ``deals_per_round`` 20, ``break_seconds`` 0; each player
+makes a real legal move (the product's bot) every 2–4 s, at a random phase, and
+the host rematches when a round ends. The number of players steps up (``--steps``), each
 step adding rooms to those already playing, then measuring for ``--seconds``.
 
 Per step: offered and achieved moves a second, p50/p99/max round trip (move sent
 to its ``moved``), server CPU (its share of CPU 0, and µs per accepted move),
 RSS per connection and its growth per 1,000 moves, errors. The load measures
-itself too: its own CPU share and its event loop's lag (a 10 ms ticker's
+itself too: its own CPU share (and µs per move) and its event loop's lag (a 10 ms ticker's
 lateness). A step where the load is the bottleneck — above a third of its core,
 or a lag p99 over ``--max-lag`` ms — is refused: its figures are not a
 measurement of the server, and it is printed as refused, not as a result.
@@ -38,7 +39,6 @@ import asyncio
 import contextlib
 import json
 import os
-import random
 import re
 import resource
 import shutil
@@ -51,41 +51,15 @@ from pathlib import Path
 from typing import Any
 
 from bench.profile import delta, read_report
-from bench.server import LOAD_LIMITS, PER_ROOM, _drain, _gather_limited, relay_room
-from client.load import Load, LoadRoom, LoadStats, Pacer, open_rooms, percentile
+from bench.server import LOAD_LIMITS, PER_ROOM, _drain
+from bench.wsload import MOVE_EVERY, HumanLoad
+from client.load import FLAT_OUT, LoadStats, percentile
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER_CPU, LOAD_CPU = 0, 1
 TARGET_P99_MS = 50.0
 LOAD_SHARE_LIMIT = 1 / 3  # the load's CPU share above which its step is refused
-SETTINGS = {"deals_per_round": 20}
-MOVE_EVERY = (2.0, 4.0)  # seconds between one player's moves, uniform
-
-
-class HumanPacer(Pacer):
-    """A player's moves 2–4 s apart (uniformly), from a random phase."""
-
-    def __init__(self, rng: random.Random) -> None:
-        super().__init__(sum(MOVE_EVERY) / 2, rng)
-        self._rng = rng
-
-    async def wait(self) -> None:
-        delay = self.next - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        now = time.perf_counter()
-        self.next = max(self.next, now - MOVE_EVERY[1]) + self._rng.uniform(*MOVE_EVERY)
-
-
-class HumanLoad(Load):
-    """client/load.py's load, every player paced by a :class:`HumanPacer`."""
-
-    def start(self) -> None:
-        for room in self.rooms:
-            for seat in room.players:
-                self._tasks.append(asyncio.create_task(seat.play(self, HumanPacer(self._rng))))
-            for seat in room.watchers:
-                self._tasks.append(asyncio.create_task(seat.play(self, Pacer(0.0, self._rng))))
+SETTINGS = {**FLAT_OUT, "deals_per_round": 20}  # break_seconds 0: deals follow at once
 
 
 class LagMeter:
@@ -196,48 +170,28 @@ class Target:
 # ---------------------------------------------------------------------- steps
 
 
-async def _add_rooms(
-    kind: str, target: Target, first: int, count: int, stats: LoadStats
-) -> list[LoadRoom]:
-    if kind == "race":
-        made = await open_rooms([target.url], count, PER_ROOM, 1, SETTINGS, stats)
-        if len(made) < count:
-            raise RuntimeError(f"only {len(made)} of {count} rooms opened: {dict(stats.errors)}")
-        return made
-    return await _gather_limited(
-        [lambda r=r: relay_room(target.url, r, 1, stats) for r in range(first, first + count)]  # type: ignore[misc]
-    )
-
-
 async def run_steps(kind: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Step the players up on one process; a step's figures, or why it was refused."""
     profile = Path(tempfile.mkdtemp()) / "profile.json" if args.profile and kind == "race" else None
     target = await Target.start(kind, profile)
-    stats = LoadStats()
-    loads: list[HumanLoad] = []
+    load = HumanLoad(kind, target.url, SETTINGS, PER_ROOM)
     lag = LagMeter()
     lag.start()
     out: list[dict[str, Any]] = []
-    rooms = 0
     rss0 = target.rss_kb()
     try:
         for players in args.steps:
             want = max(1, players // PER_ROOM)
-            if want > rooms:
-                made = await _add_rooms(kind, target, rooms, want - rooms, stats)
-                load = HumanLoad(made, stats, seed=len(loads))
-                load.start()
-                loads.append(load)
-                rooms = want
+            if want > len(load.rooms):
+                await load.add_rooms(want - len(load.rooms))
             await asyncio.sleep(args.warmup)
-            step = await _measure(target, stats, lag, rooms, args)
+            step = await _measure(target, load.stats, lag, len(load.rooms), args)
             step["rss_per_conn_kb"] = round((step.pop("rss_kb") - rss0) / step["connections"], 1)
             out.append(step)
             show(kind, step, args)
     finally:
         lag.stop()
-        for load in loads:
-            await load.stop(grace=5.0)
+        await load.stop(grace=5.0)
         await target.stop()
     return out
 
@@ -252,11 +206,13 @@ async def _measure(
     start = time.perf_counter()
     stats.window = (start, start + args.seconds)
     cpu0, mine0, rss0 = target.cpu_s(), time.process_time(), target.rss_kb()
+    sys0 = os.times().system
     lag.take()
     await asyncio.sleep(args.seconds)
     wall = time.perf_counter() - start
     cpu = (target.cpu_s() - cpu0) / wall
     mine = (time.process_time() - mine0) / wall
+    kernel = (os.times().system - sys0) / wall
     rss1 = target.rss_kb()
     lags = [x * 1000 for x in lag.take()]
     after = await target.snapshot()
@@ -276,6 +232,8 @@ async def _measure(
         "rss_growth_kb_per_1000_moves": round((rss1 - rss0) / moves * 1000, 1) if moves else 0.0,
         "errors": sum(stats.errors.values()) - errors0,
         "load_cpu": round(mine, 3),
+        "load_kernel_cpu": round(kernel, 3),  # the part of load_cpu spent in the kernel
+        "load_cpu_us_per_move": round(mine * wall / moves * 1e6, 1) if moves else 0.0,
         "load_lag_p99_ms": round(percentile(lags, 99), 2),
         "load_lag_max_ms": round(max(lags, default=0.0), 2),
     }
@@ -305,7 +263,11 @@ def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
     label = "race server" if kind == "race" else "bare relay"
     head = f"{label:<12} {s['players']:>6} players ({s['connections']:>6} conns)"
     if s["refused"]:
-        print(f"{head}  REFUSED, the load is the bottleneck: {s['refused']}", flush=True)
+        print(
+            f"{head}  REFUSED, the load is the bottleneck: {s['refused']}"
+            f" ({s['load_cpu_us_per_move']:.0f} µs of load cpu a move)",
+            flush=True,
+        )
         return
     line = (
         f"{head}  offered {s['offered_moves_per_s']:>7.0f}/s  achieved {s['moves_per_s']:>7.0f}/s"
@@ -313,7 +275,9 @@ def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
         f"  server cpu {s['server_cpu']:>5.1%} ({s['cpu_us_per_move']:.0f} µs/move)"
         f"  {s['rss_per_conn_kb']:>5.1f} KiB/conn  +{s['rss_growth_kb_per_1000_moves']:.0f}"
         f" KiB/1000 moves  errors {s['errors']}"
-        f"  [load cpu {s['load_cpu']:.0%}, lag p99 {s['load_lag_p99_ms']:.1f} ms]"
+        f"  [load cpu {s['load_cpu']:.0%} ({s['load_cpu_us_per_move']:.0f} µs/move,"
+        f" kernel {s['load_kernel_cpu']:.0%}),"
+        f" lag p99 {s['load_lag_p99_ms']:.1f} ms]"
     )
     print(line, flush=True)
     prof = s.get("profile")

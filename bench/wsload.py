@@ -1,0 +1,575 @@
+"""bench/capacity.py's load: human-pace players on a lean WebSocket client.
+
+The capacity benchmark must drive 10,000 players (11,250 sockets, ~3,333 moves a
+second, each fanning out to 9 frames: ~30,000 frames a second in) from a third
+of one core, or it measures itself. client/load.py cannot (a websockets
+connection per seat, a coroutine per seat, every frame a wake-up). Here:
+
+- **The sockets** are bench/websocket.py's: framed by hand, read in batches, a
+  round trip ending at the kernel's arrival stamp of its reply.
+- **The seats** decode only what a player needs: its own ``moved`` reply (its next
+  board view), ``deal_started``, ``round_over``, snapshots and errors. The other
+  players' ``progress`` events — seven of a move's nine frames — are recognized by
+  their first bytes and counted; a spectator only counts its frames.
+- **The moves** are still real and legal, and the player's own: the product's bot
+  (:class:`client.bot.Bot`) decides from the player's board view, the latest
+  ``moved`` reply or ``deal_started``. The players of a room are dealt the same
+  layout and the bot is deterministic, so the room shares its decisions by view
+  (:class:`client.load.Decisions`): only the first player at a position asks the
+  bot, the others look the decision up.
+- **The pace** is one timer wheel (:class:`Wheel`): a heap of every player's next
+  move time, served by one task, instead of a sleeping coroutine per player. Each
+  player moves every 2–4 s (uniform) from a random phase; a player whose move
+  falls due while it cannot move (its deal is over, its last move unanswered)
+  moves as soon as it can, catching up by one move, not a burst.
+
+The relay's players (:class:`RelayPlayer`) send a move-sized frame and wait for
+its echo, found by comparing bytes, as bench/server.py's do.
+
+A dropped socket is counted (``disconnects``, and an error ``closed:CODE``) and its
+seat stops: no resume, since a benchmark step with a drop has failed anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import heapq
+import itertools
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgpack  # type: ignore[import-untyped]
+
+from client.bot import RESIGN, Bot
+from client.codec import MSGPACK
+from client.load import Decisions, LoadStats
+from client.session import PROTOCOL_VERSION
+
+from .websocket import Reader, Socket, _ignore, open_socket
+
+MOVE_EVERY = (2.0, 4.0)  # seconds between one player's moves, uniform
+_TICK = 0.01  # the wheel looks at its heap at least this often (s)
+_QUIET = 5.0  # s a player with nothing to play waits before asking for a snapshot
+_OPENING = 50  # rooms being opened at once
+_MOVED_ON = frozenset({"wrong_deal", "deal_over", "wrong_state"})  # not the bot's fault
+_RETRY = frozenset({"rate_limited", "storage_unavailable"})  # nothing applied
+_BEHIND = "wrong_move_number"  # our board is not the server's: take a snapshot
+# A server frame is a msgpack map whose first key is "type": the bytes after the
+# map's header byte name its kind.
+_PROGRESS = b"\xa4type\xa8progress"
+_TYPE_KEY = b"\xa4type"
+_IGNORED = frozenset(
+    {b"progress", b"deal_over", b"sheet", b"members", b"first_finisher", b"settings"}
+)
+_unpack = msgpack.unpackb
+_pack = msgpack.packb
+
+
+# ---------------------------------------------------------------------- the pace
+
+
+class Wheel:
+    """Every player's next move time in one heap, served by one task.
+
+    An entry is ``(when, order, generation, player)``; a player that reschedules
+    bumps its generation, which makes its older entries stale (skipped).
+    """
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, int, Paced]] = []
+        self._order = itertools.count()
+        self._task: asyncio.Task[None] | None = None
+
+    def at(self, when: float, player: Paced) -> None:
+        heapq.heappush(self._heap, (when, next(self._order), player.generation, player))
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        heap, pop, clock = self._heap, heapq.heappop, time.perf_counter
+        while True:
+            now = clock()
+            while heap and heap[0][0] <= now:
+                when, _, generation, player = pop(heap)
+                if generation == player.generation:
+                    player.due(when, now)
+            delay = heap[0][0] - now if heap else _TICK
+            await asyncio.sleep(min(delay, _TICK))
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+
+class Paced:
+    """A seat with a schedule: :meth:`due` when its next move falls due."""
+
+    generation = 0
+
+    def due(self, when: float, now: float) -> None:
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------------- seats
+
+
+class Seat(Paced):
+    """One socket of the load."""
+
+    def __init__(self, sock: Socket, load: HumanLoad) -> None:
+        self.sock = sock
+        self.load = load
+        self.stats = load.stats
+        self.in_flight = False
+        self.sent = 0.0  # when the move in flight was sent
+        sock.on_close = self._closed
+
+    def _closed(self, code: int) -> None:
+        if self.load.stopping:
+            return
+        self.stats.disconnects += 1
+        self.stats.errors[f"closed:{code}"] += 1
+        if self.in_flight:
+            self.in_flight = False
+            self.stats.unacknowledged += 1
+
+    def play(self) -> None:
+        """Take the frames from now on (the seat is set up)."""
+        self.load.reader.add(self.sock, stamped=isinstance(self, Mover))
+
+
+class Spectator(Seat):
+    """A spectator: counts its frames (every one a room event)."""
+
+    def play(self) -> None:
+        self.sock.on_frame = self._frame
+        super().play()
+
+    def _frame(self, data: bytes, start: int, end: int) -> None:
+        self.stats.events += 1
+
+
+class Mover(Seat):
+    """A seat that moves on :class:`Wheel`'s schedule: 2–4 s apart, from a random phase."""
+
+    def __init__(self, sock: Socket, load: HumanLoad) -> None:
+        super().__init__(sock, load)
+        self.next = 0.0
+        self.pending = False  # a move fell due that could not be made yet
+
+    def schedule(self, now: float) -> None:
+        self.next = now + self.load.rng.random() * sum(MOVE_EVERY) / 2
+        self.load.wheel.at(self.next, self)
+
+    def due(self, when: float, now: float) -> None:
+        if self.load.stopping:
+            return
+        generation = self.generation
+        self.load.reader.drain(self.sock)  # what came since: a new deal, a rematch to lead
+        if self.generation != generation:  # what came let an overdue move go already
+            return
+        if self.ready():
+            self.move(now)
+        else:
+            self.pending = True
+            self.waiting(now)
+
+    def ready(self) -> bool:
+        return not self.in_flight
+
+    def waiting(self, now: float) -> None:
+        """A move fell due while :meth:`ready` was false."""
+
+    def move(self, now: float) -> None:
+        """Send the move, and schedule the next."""
+        rng = self.load.rng
+        self.pending = False
+        self.generation += 1
+        self.next = max(self.next, now - MOVE_EVERY[1]) + rng.uniform(*MOVE_EVERY)
+        self.load.wheel.at(self.next, self)
+        self.in_flight = True
+        self.sock.eager = True  # its reply is due
+        self.sent = time.perf_counter()
+        self.send_move()
+
+    def send_move(self) -> None:
+        raise NotImplementedError
+
+    def answered(self) -> None:
+        """The move in flight was answered: a move overdue goes now."""
+        self.in_flight = False
+        if self.pending and self.ready() and not self.load.stopping:
+            self.move(time.perf_counter())
+
+
+class RelayPlayer(Mover):
+    """A player against the relay: a move-sized frame, acknowledged by its echo."""
+
+    def __init__(self, sock: Socket, load: HumanLoad, me: int) -> None:
+        super().__init__(sock, load)
+        self.me = me
+        self.rid = 0
+        self.frame = b""
+
+    def play(self) -> None:
+        self.sock.on_frame = self._frame
+        super().play()
+        self.schedule(time.perf_counter())
+
+    def send_move(self) -> None:
+        self.rid += 1
+        move = {"kind": "tableau_tableau", "from": 6, "to": 2, "count": 1}
+        msg = {"type": "move", "id": self.rid, "p": self.me, "deal": 1, "n": self.rid, "move": move}
+        self.frame = _pack(msg)
+        self.sock.send(self.frame)
+
+    def _frame(self, data: bytes, start: int, end: int) -> None:
+        self.stats.events += 1
+        frame = self.frame
+        if self.in_flight and end - start == len(frame) and data.startswith(frame, start):
+            self.stats.ack(self.sent, max(self.sent, self.sock.arrived()))
+            self.sock.eager = False
+            self.answered()
+
+
+class RacePlayer(Mover):
+    """A race player: its board view from its replies and ``deal_started``, its moves
+    from the bot; the host also starts the room and its rematches."""
+
+    def __init__(self, sock: Socket, load: HumanLoad, decisions: Decisions) -> None:
+        super().__init__(sock, load)
+        self.decisions = decisions
+        # No search for a winning line: tens of ms at a Thoughtful deal's start would
+        # stall every other seat of the process. The preferences are the same.
+        self.bot = Bot(search_budget=0)
+        self.host = False
+        self.state = "lobby"
+        self.deal = 0
+        self.board: dict[str, Any] | None = None
+        self.rid = 0  # the id of the move in flight
+        self._ids = itertools.count(1)
+        self._refused = 0  # engine refusals in a row: our view and the server's differ
+        self._waiting_since: float | None = None  # with nothing to play, since
+        self._asked = 0  # the id of the snapshot asked for, 0: none
+
+    def play(self) -> None:
+        self.sock.on_frame = self._frame
+        super().play()
+        self.schedule(time.perf_counter())
+        self._lead()
+        self._waits()
+
+    def ready(self) -> bool:
+        board = self.board
+        return (
+            not self.in_flight
+            and self.state == "playing"
+            and board is not None
+            and board.get("status") == "playing"
+        )
+
+    def _waits(self) -> None:
+        """Whether this seat waits on its socket now (``Socket.eager``: read at once)."""
+        self.sock.eager = not self.ready() or bool(self._asked)
+
+    def waiting(self, now: float) -> None:
+        """Nothing to play when a move fell due: after a quiet spell, a snapshot (an
+        event we needed may have gone missing)."""
+        if self.in_flight:
+            return
+        if self._waiting_since is None:
+            self._waiting_since = now
+        elif now - self._waiting_since >= _QUIET and not self._asked:
+            self._waiting_since = now
+            self._resync()
+        self.load.wheel.at(now + _QUIET, self)
+
+    def send_move(self) -> None:
+        self._waiting_since = None
+        board = self.board
+        assert board is not None
+        move = self.decisions.decide(self.bot, self.deal, board) if self._refused < 3 else RESIGN
+        self.rid = next(self._ids)
+        n = board.get("logged", 0)  # our next number in the log (docs/protocol.md)
+        request = {"type": "move", "id": self.rid, "deal": self.deal, "n": n}
+        request["move"] = move.to_wire()
+        self.sock.send(_pack(request))
+
+    def _frame(self, data: bytes, start: int, end: int) -> None:
+        stats = self.stats
+        if data.startswith(_PROGRESS, start + 1):  # most frames: another player moved
+            stats.events += 1
+            return
+        if data.startswith(_TYPE_KEY, start + 1):
+            n = data[start + 6] - 0xA0
+            if data[start + 7 : start + 7 + n] in _IGNORED:
+                stats.events += 1
+                return
+        frame = _unpack(data[start:end])
+        if "seq" in frame:
+            stats.events += 1
+        kind = frame.get("type")
+        if frame.get("id") == self.rid and self.in_flight:
+            self._reply(frame, kind)
+        elif self._asked and frame.get("id") == self._asked:
+            self._asked = 0
+            if kind == "snapshot":
+                self._install(frame.get("room"))
+                self._lead()
+            self._unblocked()
+        elif kind == "deal_started":
+            self.state = "playing"
+            self._deal_view(frame["deal"])
+            self._unblocked()
+        elif kind == "round_over":
+            self.state = "round_over"
+            self._lead()
+        elif kind == "room_closed":
+            self.state = "closed"
+        elif kind == "error":  # the reply to a start or rematch, or unsolicited
+            stats.errors[str(frame.get("code"))] += 1
+        self._waits()
+
+    def _reply(self, frame: dict[str, Any], kind: Any) -> None:
+        if kind != "moved":
+            self.in_flight = False
+            self._refused_move(str(frame.get("code")))
+            self._unblocked()
+            return
+        self.stats.ack(self.sent, max(self.sent, self.sock.arrived()))
+        self._refused = 0
+        if frame.get("deal") == self.deal:
+            self.board = frame["board"]
+        status = frame.get("result", {}).get("status", "playing")
+        if status != "playing":
+            self.stats.deals[status] += 1
+        self.answered()
+
+    def _unblocked(self) -> None:
+        """Something changed that may let an overdue move go."""
+        if self.pending and self.ready() and not self.load.stopping:
+            self.move(time.perf_counter())
+
+    def _refused_move(self, code: str) -> None:
+        self.stats.errors[code] += 1
+        if code in _MOVED_ON:
+            self.board = None  # wait for the next deal_started (or resync)
+        elif code in _RETRY:
+            pass  # nothing was applied: the next move is this one again
+        elif code == _BEHIND:
+            self._resync()
+        else:  # the engine disagreed with our view of the board
+            self._refused += 1
+            self._resync()
+
+    def _install(self, room: dict[str, Any] | None) -> None:
+        """Take state from a room snapshot (``joined``, ``snapshot``)."""
+        if not room:
+            self.state, self.board = "closed", None
+            return
+        self.state = str(room.get("state"))
+        self.host = room.get("host") == room.get("me")
+        self._deal_view(room.get("deal") or {})
+
+    def _deal_view(self, deal: dict[str, Any]) -> None:
+        number = int(deal.get("number") or 0)
+        if number != self.deal:
+            self.bot.new_deal()
+            self.deal = number
+            self._refused = 0
+        board = deal.get("board")
+        self.board = board if isinstance(board, dict) else None
+
+    def _lead(self) -> None:
+        """The host keeps the room dealing: start it, rematch when a round ends."""
+        if self.host and self.state in ("lobby", "round_over"):
+            kind = "start" if self.state == "lobby" else "rematch"
+            self.sock.send(_pack({"type": kind, "id": kind}))  # the reply is not waited for
+
+    def _resync(self) -> None:
+        self.stats.resyncs += 1
+        self._asked = next(self._ids)
+        self.sock.eager = True
+        self.sock.send(_pack({"type": "snapshot", "id": self._asked}))
+
+
+# ---------------------------------------------------------------------- rooms
+
+
+@dataclass(slots=True)
+class Room:
+    """The seats of one room: players (the host first) and spectators."""
+
+    players: list[Mover] = field(default_factory=list)
+    watchers: list[Seat] = field(default_factory=list)
+
+    @property
+    def seats(self) -> list[Seat]:
+        return [*self.players, *self.watchers]
+
+
+class _Setup:
+    """A socket's frames before it plays: decoded, the reply to ``id`` awaited."""
+
+    def __init__(self, sock: Socket) -> None:
+        self.sock = sock
+        self.waiting: asyncio.Future[dict[str, Any]] | None = None
+        self.rid: Any = None
+        sock.on_frame = self._frame
+
+    def _frame(self, data: bytes, start: int, end: int) -> None:
+        frame = _unpack(data[start:end])
+        if self.waiting is not None and not self.waiting.done() and frame.get("id") == self.rid:
+            self.waiting.set_result(frame)
+
+    async def call(self, frame: dict[str, Any], timeout: float = 30) -> dict[str, Any]:
+        self.rid = frame["id"]
+        self.waiting = asyncio.get_running_loop().create_future()
+        self.sock.send(_pack(frame))
+        reply = await asyncio.wait_for(self.waiting, timeout)
+        if reply.get("type") == "error":
+            raise SetupError(str(reply.get("code")))
+        return reply
+
+
+class SetupError(RuntimeError):
+    """A room could not be opened: the server refused a request (its code)."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+async def _enter(url: str, name: str, request: dict[str, Any]) -> tuple[Socket, dict[str, Any]]:
+    """A new session at ``url`` that sends ``request`` (create or join a room)."""
+    sock = await open_socket(url, MSGPACK)
+    try:
+        setup = _Setup(sock)
+        await setup.call({"type": "hello", "id": 0, "version": PROTOCOL_VERSION, "name": name})
+        reply = await setup.call({"id": 1, **request})
+    except BaseException:
+        sock.abort()
+        raise
+    sock.on_frame = _ignore
+    return sock, reply
+
+
+async def open_race_room(
+    load: HumanLoad, url: str, index: int, players: int, settings: dict[str, Any]
+) -> Room:
+    """A room of ``players`` players and a spectator on the race server."""
+    room = Room()
+    decisions = Decisions()
+
+    def player(sock: Socket, reply: dict[str, Any]) -> None:
+        seat = RacePlayer(sock, load, decisions)
+        seat._install(reply.get("room"))
+        room.players.append(seat)
+
+    try:
+        create = {"type": "create_room", "settings": settings}
+        sock, joined = await _enter(url, f"load{index}-p1", create)
+        player(sock, joined)
+        join = {"type": "join_room", "code": joined["room"]["code"], "role": "player"}
+        for p in range(1, players):
+            player(*await _enter(url, f"load{index}-p{p + 1}", join))
+        sock, _ = await _enter(url, f"load{index}-s1", {**join, "role": "spectator"})
+        room.watchers.append(Spectator(sock, load))
+    except BaseException:
+        for seat in room.seats:
+            seat.sock.abort()
+        raise
+    return room
+
+
+async def open_relay_room(load: HumanLoad, url: str, index: int, players: int) -> Room:
+    """A room of ``players`` players and a spectator on the bare relay."""
+    room_url = f"{url}?room={index}"
+    room = Room()
+    try:
+        for p in range(players):
+            room.players.append(RelayPlayer(await open_socket(room_url, None), load, p))
+        room.watchers.append(Spectator(await open_socket(room_url, None), load))
+    except BaseException:
+        for seat in room.seats:
+            seat.sock.abort()
+        raise
+    return room
+
+
+class HumanLoad:
+    """The rooms of one benchmark run, paced by one :class:`Wheel`.
+
+    :meth:`add_rooms` opens rooms (on the race server or the relay, ``kind``) and
+    sets them playing at once; :meth:`stop` stops them all.
+    """
+
+    def __init__(self, kind: str, url: str, settings: dict[str, Any], players: int = 8) -> None:
+        self.kind = kind
+        self.url = url
+        self.settings = settings
+        self.players = players
+        self.stats = LoadStats()
+        self.rng = random.Random(0)
+        self.wheel = Wheel()
+        self.reader = Reader()
+        self.rooms: list[Room] = []
+        self.stopping = False
+        self.wheel.start()
+
+    async def add_rooms(self, count: int) -> None:
+        """Open ``count`` more rooms, a few at a time, and set them playing."""
+        gate = asyncio.Semaphore(_OPENING)
+        first = len(self.rooms)
+
+        async def one(i: int) -> Room:
+            async with gate:
+                if self.kind == "race":
+                    return await open_race_room(self, self.url, i, self.players, self.settings)
+                return await open_relay_room(self, self.url, i, self.players)
+
+        made = await asyncio.gather(
+            *(one(i) for i in range(first, first + count)), return_exceptions=True
+        )
+        failed = [r for r in made if isinstance(r, BaseException)]
+        rooms = [r for r in made if isinstance(r, Room)]
+        self.rooms.extend(rooms)
+        # The seats live for the whole run: keep them out of the collector's passes
+        # (a full pass over 11,250 seats' objects stalled the load for tens of ms).
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(20_000, 20, 100)  # what a move leaves is freed by refcount
+        for room in rooms:
+            for seat in room.seats:
+                seat.play()
+        if failed:
+            codes = [getattr(f, "code", type(f).__name__) for f in failed]
+            raise RuntimeError(f"only {len(rooms)} of {count} rooms opened: {codes[:5]}")
+
+    @property
+    def seats(self) -> Sequence[Seat]:
+        return [s for r in self.rooms for s in r.seats]
+
+    async def stop(self, grace: float = 5.0) -> None:
+        """Make no more moves; give those in flight ``grace`` seconds to be answered
+        (a seat still waiting then lost its move); close every socket."""
+        self.stopping = True
+        self.wheel.stop()
+        seats = self.seats
+        deadline = time.monotonic() + grace
+        while any(s.in_flight for s in seats) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        self.stats.unacknowledged += sum(1 for s in seats if s.in_flight)
+        for seat in seats:
+            seat.sock.close()
+        deadline = time.monotonic() + 2.0
+        while any(s.sock.transport for s in seats) and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        for seat in seats:
+            seat.sock.abort()
+        self.reader.stop()
