@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 import socket
 import time
 from collections import deque
@@ -149,6 +150,16 @@ class GameSocket(ServerConnection):
         if control and self.on_control is not None:
             self.on_control()
         super().process_event(event)
+
+    async def keepalive(self) -> None:
+        """websockets pings every ``ping_interval`` from the connection's opening,
+        so connections opened together (every client of a restarted server, a
+        load test's thousands) ping together for ever after: thousands of pings
+        and pongs in one loop pass, a stall for everyone every interval. A random
+        first wait spreads them over the interval."""
+        assert self.ping_interval is not None
+        await asyncio.sleep(random.random() * self.ping_interval)
+        await super().keepalive()
 
 
 def address_of(ws: ServerConnection, limits: Limits) -> str:
