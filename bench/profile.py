@@ -272,6 +272,18 @@ def _cpu_s() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _heap(top: int = 25) -> dict[str, Any]:
+    """What a full collection walks: the objects the collector tracks (the frozen
+    start-up heap aside), counted by type, the most common first."""
+    counts: dict[str, int] = {}
+    objects = gc.get_objects()
+    for obj in objects:
+        name = type(obj).__qualname__
+        counts[name] = counts.get(name, 0) + 1
+    ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:top]
+    return {"tracked": len(objects), "frozen": gc.get_freeze_count(), "types": dict(ranked)}
+
+
 def read_report(path: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(path.read_text())
     return data
@@ -341,6 +353,7 @@ def main() -> None:
             "gc": monitor.report(),
             "profile": sampler.report(),
             "holds": holds.report(),
+            "heap": _heap(),
             "at": time.time(),
             "at_perf": time.perf_counter(),
         }
