@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.profile import delta, read_report
-from bench.server import LOAD_LIMITS, PER_ROOM, _drain
+from bench.server import LOAD_LIMITS, PER_ROOM, _drain, cpu_s, rss_kb
 from bench.wsload import MOVE_EVERY, HumanLoad
 from client.load import FLAT_OUT, LoadStats, percentile
 
@@ -133,16 +133,10 @@ class Target:
         return f"ws://127.0.0.1:{self.port}/ws"
 
     def rss_kb(self) -> int:
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
+        return rss_kb(self.proc.pid)
 
     def cpu_s(self) -> float:
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_s(self.proc.pid)
 
     async def snapshot(self) -> dict[str, Any] | None:
         """The profiler's report as of now (``--profile`` only)."""

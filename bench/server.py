@@ -90,6 +90,22 @@ def summary(stats: LoadStats) -> dict[str, Any]:
 # ---------------------------------------------------------------------- processes
 
 
+def rss_kb(pid: int) -> int:
+    """A process's resident memory, from /proc (Linux, like taskset)."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_s(pid: int) -> float:
+    """A process's CPU time so far (user + system), from /proc."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Proc:
     """A server subprocess that logs the port it listens on."""
 
@@ -120,16 +136,10 @@ class Proc:
                 return cls(proc, int(found.group(1)))
 
     def rss_kb(self) -> int:
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
+        return rss_kb(self.proc.pid)
 
     def cpu_s(self) -> float:
-        with open(f"/proc/{self.proc.pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return cpu_s(self.proc.pid)
 
     async def stop(self) -> None:
         if self.proc.returncode is None:
