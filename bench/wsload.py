@@ -46,7 +46,7 @@ import msgpack  # type: ignore[import-untyped]
 
 from client.bot import RESIGN, Bot
 from client.codec import MSGPACK
-from client.load import Decisions, LoadStats
+from client.load import Decisions, Following, LoadStats
 from client.session import PROTOCOL_VERSION
 
 from .websocket import Reader, Socket, _ignore, open_socket
@@ -237,7 +237,7 @@ class RelayPlayer(Mover):
             self.answered()
 
 
-class RacePlayer(Mover):
+class RacePlayer(Mover, Following):
     """A race player: its board view from its replies and ``deal_started``, its moves
     from the bot; the host also starts the room and its rematches."""
 
@@ -366,24 +366,6 @@ class RacePlayer(Mover):
         else:  # the engine disagreed with our view of the board
             self._refused += 1
             self._resync()
-
-    def _install(self, room: dict[str, Any] | None) -> None:
-        """Take state from a room snapshot (``joined``, ``snapshot``)."""
-        if not room:
-            self.state, self.board = "closed", None
-            return
-        self.state = str(room.get("state"))
-        self.host = room.get("host") == room.get("me")
-        self._deal_view(room.get("deal") or {})
-
-    def _deal_view(self, deal: dict[str, Any]) -> None:
-        number = int(deal.get("number") or 0)
-        if number != self.deal:
-            self.bot.new_deal()
-            self.deal = number
-            self._refused = 0
-        board = deal.get("board")
-        self.board = board if isinstance(board, dict) else None
 
     def _lead(self) -> None:
         """The host keeps the room dealing: start it, rematch when a round ends."""

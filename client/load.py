@@ -57,6 +57,7 @@ __all__ = [
     "DEFAULT_SETTINGS",
     "PROTOCOL_RATE_LIMIT",
     "Decisions",
+    "Following",
     "Load",
     "LoadProgress",
     "LoadReport",
@@ -252,7 +253,38 @@ class Watcher(Seat):
                     return
 
 
-class Player(Seat):
+class Following:
+    """A player seat's view of its room and deal, taken from the frames it gets:
+    the one way this load's players and the capacity benchmark's (bench/wsload.py,
+    on its own sockets) follow a room."""
+
+    bot: Bot
+    host: bool
+    state: str
+    deal: int
+    board: dict[str, Any] | None
+    _refused: int
+
+    def _install(self, room: Mapping[str, Any] | None) -> None:
+        """Take state from a room snapshot (``joined``, ``snapshot``, a resume)."""
+        if not room:
+            self.state, self.board = "closed", None
+            return
+        self.state = str(room.get("state"))
+        self.host = room.get("host") == room.get("me")
+        self._deal_view(room.get("deal") or {})
+
+    def _deal_view(self, deal: Mapping[str, Any]) -> None:
+        number = int(deal.get("number") or 0)
+        if number != self.deal:
+            self.bot.new_deal()
+            self.deal = number
+            self._refused = 0
+        board = deal.get("board")
+        self.board = board if isinstance(board, dict) else None
+
+
+class Player(Seat, Following):
     """A player: its own board view from the replies and ``deal_started``, moves
     from :class:`~client.bot.Bot`. The host also starts the room and its rematches."""
 
@@ -376,24 +408,6 @@ class Player(Seat):
             self.state = "closed"
         elif kind == "error":
             self.stats.errors[str(frame.get("code"))] += 1
-
-    def _install(self, room: Mapping[str, Any] | None) -> None:
-        """Take state from a room snapshot (``joined``, ``snapshot``, a resume)."""
-        if not room:
-            self.state, self.board = "closed", None
-            return
-        self.state = str(room.get("state"))
-        self.host = room.get("host") == room.get("me")
-        self._deal_view(room.get("deal") or {})
-
-    def _deal_view(self, deal: Mapping[str, Any]) -> None:
-        number = int(deal.get("number") or 0)
-        if number != self.deal:
-            self.bot.new_deal()
-            self.deal = number
-            self._refused = 0
-        board = deal.get("board")
-        self.board = board if isinstance(board, dict) else None
 
     async def _lead(self) -> None:
         """The host keeps the room dealing: start it, rematch when a round ends."""

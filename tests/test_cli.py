@@ -15,6 +15,7 @@ from client.verify import verify
 from protocol.deal import commitment
 from server.cli import build_parser, configure
 from tests.support import ROOT
+from tests.support.processes import bot_command
 from tests.support.sessions import until
 
 
@@ -77,25 +78,7 @@ def test_verify_explains_a_shortened_commitment() -> None:
 async def test_the_bot_command_says_what_it_does(live_url: str) -> None:
     async with connect(live_url, name="Host") as host:
         room = await host.create_room({"deals_per_round": 2, "variant": "thoughtful"})
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "server.cli",
-            "bot",
-            "--url",
-            live_url,
-            "--room",
-            room.code,
-            "--name",
-            "robo",
-            "--pace",
-            "0",
-            "--rounds",
-            "1",
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        proc = await bot_command(live_url, room.code, "--name", "robo")
         await until(host, lambda r: len(r.players) == 2)
         await host.start()
         for number in (1, 2):

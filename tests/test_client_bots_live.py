@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 
 from client import connect
 from client.players import BotPlayer, rounds_played, run_bots
-from tests.support import ROOT
+from tests.support.processes import bot_command
 from tests.support.sessions import until
 
 FINISHED = {"won", "resigned", "dead"}
@@ -36,25 +34,7 @@ async def test_bots_finish_a_round_of_three_deals(live_url: str) -> None:
 async def test_the_bot_command_joins_and_plays(live_url: str) -> None:
     async with connect(live_url, name="Host") as host:
         room = await host.create_room({"deals_per_round": 1, "variant": "thoughtful"})
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "server.cli",
-            "bot",
-            "--url",
-            live_url,
-            "--room",
-            room.code,
-            "--count",
-            "2",
-            "--pace",
-            "0",
-            "--rounds",
-            "1",
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        proc = await bot_command(live_url, room.code, "--count", "2")
         await until(host, lambda r: len(r.players) == 3)
         await host.start()
         await until(host, lambda r: r.my_board is not None)

@@ -16,6 +16,7 @@ in tests/conftest.py among them).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import signal
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.server import UNCAPPED
+from tests.support import ROOT
 from tests.support.waiting import eventually_blocking
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -241,3 +243,14 @@ def running_servers(
     for node in nodes:  # a bug on a node shows in its log even when clients cope
         text = node.log_path.read_text()
         assert "Traceback" not in text and " ERROR " not in text, text[-4000:]
+
+
+async def bot_command(url: str, code: str, *options: str) -> asyncio.subprocess.Process:
+    """``klondike-race bot`` into room ``code`` as users run it (``--pace 0
+    --rounds 1`` and ``options``), its output piped for the test to read."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server.cli", "bot", "--url", url, "--room", code,
+        *options, "--pace", "0", "--rounds", "1",
+        cwd=ROOT,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
