@@ -282,6 +282,10 @@ def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
             " young objects/move",
             flush=True,
         )
+        heap = prof.get("heap") or {}
+        if heap:
+            kinds = ", ".join(f"{k} {v}" for k, v in list(heap["types"].items())[:8])
+            print(f"{'':<12} tracked heap {heap['tracked']}: {kinds}", flush=True)
 
 
 def colyseus() -> str:

@@ -329,6 +329,7 @@ def delta(before: dict[str, Any], after: dict[str, Any], moves: int) -> dict[str
         "self_share": shares(after["profile"]["self"], self_b),
         "total_share": shares(after["profile"]["total"], total_b),
         "holds": holds,
+        "heap": after.get("heap", {}),
     }
 
 

@@ -8,7 +8,7 @@ Two ways to the same number. :func:`deal_score` is the reference: it walks the
 whole scoring trace and counts every event, the rules of docs/rules.md §5 as
 plainly as they can be written. The server cannot pay that on every move (a move
 at 10,000 would cost a thousand times the first: the round's work quadratic in its
-length), so :meth:`DealReplay.record` also keeps, on each :class:`Step`, the
+length), so :meth:`DealReplay.record` also keeps, for each step of the trace, the
 running totals after it, for every system at once, and :meth:`DealReplay.score`
 reads the last one: the same cost at move 10 and move 10,000. Standard's clip at 0
 makes a total depend on the path, not only on the events (a −15 clipped at 0 is
@@ -19,6 +19,7 @@ The property tests (tests/test_scoring.py) hold the two equal on random logs.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -72,27 +73,56 @@ class Step:
     ticks: int = 0
 
 
+# A step's fields in DealReplay's flat trace, in order.
+_T, _STARTED, _STANDARD, _TIMED, _TICKS = range(5)
+_STRIDE = 5
+
+
 @dataclass(slots=True)
 class DealReplay:
-    """A board rebuilt from its log, and what its score is computed from."""
+    """A board rebuilt from its log, and what its score is computed from.
+
+    The scoring trace is kept flat, in arrays of machine integers rather than a
+    :class:`Step` object per move: a busy server holds a step for every standing
+    move of every deal of a round, and the garbage collector walks every object it
+    tracks on each full pass (arrays hold no references, so it skips them).
+    :attr:`steps` rebuilds the objects for whoever reads the trace move by move.
+    """
 
     board: Board
-    steps: list[Step] = field(default_factory=list)
     ended_at: int | None = None  # t of the move that ended the deal
     won_seq: int | None = None  # seq of the winning move
+    # Step i is trace[_STRIDE * i :][:_STRIDE] (see _T ...), its events are
+    # events[ends[i - 1] : ends[i]].
+    trace: array[int] = field(default_factory=lambda: array("q"))
+    events: array[int] = field(default_factory=lambda: array("b"))
+    ends: array[int] = field(default_factory=lambda: array("l"))
+
+    @property
+    def steps(self) -> list[Step]:
+        """The trace of the moves that still stand, one :class:`Step` each."""
+        trace, events, out = self.trace, self.events, []
+        start = 0
+        for i, end in enumerate(self.ends):
+            row = trace[_STRIDE * i : _STRIDE * i + _STRIDE]
+            told = tuple(Event(e) for e in events[start:end])
+            out.append(Step(row[_T], told, row[_STARTED], row[_STANDARD], row[_TIMED], row[_TICKS]))
+            start = end
+        return out
 
     def record(self, timed: TimedMove, outcome: Outcome) -> None:
         """Fold one accepted move into the trace (the server calls this live).
 
         Constant work per move: the running totals come from the step before
         (an auto-complete's events aside, one per card it plays home)."""
-        steps = self.steps
+        trace, ends = self.trace, self.ends
         if outcome.undone:
-            steps.pop()
+            del trace[-_STRIDE:]
+            ends.pop()
+            del self.events[ends[-1] if ends else 0 :]
         else:
-            if steps:
-                last = steps[-1]
-                standard, total, ticks = last.standard, last.timed, last.ticks
+            if ends:
+                standard, total, ticks = trace[-3], trace[-2], trace[-1]
             else:
                 standard = total = ticks = 0
             # Ticks come before a move stamped at or after them (docs/rules.md §5.4).
@@ -106,7 +136,9 @@ class DealReplay:
                 points = event_points(event, started, draw)
                 standard = max(0, standard + points)
                 total = max(0, total + points)
-            steps.append(Step(timed.t, outcome.events, started, standard, total, ticks))
+            trace.extend((timed.t, started, standard, total, ticks))
+            self.events.extend(outcome.events)
+            ends.append(len(self.events))
         if outcome.status is not Status.PLAYING:
             self.ended_at = timed.t
             if outcome.status is Status.WON:
@@ -121,10 +153,10 @@ class DealReplay:
         board = self.board
         if scoring.is_vegas:
             return -board.total + 5 * board.home
-        last = self.steps[-1] if self.steps else None
+        trace = self.trace
         if scoring is Scoring.STANDARD:
-            return 0 if last is None else last.standard
-        total, ticks = (0, 0) if last is None else (last.timed, last.ticks)
+            return trace[-_STRIDE + _STANDARD] if trace else 0
+        total, ticks = (trace[-_STRIDE + _TIMED], trace[-1]) if trace else (0, 0)
         stop = self.ended_at if self.ended_at is not None else end_t
         due = due_ticks(stop)
         if due > ticks:

@@ -10,7 +10,6 @@ may resume with their token), and one log line once listening.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import signal
 from collections import Counter
@@ -25,6 +24,7 @@ from websockets.typing import Subprotocol
 from protocol.wire import JSON, MSGPACK
 
 from . import ids
+from .collector import collect_garbage
 from .net.clock import Clock, SystemClock
 from .net.connection import Connection, Flusher, GameSocket, Limits
 from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, too_many
@@ -40,7 +40,6 @@ __all__ = ["MAX_FRAME", "RaceServer", "run"]
 log = logging.getLogger("klondike_race")
 
 MAX_FRAME = 64 * 1024
-GC_EVERY = 300.0  # seconds between full garbage collections (see _collect_garbage)
 
 
 def select_subprotocol(_conn: ServerConnection, offered: Any) -> Subprotocol | None:
@@ -226,7 +225,7 @@ class RaceServer:
 
 async def serve_forever(server: RaceServer) -> None:
     await server.start()
-    gc_task = asyncio.get_running_loop().create_task(_collect_garbage())
+    gc_task = asyncio.get_running_loop().create_task(collect_garbage())
     log.info(
         "klondike-race listening on ws://%s:%d/ws and http://%s:%d/",
         server.host,
@@ -244,23 +243,6 @@ async def serve_forever(server: RaceServer) -> None:
         log.info("klondike-race shutting down")
         gc_task.cancel()
         await server.stop()
-
-
-async def _collect_garbage(every: float = GC_EVERY) -> None:
-    """Keep the collector's full passes short.
-
-    A busy server holds hundreds of thousands of small objects for its running
-    rounds (the engine's scoring trace, one object a move), and a full collection
-    scans them all: a pause of tens of milliseconds, on every full pass, which is
-    a move's whole latency budget. Room state has no reference cycles, so it
-    needs no scanning: everything alive is frozen out of the collector, and only
-    every few minutes thawed for one full collection that reclaims any cycles
-    (closed connections, tasks) frozen in the meantime."""
-    while True:
-        gc.collect()
-        gc.freeze()
-        await asyncio.sleep(every)
-        gc.unfreeze()
 
 
 def run(server: RaceServer) -> int:

@@ -547,7 +547,7 @@ def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx
         outcome = board.apply(move)
     except IllegalMove as exc:
         raise RoomError(exc.reason, exc.message) from None
-    t = max(running.t(ctx.now), log[-1][0] if log else 0)
+    t = max(running.t(ctx.now), log.last_t)
     out: list[Record] = [
         {"k": R.MOVE, "p": actor, "d": number, "t": t, "s": room.n_records, "m": move.to_wire()}
     ]

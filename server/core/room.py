@@ -47,12 +47,11 @@ from .values import (
     Deal,
     Decision,
     Fanout,
-    LogEntry,
     Member,
+    MoveLog,
     Role,
     RoomState,
     break_deadline,
-    log_entry,
     logged_move,
     round_deadline,
 )
@@ -233,7 +232,7 @@ class Room:
             started_at=rec["at"],
             rules=rules,
             replays=replays,
-            logs={p: [] for p in self.round_players},
+            logs={p: MoveLog() for p in self.round_players},
             results={p: [] for p in self.round_players},
             proof=rec.get("proof"),
         )
@@ -271,7 +270,7 @@ class Room:
         timed = TimedMove(rec["t"], rec["s"], Move.from_wire(rec["m"]))
         outcome = replay.board.apply(timed.move)
         replay.record(timed, outcome)
-        deal.logs[player].append(log_entry(timed.t, timed.move))
+        deal.logs[player].append(timed.t, timed.move)
         deal.results[player].extend(logged_result(outcome))
         first = outcome.status is Status.WON and deal.first is None
         if first:
@@ -454,7 +453,7 @@ class Room:
             self.deals.append(deal)
             for player, entries in d["logs"].items():
                 replay = DealReplay(Board.deal(deal.seed, deal.rules))
-                log: list[LogEntry] = [(e[0], e[1], e[2], e[3], e[4]) for e in entries]
+                log = MoveLog(entries)
                 results: list[Any] = []
                 for entry in log:
                     move = logged_move(entry)

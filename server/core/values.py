@@ -9,7 +9,8 @@ Sans-I/O like the rest of the core.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -31,11 +32,11 @@ __all__ = [
     "Fanout",
     "LogEntry",
     "Member",
+    "MoveLog",
     "Role",
     "RoomError",
     "RoomState",
     "break_deadline",
-    "log_entry",
     "logged_move",
     "people_connected",
     "round_deadline",
@@ -106,15 +107,60 @@ def people_connected(members: Iterable[Member]) -> bool:
     return any(m.connected and m.bot is None for m in members)
 
 
-# One accepted move in a deal's log: (t, kind, from, to, count). A tuple of atoms
-# rather than objects, because a busy server holds a few hundred thousand of them
-# and the garbage collector skips such tuples, where it would scan every object
-# on each full collection (a pause that grows with the log).
+# One accepted move in a deal's log, as the log hands it out: (t, kind, from, to,
+# count).
 LogEntry = tuple[int, str, int, int, int]
 
+_KINDS = list(MoveKind)
+_KIND_INDEX = {kind.value: i for i, kind in enumerate(_KINDS)}
+_STRIDE = 5
 
-def log_entry(t: int, move: Move) -> LogEntry:
-    return (t, move.kind.value, move.src, move.dst, move.count)
+
+class MoveLog:
+    """One player's log of one deal: their accepted moves, in order, with their ``t``.
+
+    Kept flat, five machine integers a move in one array, rather than an object a
+    move: a busy server holds every move of every deal of its running rounds, and
+    each object would be one more for the collector to count and, on its full
+    passes, to walk. Entries are handed out as :data:`LogEntry` tuples.
+    """
+
+    __slots__ = ("_flat",)
+
+    def __init__(self, entries: Iterable[Sequence[Any]] = ()) -> None:
+        self._flat = array("q")
+        for e in entries:
+            self._flat.extend((e[0], _KIND_INDEX[e[1]], e[2], e[3], e[4]))
+
+    def append(self, t: int, move: Move) -> None:
+        self._flat.extend((t, _KIND_INDEX[move.kind.value], move.src, move.dst, move.count))
+
+    def __len__(self) -> int:
+        return len(self._flat) // _STRIDE
+
+    def __getitem__(self, i: int) -> LogEntry:
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError("move log index out of range")
+        t, kind, src, dst, count = self._flat[_STRIDE * i : _STRIDE * i + _STRIDE]
+        return (t, _KINDS[kind].value, src, dst, count)
+
+    def __iter__(self) -> Iterator[LogEntry]:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MoveLog) and self._flat == other._flat
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+    def __repr__(self) -> str:
+        return f"MoveLog({list(self)!r})"
+
+    @property
+    def last_t(self) -> int:
+        """The ``t`` of the last move (0 for an empty log)."""
+        return self._flat[-_STRIDE] if self._flat else 0
 
 
 def logged_move(entry: LogEntry) -> Move:
@@ -131,7 +177,7 @@ class Deal:
     started_at: int
     rules: DealRules
     replays: dict[str, DealReplay]
-    logs: dict[str, list[LogEntry]]
+    logs: dict[str, MoveLog]
     # What each logged move did (protocol.views.LoggedResult), flattened: move i's
     # is results[p][RESULT_FIELDS * i:][:RESULT_FIELDS]. The revealed deal's logs
     # carry it, told without replaying the deal (views.deal_logs).

@@ -120,15 +120,15 @@ def replayed_move(
     if cached is not None and cached[0] == key:
         parts: tuple[int, Outcome, dict[str, Any], int] = cached[1]
         return parts
-    log = deal.logs[player][: n + 1]
+    log = deal.logs[player]
     # ``seq`` only orders wins across players for the sheet; one score ignores it.
-    moves = [TimedMove(e[0], i, logged_move(e)) for i, e in enumerate(log)]
+    moves = [TimedMove(log[i][0], i, logged_move(log[i])) for i in range(n + 1)]
     replay, outcome = replay_through(deal.seed, deal.rules, moves)
-    t = log[-1][0]
+    t = moves[-1].t
     score = replay.score(settings.scoring, t)
     if outcome.status is Status.WON and deal.first == player:
         score += settings.race_bonus
-    parts = (t, outcome, {**player_view(replay.board), "logged": len(log)}, score)
+    parts = (t, outcome, {**player_view(replay.board), "logged": n + 1}, score)
     deal.retried[player] = (key, parts)
     return parts
 

@@ -25,7 +25,7 @@ import random
 import socket
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -182,7 +182,6 @@ class Connection:
         self.binary = ws.subprotocol != JSON
         self.session: SessionState | None = None
         self.address = address_of(ws, limits)
-        self._buckets: list[TokenBucket] = []  # what the last frame paid from
         self._queue: deque[bytes | str] = deque()
         self._queued = 0
         self._wake = asyncio.Event()
@@ -230,15 +229,24 @@ class Connection:
         now = time.monotonic()
         limiter = self.service.limiter
         limiter.prune(now)
-        # Looked up for every frame, never kept: a pruned bucket was as good as new.
-        self._buckets = [limiter.frames(self.address, address=True)]
+        paid = True
+        for bucket in self._buckets():
+            paid = bucket.take(now) and paid  # every bucket pays, or strikes
+        return paid
+
+    def _buckets(self) -> Iterator[TokenBucket]:
+        """The address's frame bucket, then the session's once there is one: looked
+        up for every frame, never kept (a pruned bucket was as good as new), and no
+        list of them made, which would live on the connection until its next frame,
+        young for the collector's passes to scan over and over."""
+        limiter = self.service.limiter
+        yield limiter.frames(self.address, address=True)
         if self.session is not None:
-            self._buckets.append(limiter.frames(self.session.player, address=False))
-        return all([b.take(now) for b in self._buckets])  # every bucket pays, or strikes
+            yield limiter.frames(self.session.player, address=False)
 
     def _flooding(self) -> None:
         """Close, 4008, once the strikes of this session or address run out."""
-        if any(b.exhausted for b in self._buckets):
+        if any(b.exhausted for b in self._buckets()):
             self.close(CloseCode.FLOODING, "rate limit exceeded repeatedly")
 
     def _control_frame(self) -> None:
@@ -303,7 +311,7 @@ class Connection:
         text that cannot be encoded): log it and close this connection alone, so
         no other connection's frames wait or go missing because of it."""
         log.exception("sending to a connection failed; closing it")
-        self._batch = []
+        self._batch.clear()
         self.close(CloseCode.SERVER_ERROR, "the server failed to send to you; resume", flush=False)
 
     def send_data(self, data: bytes | str) -> None:
@@ -319,9 +327,11 @@ class Connection:
         self._batch.append(data)
 
     def flush_batch(self, framer: Framer) -> None:
-        batch, self._batch = self._batch, []
+        # Emptied in place: a new list would live until the connection's next frame.
+        batch = self._batch
         if batch and not self.closing:
             self._send_frames(batch, framer)
+        batch.clear()
 
     def _send_frames(self, frames: Sequence[bytes | str], framer: Framer) -> None:
         ws = self.ws

@@ -271,7 +271,7 @@ async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
         else:
             assert d.outcome is not None
             outcome = d.outcome
-            t = deal.logs[player][-1][0]
+            t = deal.logs[player].last_t
             board = board_view(deal, player)
             score = room.score(deal, player, deal.started_at + t)
         msg = M.moved(

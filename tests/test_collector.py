@@ -1,0 +1,102 @@
+"""The collector's load: what play leaves for it to scan, and the policy that
+keeps its passes short (server/collector.py)."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+
+import pytest
+
+from protocol.strategy import Bot
+from protocol.views import player_view
+from server.collector import Collector
+from server.core import decide as C
+from tests.support.room_core import Harness, setup_room
+
+
+@pytest.fixture
+def thawed() -> Iterator[None]:
+    """Leave the test process's collector as it was found: nothing frozen."""
+    yield
+    gc.unfreeze()
+    gc.collect()
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.me = self  # a reference cycle: only the collector frees it
+
+
+def test_a_move_leaves_no_object_for_the_collector() -> None:
+    """A deal's moves are kept flat (its move logs and scoring traces are arrays),
+    so playing on adds nothing the collector tracks: on a busy server every such
+    object would be scanned by each full pass for as long as the round lasts."""
+    h = Harness()
+    ids = setup_room(h, players=8)
+    h.run(C.decide_start(h.room, ids[0], h.ctx()))
+    deal = h.room.running
+    assert deal is not None
+
+    def play(moves: int) -> int:
+        played = 0
+        for step in range(moves):
+            pid = ids[step % len(ids)]
+            board = deal.replays[pid].board
+            if h.room.running is not deal or board.status.value != "playing":
+                continue
+            h.now += 500
+            move = Bot().decide(player_view(board)).to_wire()
+            n = len(deal.logs[pid])
+            h.run(C.decide_move(h.room, pid, deal.number, n, move, h.ctx()))
+            played += 1
+        h.events.clear()  # the harness keeps events; the server sends and drops them
+        return played
+
+    play(120)  # every board, view and cache of the deal made once
+    gc.collect()
+    before = len(gc.get_objects())
+    played = play(480)
+    gc.collect()
+    grown = len(gc.get_objects()) - before
+    assert played == 480 and h.room.running is deal  # one deal's moves: no new boards
+    assert grown <= 10, f"{grown} tracked objects more after {played} moves"
+
+
+def test_what_lived_a_second_is_frozen_and_cycles_wait_for_the_full_pass(thawed: None) -> None:
+    collector = Collector(full_every=300.0)
+    collector.tick(0.0)  # starts with a full collection, then freezes
+    assert collector.full_at == 0.0
+    frozen = gc.get_freeze_count()
+    assert frozen > 0
+
+    cycle = _Node()
+    gone = weakref.ref(cycle)
+    collector.tick(1.0)  # a second later: frozen out of every pass
+    assert gc.get_freeze_count() > frozen
+    del cycle
+    gc.collect()
+    assert gone() is not None  # frozen: no pass scans it
+
+    collector.tick(299.0)
+    assert gone() is not None and collector.full_at == 0.0
+    collector.tick(300.0)  # the full collection, everything thawed
+    assert gone() is None and collector.full_at == 300.0
+    assert gc.get_freeze_count() > 0  # and frozen again after it
+
+
+def test_a_frozen_object_is_still_freed_by_its_reference_count(thawed: None) -> None:
+    collector = Collector()
+    collector.tick(0.0)
+    kept = _Weakable({"view": [1, 2, 3]})
+    gone = weakref.ref(kept)
+    collector.tick(1.0)
+    assert gone() is not None and gc.get_freeze_count() > 0
+    del kept
+    assert gone() is None  # no cycle: freed at once, frozen or not
+
+
+class _Weakable:
+    def __init__(self, payload: object) -> None:
+        self.payload = payload
