@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocol import Board, DealReplay, DealRules, Outcome, Scoring, Status, TimedMove, deal_score
+from protocol.moves import Move, MoveKind
 
 CLOCK = time.process_time
 SYSTEMS = (Scoring.STANDARD, Scoring.TIMED)
@@ -69,10 +70,10 @@ def per_move(
     result: DealReplay, outcome: Outcome, scoring: Scoring, reference: bool, seconds: float
 ) -> float:
     """Seconds of CPU per move: fold ``outcome`` in, score, take it out again
-    (so the trace keeps its length)."""
+    with an undo (so the trace keeps its length)."""
     t = len(result.steps) * 700
     timed = TimedMove(t, 0, outcome.move)
-    steps = result.steps
+    undo = Outcome(Move(MoveKind.UNDO), (), (), None, 0, Status.PLAYING, undone=True)
     reps = 0
     start = CLOCK()
     deadline = start + seconds
@@ -83,7 +84,7 @@ def per_move(
                 deal_score(result, scoring, t)
             else:
                 result.score(scoring, t)
-            steps.pop()
+            result.record(timed, undo)
         reps += 20
         now = CLOCK()
         if now >= deadline:
