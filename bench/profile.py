@@ -273,15 +273,20 @@ def _cpu_s() -> float:
 
 
 def _heap(top: int = 25) -> dict[str, Any]:
-    """What a full collection walks: the objects the collector tracks (the frozen
-    start-up heap aside), counted by type, the most common first."""
+    """What a full collection walks: every object the collector tracks, frozen
+    ones too, counted by type, the most common first."""
     counts: dict[str, int] = {}
+    frozen = gc.get_freeze_count()
+    if frozen:  # the server freezes what lived a second (server/collector.py): count it too
+        gc.unfreeze()
     objects = gc.get_objects()
+    if frozen:
+        gc.freeze()
     for obj in objects:
         name = type(obj).__qualname__
         counts[name] = counts.get(name, 0) + 1
     ranked = sorted(counts.items(), key=lambda kv: -kv[1])[:top]
-    return {"tracked": len(objects), "frozen": gc.get_freeze_count(), "types": dict(ranked)}
+    return {"tracked": len(objects), "frozen": frozen, "types": dict(ranked)}
 
 
 def read_report(path: Path) -> dict[str, Any]:

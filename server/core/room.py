@@ -68,6 +68,7 @@ class Room:
         self.settings = Settings()
         self.host: str | None = None
         self.members: dict[str, Member] = {}  # insertion order: longest present first
+        self.spectators = 0  # how many members watch: counted as they come and go
         self.round = 0
         self.round_started_at: int | None = None
         self.round_players: list[str] = []
@@ -148,7 +149,7 @@ class Room:
         bot = rec.get("bot")
         member = Member(player, rec["name"], Role(rec["role"]))
         member.bot = None if bot is None else Pace(bot)
-        self.members[player] = member
+        self._set_member(member)
         late = rec["role"] == Role.PLAYER.value
         late = late and self.state in (RoomState.PLAYING, RoomState.BREAK)
         if late:
@@ -167,8 +168,13 @@ class Room:
             member.connected = bool(rec["on"])
         return self._emit(emit, self._members)
 
+    def _set_member(self, member: Member) -> None:
+        self.members[member.id] = member
+        self.spectators = sum(m.role == Role.SPECTATOR for m in self.members.values())
+
     def _drop(self, player: str, host: str | None) -> None:
         self.members.pop(player, None)
+        self.spectators = sum(m.role == Role.SPECTATOR for m in self.members.values())
         self.host = host
         self.carry.pop(player, None)
         if player in self.round_players:
@@ -420,7 +426,7 @@ class Room:
         self.members = {}
         for pid, name, role, on, *bot in rec["members"]:  # a bot's pace came later
             pace = Pace(bot[0]) if bot and bot[0] is not None else None
-            self.members[pid] = Member(pid, name, Role(role), bool(on), pace)
+            self._set_member(Member(pid, name, Role(role), bool(on), pace))
         self.round = rec["round"]
         self.round_started_at = rec["round_at"]
         self.round_players = list(rec["round_players"])
@@ -525,7 +531,9 @@ class Room:
         return in_round and ends is not None and now >= ends
 
     def has_spectators(self) -> bool:
-        return any(m.role == Role.SPECTATOR for m in self.members.values())
+        """Asked on every move (whether a board goes to spectators): counted once
+        per join and leave rather than per move."""
+        return self.spectators > 0
 
     def bots(self) -> dict[str, Pace]:
         """The bot players, with their paces: the shell plays for them."""

@@ -11,7 +11,9 @@ the next pass of the event loop, then leave in one write per connection (a reply
 with the events it caused; under load, the events of several moves), each
 distinct payload framed once for all its recipients (server/net/framing.py). While the
 socket keeps up that write happens at once; once the socket's buffer backs up,
-frames queue and a writer task drains them as the socket allows. A connection whose queue grows
+frames queue and a writer task, started then and gone once the queue is empty,
+drains them as the socket allows (no task per connection otherwise: each would be
+a few more objects that every one of the collector's passes walks). A connection whose queue grows
 past its byte limit, or whose socket stays blocked past the send timeout, is
 closed with 4009: a stalled spectator costs the room nothing but a bounded buffer.
 """
@@ -184,9 +186,8 @@ class Connection:
         self.address = address_of(ws, limits)
         self._queue: deque[bytes | str] = deque()
         self._queued = 0
-        self._wake = asyncio.Event()
         self._before_hello = 0
-        self._busy = False  # the writer task is draining the queue
+        self._writer: asyncio.Task[None] | None = None  # draining the queue, while it has frames
         self._batch: list[bytes | str] = []  # frames waiting for the next flush
         self.closing = False
         self._close_args: tuple[CloseCode, str] | None = None
@@ -195,7 +196,6 @@ class Connection:
 
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
-        writer = loop.create_task(self._write_loop())
         hello_timer = loop.call_later(self.limits.hello_timeout, self._hello_timeout)
         self.service.connections.add(self)
         if isinstance(self.ws, GameSocket):
@@ -213,13 +213,14 @@ class Connection:
             pass
         finally:
             hello_timer.cancel()
-            if self.closing:  # let the writer flush and send our close code
+            writer = self._writer
+            if writer is not None and self.closing:  # let it flush and send our close code
                 limit = self.limits.send_timeout + 5.0
                 try:
                     await asyncio.wait_for(asyncio.shield(writer), limit)
                 except (TimeoutError, Exception):
                     writer.cancel()
-            else:
+            elif writer is not None:
                 writer.cancel()
             await self.service.disconnected(self)
 
@@ -336,7 +337,7 @@ class Connection:
     def _send_frames(self, frames: Sequence[bytes | str], framer: Framer) -> None:
         ws = self.ws
         transport = ws.transport
-        if not self._queue and not self._busy and transport.get_write_buffer_size() < _DIRECT_LIMIT:
+        if self._writer is None and transport.get_write_buffer_size() < _DIRECT_LIMIT:
             # The socket keeps up: write now, in one system call, as websockets'
             # broadcast does, without a task switch or a timer per frame. The
             # frames are built by the flush's framer, once per distinct event
@@ -358,28 +359,28 @@ class Connection:
         if self._queued > self.limits.queue_bytes and len(self._queue) > 1:
             self._too_slow()
             return
-        self._wake.set()
+        self._write()
+
+    def _write(self) -> None:
+        """Have the writer task drain the queue (and close, once closing), starting
+        it unless it runs."""
+        if self._writer is None:
+            self._writer = asyncio.get_running_loop().create_task(self._write_loop())
 
     async def _write_loop(self) -> None:
-        """Drain the queue into the socket; on :meth:`close`, flush what is queued
-        (an error saying why, typically) and close with the code."""
+        """Drain the queue into the socket, then end; on :meth:`close`, flush what
+        is queued (an error saying why, typically) and close with the code."""
         ws = self.ws
         queue = self._queue
         timeout = self.limits.send_timeout
         try:
-            while True:
-                await self._wake.wait()
-                self._wake.clear()
-                self._busy = True
-                while queue:
-                    data = queue.popleft()
-                    self._queued -= len(data)
-                    async with asyncio.timeout(timeout):
-                        await ws.send(data)
-                self._busy = False
-                if self._close_args is not None:
-                    await ws.close(*self._close_args)
-                    return
+            while queue:
+                data = queue.popleft()
+                self._queued -= len(data)
+                async with asyncio.timeout(timeout):
+                    await ws.send(data)
+            if self._close_args is not None:
+                await ws.close(*self._close_args)
         except TimeoutError:
             self._too_slow()
             await ws.close(CloseCode.TOO_SLOW, "too slow: fell behind reading events")
@@ -388,6 +389,9 @@ class Connection:
         except Exception:
             self.failed()
             await ws.close(CloseCode.SERVER_ERROR, "the server failed to send to you; resume")
+        finally:
+            if self._writer is asyncio.current_task():
+                self._writer = None
 
     def _too_slow(self) -> None:
         if self._close_args is None:
@@ -408,4 +412,4 @@ class Connection:
         if not flush:
             self._queue.clear()
             self._queued = 0
-        self._wake.set()
+        self._write()
