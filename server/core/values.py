@@ -190,7 +190,7 @@ class Deal:
     # the reply and the spectators' event of one move to share.
     view: tuple[str, int, dict[str, Any]] | None = None
     retried: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # views.replayed_move
-    revealed: dict[str, Any] | None = None  # views.revealed_deal, once the deal is over
+    revealed: bytes | None = None  # views.revealed_deal, packed, once the deal is over
     # The deal_log reply's logs, encoded once per subprotocol (True: msgpack) by
     # server/rooms/handlers.py: a deal over takes no more moves.
     encoded_logs: dict[bool, bytes | str] = field(default_factory=dict)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+import msgpack  # type: ignore[import-untyped]
+
 from protocol import messages as M
 from protocol.messages import Message
 from protocol.moves import Outcome, Status
@@ -94,7 +96,8 @@ def board_view(deal: Deal, player: str) -> dict[str, Any]:
     if cached is not None and cached[0] == player and cached[1] == version:
         return cached[2]
     view = {**player_view(deal.replays[player].board), "logged": version}
-    deal.view = (player, version, view)
+    if not deal.over:
+        deal.view = (player, version, view)
     return view
 
 
@@ -194,10 +197,14 @@ def revealed_deal(deal: Deal) -> dict[str, Any]:
     final board (face-down cards too), but not its logs (:func:`deal_logs`).
 
     A deal that is over takes no more moves, so its map is built once and kept in
-    ``deal.revealed``; a snapshot adds :func:`past_summary` to it.
+    ``deal.revealed``, packed: a round's deals over would otherwise hold a few
+    hundred containers each (every card of every board) for the collector to walk
+    on each full pass, for as long as the round lasts. Each call unpacks a fresh
+    map (the caller may add to it: a snapshot adds :func:`past_summary`).
     """
     if deal.revealed is not None:
-        return deal.revealed
+        unpacked: dict[str, Any] = msgpack.unpackb(deal.revealed, raw=False)
+        return unpacked
     revealed = {
         "number": deal.number,
         "seed": deal.seed,
@@ -211,7 +218,7 @@ def revealed_deal(deal: Deal) -> dict[str, Any]:
             deal.seed, deal.rules, moves_from_solver(deal.proof)
         ).to_wire()
     if deal.over:
-        deal.revealed = revealed
+        deal.revealed = msgpack.packb(revealed, use_bin_type=True)
     return revealed
 
 
