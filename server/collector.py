@@ -11,12 +11,15 @@ passes of tens to hundreds of ms, each a stall of every room on the core
 (docs/performance.md has the measurements).
 
 Play makes no reference cycles (no young pass measured under load collected
-anything), so scanning what has lived a second buys nothing. So every second
-everything alive is frozen out of the collector (``gc.freeze``: constant time;
-a frozen object is still freed by its reference count), and the young passes see
-at most a second of allocations. What does make cycles — a closed connection, a
-failed task — is reclaimed by one full collection, everything thawed, every
-five minutes: the one long pass left, its length that of the whole heap.
+anything), and a closed connection leaves none either (tests/test_collector.py;
+websockets' subprotocol selector closure was the one, dropped after the handshake,
+server/net/connection.py), so scanning what has lived a second buys nothing.
+Every second everything alive is frozen out of the collector (``gc.freeze``:
+constant time; a frozen object is still freed by its reference count), and the
+young passes see at most a second of allocations. A cycle made all the same (a
+failed task's traceback, a library's) is reclaimed by one full collection,
+everything thawed, every half hour: the one long pass left, as long as the whole
+heap takes to walk (docs/performance.md gives it at each scale).
 
 :class:`Collector` is that policy with time passed in (it reads no clock), so a
 test drives it; :func:`collect_garbage` runs it in the server's event loop.
@@ -31,7 +34,7 @@ from dataclasses import dataclass
 __all__ = ["FREEZE_EVERY", "FULL_EVERY", "Collector", "collect_garbage"]
 
 FREEZE_EVERY = 1.0  # seconds between two freezes of everything alive
-FULL_EVERY = 300.0  # seconds between two full collections, everything thawed
+FULL_EVERY = 1800.0  # seconds between two full collections, everything thawed
 
 
 @dataclass(slots=True)

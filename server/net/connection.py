@@ -200,6 +200,11 @@ class Connection:
         self.service.connections.add(self)
         if isinstance(self.ws, GameSocket):
             self.ws.on_control = self._control_frame
+        # websockets' serve() hands the subprotocol selector to the protocol as a
+        # closure over the connection: a reference cycle (connection, protocol,
+        # selector) that would keep a closed connection's whole graph, some fifty
+        # objects, alive until a full collection. The handshake is over: drop it.
+        vars(self.ws.protocol).pop("select_subprotocol", None)
         sock = self.ws.transport.get_extra_info("socket")
         if self.limits.socket_sndbuf and sock is not None:
             with contextlib.suppress(OSError):
@@ -213,6 +218,8 @@ class Connection:
             pass
         finally:
             hello_timer.cancel()
+            if isinstance(self.ws, GameSocket):
+                self.ws.on_control = None  # a cycle too: the socket and this connection
             writer = self._writer
             if writer is not None and self.closing:  # let it flush and send our close code
                 limit = self.limits.send_timeout + 5.0
