@@ -187,6 +187,7 @@ class Connection:
         self._queue: deque[bytes | str] = deque()
         self._queued = 0
         self._before_hello = 0
+        self._hello_timer: asyncio.TimerHandle | None = None
         self._writer: asyncio.Task[None] | None = None  # draining the queue, while it has frames
         self._batch: list[bytes | str] = []  # frames waiting for the next flush
         self.closing = False
@@ -196,7 +197,7 @@ class Connection:
 
     async def serve(self) -> None:
         loop = asyncio.get_running_loop()
-        hello_timer = loop.call_later(self.limits.hello_timeout, self._hello_timeout)
+        self._hello_timer = loop.call_later(self.limits.hello_timeout, self._hello_timeout)
         self.service.connections.add(self)
         if isinstance(self.ws, GameSocket):
             self.ws.on_control = self._control_frame
@@ -217,7 +218,7 @@ class Connection:
         except ConnectionClosed:
             pass
         finally:
-            hello_timer.cancel()
+            self._stop_hello_timer()
             if isinstance(self.ws, GameSocket):
                 self.ws.on_control = None  # a cycle too: the socket and this connection
             writer = self._writer
@@ -287,6 +288,8 @@ class Connection:
                 return
             is_move = isinstance(request, MoveRequest)
             await self.service.handle(self, request)
+            if self.session is not None:  # said hello: the timer has nothing left to do
+                self._stop_hello_timer()
         except (WireError, RoomError) as exc:
             self.error(rid, exc.code, exc.message, **exc.extra)
         except Exception:
@@ -296,6 +299,11 @@ class Connection:
             )
         if is_move:
             metrics.move_latency.observe(time.perf_counter() - started)
+
+    def _stop_hello_timer(self) -> None:
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
+            self._hello_timer = None
 
     def _hello_timeout(self) -> None:
         if self.session is None:
