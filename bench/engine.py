@@ -208,7 +208,7 @@ def bench_legal(boards: list[Board], seconds: float) -> Figure:
     return timed_rounds(run, seconds)
 
 
-def bench_deal(seconds: float) -> tuple[float, int]:
+def bench_deal(seconds: float) -> Figure:
     rules = [r for _, r in RULE_SETS]
     counter = [0]
 
@@ -224,7 +224,7 @@ def bench_deal(seconds: float) -> tuple[float, int]:
     return timed_rounds(run, seconds)
 
 
-def bench_rescore(games: list[Game], seconds: float) -> tuple[float, int]:
+def bench_rescore(games: list[Game], seconds: float) -> Figure:
     logs = [
         (seed, rules, [TimedMove(500 * i, i, m) for i, m in enumerate(log)])
         for seed, rules, log in games

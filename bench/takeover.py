@@ -35,9 +35,11 @@ import statistics
 import tempfile
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from protocol.board import Board
 from protocol.moves import Move, MoveKind, Status
 from protocol.wire import encode
 from server import sessions
@@ -45,7 +47,7 @@ from server.core import decide as D
 from server.core import records as R
 from server.core.records import decode_record
 from server.core.room import Room
-from server.core.values import Role, RoomError
+from server.core.values import Decision, Role, RoomError
 from server.core.views import snapshot
 from server.net.clock import SystemClock
 from server.net.metrics import Metrics
@@ -78,13 +80,21 @@ class Keeping(MemoryStore):
         return None
 
 
-def choose(board: Any, rng: random.Random) -> Move:
+def choose(board: Board, rng: random.Random) -> Move:
     """Mostly greedy, sometimes anything: deals of a hundred moves or more."""
     moves = board.legal_moves()
     home = [m for m in moves if m.kind in HOME]
     if home and rng.random() < 0.9:
         return home[0]
     return rng.choice(moves)
+
+
+def _join(player: str, room: Room, ctx: D.Ctx) -> Decision:
+    return D.decide_join(room, player, player[1:], Role.PLAYER, ctx)
+
+
+def _move(player: str, deal: int, n: int, wire: dict[str, Any], room: Room, ctx: D.Ctx) -> Decision:
+    return D.decide_move(room, player, deal, n, wire, ctx)
 
 
 async def play_history(deals: int, seed: int = 1) -> list[bytes]:
@@ -103,7 +113,7 @@ async def play_history(deals: int, seed: int = 1) -> list[bytes]:
         )
     )
     for pid in PLAYERS[1:]:
-        await runner.run(lambda r, c, p=pid: D.decide_join(r, p, p[1:], Role.PLAYER, c))
+        await runner.run(partial(_join, pid))
     await runner.run(lambda r, c: D.decide_join(r, "sSam", "Sam", Role.SPECTATOR, c))
     await runner.run(lambda r, c: D.decide_start(r, PLAYERS[0], c))
     played = 0
@@ -123,9 +133,7 @@ async def play_history(deals: int, seed: int = 1) -> list[bytes]:
             clock.ms += rng.randint(300, 3000)
             wire = move.to_wire()
             with contextlib.suppress(RoomError):
-                await runner.run(
-                    lambda r, c, p=pid, d=key[1], k=n, m=wire: D.decide_move(r, p, d, k, m, c)
-                )
+                await runner.run(partial(_move, pid, key[1], n, wire))
             await asyncio.sleep(0)  # as between requests: compactions run
         now = runner.room.running
         if now is None or (runner.room.round, now.number) != key:
@@ -197,8 +205,11 @@ async def take_over(store: SqliteStore, code: str) -> tuple[float, float]:
 async def measure(log: list[bytes], repeat: int) -> dict[str, dict[str, Any]]:
     forms = shapes(log)
     out: dict[str, dict[str, Any]] = {}
-    ways = (("whole_at_once", "whole", True), ("whole_slices", "whole", False))
-    ways += (("compacted", "compacted", False),)
+    ways = (
+        ("whole_at_once", "whole", True),
+        ("whole_slices", "whole", False),
+        ("compacted", "compacted", False),
+    )
     with tempfile.TemporaryDirectory() as tmp:
         store = await SqliteStore.at(Path(tmp))
         try:

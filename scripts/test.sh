@@ -5,5 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --dev
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/mypy --strict protocol server client
+.venv/bin/mypy --strict protocol server client bench
 exec .venv/bin/pytest -q "$@"
