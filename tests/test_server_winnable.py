@@ -10,6 +10,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+from client import connect
 from protocol.proof import proof_from_wire
 from protocol.settings import DealRules
 from server.app import RaceServer
@@ -17,6 +18,7 @@ from server.rooms.proofs import ProvenPools, Verdict, prove_seed
 from tests.support.gated import GatedExecutor
 from tests.support.inprocess import Seeds, running_server
 from tests.support.raw_client import player
+from tests.support.sessions import until
 
 BUDGET = 60_000
 
@@ -210,5 +212,32 @@ async def test_a_shutdown_does_not_wait_for_a_dry_pool() -> None:
             reply = {"code": "closed"}
         assert reply.get("code") in ("storage_unavailable", "closed"), reply
         assert ann.last("deal_started") is None
+    finally:
+        gated.shutdown()
+
+
+async def test_the_python_client_shows_the_room_finding_a_deal() -> None:
+    """The client library folds ``finding_deal`` into its room state: set while
+    the pool is dry, cleared by the deal it was finding."""
+    rules = DealRules(draw=1)
+    _unproven, proven = _sorted_seeds(rules)
+    source = itertools.chain(proven, (f"later-{i}" for i in itertools.count()))
+    gated = GatedExecutor()
+    pools = WatchedPools(size=1, max_states=BUDGET, new_seed=lambda: next(source), executor=gated)
+    try:
+        async with running_server(proofs=pools) as server:
+            try:
+                async with connect(f"ws://127.0.0.1:{server.port}/ws", name="Ann") as ann:
+                    await ann.create_room({"deals": "winnable", "deals_per_round": 1})
+                    start = asyncio.create_task(ann.start())
+                    await pools.until_waiting(1)
+                    room = await until(ann, lambda r: r.finding_deal is not None)
+                    assert room.finding_deal == 1 and room.my_board is None
+                    gated.allow(2)
+                    await start
+                    room = await until(ann, lambda r: r.my_board is not None)
+                    assert room.finding_deal is None
+            finally:
+                gated.allow(100)
     finally:
         gated.shutdown()
