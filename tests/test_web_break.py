@@ -69,6 +69,7 @@ def test_a_late_friend_is_told_sits_out_and_plays_the_next_deal(
     browser: Browser, server: str
 ) -> None:
     host, late = Client(browser, server, "host"), Client(browser, server, "late")
+    eve = Client(browser, server, "eve")
     try:
         code = host.create("Ann", deals_per_round=2, break_seconds=60)
         host.page.click("#btn-start")
@@ -91,16 +92,26 @@ def test_a_late_friend_is_told_sits_out_and_plays_the_next_deal(
             host.page.locator("li.member", has_text="Dan").locator(".tag.joining")
         ).to_be_visible()
 
+        # Another friend is told as soon as they have typed a name: one press joins.
+        eve_page = eve.open(f"/#join={code}")
+        eve_page.fill("#name", "Eve")
+        eve_page.press("#name", "Tab")
+        expect(eve_page.locator("#invite-note")).to_contain_text("A round is running")
+        eve_page.click("#join-btn")
+        expect(eve_page.locator("#room-screen")).to_be_visible()
+
         resign(host.page)  # Ann was the only one dealt in: the deal is over
         expect(page.locator("#results")).to_be_visible()
-        expect(page.locator("#sheet-table td.absent")).to_have_count(1)
+        expect(page.locator("#sheet-table td.absent")).to_have_count(2)  # Dan's and Eve's
         page.click("#btn-ready")
+        eve_page.click("#btn-ready")
         host.page.click("#btn-ready")
         expect(page.locator("#results")).to_be_hidden()
         expect(page.locator("#btn-resign")).to_be_visible()  # Dan plays deal 2
         expect(dan.locator(".tag.joining")).to_have_count(0)
         expect(page.locator("#board-host .card").first).to_be_visible()
-        no_errors(host, late)
+        no_errors(host, late, eve)
     finally:
         host.close()
         late.close()
+        eve.close()

@@ -185,6 +185,10 @@ export function initLobby() {
     toast("Invite link copied.");
   });
 
+  // An invited friend is told what the room is doing as soon as they have a
+  // name (the look-up needs a session), so one press of Join then joins.
+  $("name").addEventListener("change", () => lookUp(inviteCode()));
+
   // The name field belongs to neither form: Enter in it joins when a code is
   // there (an invite link filled it in), else moves on to the code.
   $("name").addEventListener("keydown", (e) => {
