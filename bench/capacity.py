@@ -19,8 +19,11 @@ measurement of the server, and it is printed as refused, not as a result.
 
 Last, the largest number of players held (p99 < 50 ms, every offered move
 answered, no errors); then the same steps against the bare relay (bench/relay.py)
-as the baseline. Colyseus (the issue's other baseline) is measured only where a
-Colyseus install is found for ``node``; otherwise a note says it was skipped.
+as the baseline, and against Colyseus, the issue's other baseline: a relay room on
+Colyseus' own server (bench/colyseus/server.js under ``node``, pinned to CPU 0 too;
+its load is bench/colyseusload.py, the relay's seats behind Colyseus' matchmaker).
+Colyseus is measured where ``node`` and its install are found (``npm install
+--prefix bench/colyseus``); otherwise a note says it was skipped and how to install.
 
 ``--profile`` launches the server through bench/profile.py and adds, per step, its
 GC passes and pauses and young objects per move.
@@ -56,6 +59,7 @@ from bench.wsload import MOVE_EVERY, HumanLoad
 from client.load import FLAT_OUT, LoadStats, percentile
 
 ROOT = Path(__file__).resolve().parent.parent
+COLYSEUS = ROOT / "bench" / "colyseus"  # its package.json pins the version
 SERVER_CPU, LOAD_CPU = 0, 1
 TARGET_P99_MS = 50.0
 LOAD_SHARE_LIMIT = 1 / 3  # the load's CPU share above which its step is refused
@@ -93,10 +97,11 @@ class LagMeter:
 
 @dataclass
 class Target:
-    """The server (or relay) process, pinned to its core."""
+    """The server (or relay, or Colyseus) process, pinned to its core."""
 
     proc: asyncio.subprocess.Process
     port: int
+    kind: str
     profile: Path | None = None
 
     @classmethod
@@ -112,6 +117,10 @@ class Target:
                 where = ["-m", "bench.profile", "--out", str(profile), "server"]
                 cmd = [sys.executable, *where, "--", *serve[1:]]
             pattern = r"listening on ws://[^:]+:(\d+)/ws"
+        elif kind == "colyseus":
+            env["NODE_ENV"] = "production"
+            cmd = [str(shutil.which("node")), str(COLYSEUS / "server.js"), "--port", "0"]
+            pattern = r"colyseus listening on ws://[^:]+:(\d+)/"
         else:
             cmd = [sys.executable, "-m", "bench.relay", "--port", "0"]
             pattern = r"relay listening on ws://[^:]+:(\d+)/ws"
@@ -126,10 +135,13 @@ class Target:
             found = re.search(pattern, line)
             if found:
                 asyncio.get_running_loop().create_task(_drain(proc.stderr))
-                return cls(proc, int(found.group(1)), profile)
+                return cls(proc, int(found.group(1)), kind, profile)
 
     @property
     def url(self) -> str:
+        """Where the load connects (Colyseus: its matchmaker's host; rooms have paths)."""
+        if self.kind == "colyseus":
+            return f"ws://127.0.0.1:{self.port}"
         return f"ws://127.0.0.1:{self.port}/ws"
 
     def rss_kb(self) -> int:
@@ -253,8 +265,11 @@ def held(steps: list[dict[str, Any]]) -> int:
     return best
 
 
+LABELS = {"race": "race server", "relay": "bare relay", "colyseus": "colyseus"}
+
+
 def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
-    label = "race server" if kind == "race" else "bare relay"
+    label = LABELS[kind]
     head = f"{label:<12} {s['players']:>6} players ({s['connections']:>6} conns)"
     if s["refused"]:
         print(
@@ -288,17 +303,31 @@ def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
             print(f"{'':<12} tracked heap {heap['tracked']}: {kinds}", flush=True)
 
 
-def colyseus() -> str:
-    """Why Colyseus is not measured here (the only outcome so far: see the docstring)."""
+def colyseus_version() -> str | None:
+    """The Colyseus (``@colyseus/core``) that ``node`` finds for bench/colyseus/server.js,
+    or None: not installed."""
     node = shutil.which("node")
     if node is None:
-        return "skipped: node is not installed"
+        return None
     found = subprocess.run(
-        [node, "-e", "require.resolve('colyseus')"], cwd=ROOT, capture_output=True, check=False
+        [node, "-p", "require('@colyseus/core/package.json').version"],
+        cwd=COLYSEUS,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if found.returncode != 0:
-        return "skipped: node is here but colyseus is not installed (npm install colyseus)"
-    return "skipped: a Colyseus relay room is not part of this benchmark yet"
+        return None
+    return found.stdout.strip() or None
+
+
+def colyseus_skipped() -> str | None:
+    """Why Colyseus cannot be measured here, or None: it can."""
+    if shutil.which("node") is None:
+        return "skipped: node is not installed (then: npm install --prefix bench/colyseus)"
+    if colyseus_version() is None:
+        return "skipped: colyseus is not installed (npm install --prefix bench/colyseus)"
+    return None
 
 
 async def main(args: argparse.Namespace) -> dict[str, Any]:
@@ -319,8 +348,17 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
     relay = await run_steps("relay", args)
     relay_best = held(relay)
     print(f"bare relay held {relay_best} players at p99 < {TARGET_P99_MS:g} ms", flush=True)
-    note = colyseus()
-    print(f"colyseus: {note}", flush=True)
+    skipped = colyseus_skipped()
+    version = None if skipped else colyseus_version()
+    cy: list[dict[str, Any]] = []
+    cy_best: int | None = None
+    if skipped:
+        print(f"colyseus: {skipped}", flush=True)
+    else:
+        print(f"colyseus: {version} (@colyseus/core), a relay room on node", flush=True)
+        cy = await run_steps("colyseus", args)
+        cy_best = held(cy)
+        print(f"colyseus held {cy_best} players at p99 < {TARGET_P99_MS:g} ms", flush=True)
     return {
         "steps": args.steps,
         "seconds": args.seconds,
@@ -329,7 +367,10 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         "relay": relay,
         "held_players": best,
         "relay_held_players": relay_best,
-        "colyseus": note,
+        "colyseus": cy,  # its steps, as "relay"'s; none when skipped
+        "colyseus_held_players": cy_best,
+        "colyseus_version": version,
+        "colyseus_skipped": skipped,  # why it was not measured, or None
     }
 
 

@@ -266,17 +266,28 @@ class Socket(asyncio.Protocol):
         return float(sec + nsec * 1e-9 - _CLOCKS)
 
 
-async def open_socket(url: str, subprotocol: str | None, timeout: float = 30) -> Socket:
+async def open_socket(
+    url: str,
+    subprotocol: str | None,
+    timeout: float = 30,
+    on_frame: Callable[[bytes, int, int], None] | None = None,
+) -> Socket:
     """A :class:`Socket` open at ``url`` (``ws://HOST:PORT/PATH``), offering
-    ``subprotocol`` (None: none)."""
+    ``subprotocol`` (None: none). ``on_frame``, when given, is in place before the
+    handshake: a server that speaks first (Colyseus' JOIN_ROOM) may send its first
+    frame in the same read as its 101, which would otherwise go to no one."""
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     path = parts.path + (f"?{parts.query}" if parts.query else "")
     loop = asyncio.get_running_loop()
-    _, sock = await asyncio.wait_for(
-        loop.create_connection(lambda: Socket(f"{host}:{port}", path, subprotocol), host, port),
-        timeout,
-    )
+
+    def made() -> Socket:
+        sock = Socket(f"{host}:{port}", path, subprotocol)
+        if on_frame is not None:
+            sock.on_frame = on_frame
+        return sock
+
+    _, sock = await asyncio.wait_for(loop.create_connection(made, host, port), timeout)
     try:
         await asyncio.wait_for(sock.opened, timeout)
     except BaseException:

@@ -24,7 +24,8 @@ connection per seat, a coroutine per seat, every frame a wake-up). Here:
   moves as soon as it can, catching up by one move, not a burst.
 
 The relay's players (:class:`RelayPlayer`) send a move-sized frame and wait for
-its echo, found by comparing bytes, as bench/server.py's do.
+its echo, found by comparing bytes, as bench/server.py's do; so do Colyseus'
+(bench/colyseusload.py: the same seats, behind its matchmaker and envelope).
 
 A dropped socket is counted (``disconnects``, and an error ``closed:CODE``) and its
 seat stops: no resume, since a benchmark step with a drop has failed anyway.
@@ -208,7 +209,13 @@ class Mover(Seat):
 
 
 class RelayPlayer(Mover):
-    """A player against the relay: a move-sized frame, acknowledged by its echo."""
+    """A player against the relay: a move-sized frame, acknowledged by its echo.
+
+    ``HEADER`` goes before the move's bytes: none on the bare relay; Colyseus' players
+    (bench/colyseusload.py) put its message envelope there, which its relay room
+    sends back as it came."""
+
+    HEADER = b""
 
     def __init__(self, sock: Socket, load: HumanLoad, me: int) -> None:
         super().__init__(sock, load)
@@ -225,7 +232,7 @@ class RelayPlayer(Mover):
         self.rid += 1
         move = {"kind": "tableau_tableau", "from": 6, "to": 2, "count": 1}
         msg = {"type": "move", "id": self.rid, "p": self.me, "deal": 1, "n": self.rid, "move": move}
-        self.frame = _pack(msg)
+        self.frame = self.HEADER + _pack(msg)
         self.sock.send(self.frame)
 
     def _frame(self, data: bytes, start: int, end: int) -> None:
@@ -487,8 +494,8 @@ async def open_relay_room(load: HumanLoad, url: str, index: int, players: int) -
 class HumanLoad:
     """The rooms of one benchmark run, paced by one :class:`Wheel`.
 
-    :meth:`add_rooms` opens rooms (on the race server or the relay, ``kind``) and
-    sets them playing at once; :meth:`stop` stops them all.
+    :meth:`add_rooms` opens rooms (on the race server, the relay or Colyseus,
+    ``kind``) and sets them playing at once; :meth:`stop` stops them all.
     """
 
     def __init__(self, kind: str, url: str, settings: dict[str, Any], players: int = 8) -> None:
@@ -513,6 +520,10 @@ class HumanLoad:
             async with gate:
                 if self.kind == "race":
                     return await open_race_room(self, self.url, i, self.players, self.settings)
+                if self.kind == "colyseus":
+                    from .colyseusload import open_colyseus_room  # it builds on these seats
+
+                    return await open_colyseus_room(self, self.url, self.players)
                 return await open_relay_room(self, self.url, i, self.players)
 
         made = await asyncio.gather(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what klondike-race needs on a fresh Debian machine: system packages when
 # missing (python3-venv; redis-server and chromium for the tests), a venv in .venv,
-# the project. The command is then .venv/bin/klondike-race.
+# the project. The command is then .venv/bin/klondike-race. With --dev, also the
+# capacity benchmark's Colyseus baseline, where node and npm are (see below).
 # Usage: scripts/setup.sh [--dev]
 #
 # apt is waited for, not raced: another apt (unattended-upgrades on a fresh
@@ -59,4 +60,12 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/pip install -q --disable-pip-version-check -e "$extra" --config-settings editable_mode=compat
+# The capacity benchmark's Colyseus baseline (bench/colyseus, pinned in its
+# package-lock.json): only where node and npm already are, and never fatal: without
+# them, or offline (bounded by timeout), bench/capacity.py skips it with a note.
+if [ "${1:-}" = "--dev" ] && command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+  timeout 60 npm install --prefix bench/colyseus --no-audit --no-fund --loglevel=error \
+    --fetch-retries=1 --fetch-timeout=20000 >/dev/null 2>&1 ||
+    echo "setup: Colyseus not installed (bench/colyseus); bench/capacity.py will skip it" >&2
+fi
 echo "setup: done; the command is .venv/bin/klondike-race (or . .venv/bin/activate, then klondike-race)"

@@ -6,6 +6,7 @@ and the figures are bench/'s to report, not the tests'."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from typing import Any
@@ -145,14 +146,34 @@ def test_winnable_bench() -> None:
     assert result["start"]["other_rooms"]["errors"] == 0
 
 
+def colyseus_installed() -> bool:
+    """Whether bench/capacity.py can run its Colyseus baseline here: ``node``, and the
+    pinned Colyseus installed by ``npm install --prefix bench/colyseus``."""
+    core = ROOT / "bench" / "colyseus" / "node_modules" / "@colyseus" / "core" / "package.json"
+    return shutil.which("node") is not None and core.exists()
+
+
 def test_capacity_bench() -> None:
-    """Both sides, every step, with the load's own figures: a step the load could
-    not drive is refused (so says ``refused``), never reported as the server's."""
+    """Every side, every step, with the load's own figures: a step the load could
+    not drive is refused (so says ``refused``), never reported as the server's.
+    Colyseus is measured like the relay wherever it is installed, and where it is
+    not, the run says so and how to install it."""
     table, result = run_bench("bench.capacity", "--quick", "--profile")
     text = "\n".join(table)
     assert "race server held" in text and "bare relay held" in text and "colyseus:" in text
     assert result["steps"] == [8, 16]
-    for side in ("race", "relay"):
+    sides = ["race", "relay"]
+    if colyseus_installed():
+        sides.append("colyseus")
+        assert "colyseus held" in text
+        assert result["colyseus_skipped"] is None
+        assert isinstance(result["colyseus_held_players"], int)
+        package = json.loads((ROOT / "bench" / "colyseus" / "package.json").read_text())
+        assert result["colyseus_version"] == package["dependencies"]["@colyseus/core"]
+    else:
+        assert result["colyseus"] == [] and result["colyseus_held_players"] is None
+        assert "npm install --prefix bench/colyseus" in result["colyseus_skipped"]
+    for side in sides:
         steps = result[side]
         assert [s["players"] for s in steps] == [8, 16]
         for step in steps:

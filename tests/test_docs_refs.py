@@ -3,7 +3,8 @@ project, and none points outside it.
 
 Scanned: docs/*.md, README.md, deploy/*.md and every .py and .js file under
 protocol/, server/, client/, bench/ and tests/ (but this one, whose examples are
-broken on purpose). Checked:
+broken on purpose, and npm's installs: bench/colyseus/node_modules is other
+projects' code). Checked:
 
 - a file name ending in ``.md`` (``docs/rules.md``, ``protocol.md``) names a file of
   the project, looked up next to the referring file, then at the root, then in docs/;
@@ -45,7 +46,11 @@ NUMBERED = re.compile(r"(\d+(?:\.\d+)*)\.?\s")
 def sources() -> list[Path]:
     files = [*ROOT.glob("docs/*.md"), ROOT / "README.md", *ROOT.glob("deploy/*.md")]
     for d in CODE_DIRS:
-        files += [p for p in (ROOT / d).rglob("*") if p.suffix in (".py", ".js")]
+        files += [
+            p
+            for p in (ROOT / d).rglob("*")
+            if p.suffix in (".py", ".js") and "node_modules" not in p.parts  # not ours
+        ]
     return sorted(p for p in files if p.is_file() and p != Path(__file__).resolve())
 
 
