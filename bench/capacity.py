@@ -189,7 +189,12 @@ async def run_steps(kind: str, args: argparse.Namespace) -> list[dict[str, Any]]
         for players in args.steps:
             want = max(1, players // PER_ROOM)
             if want > len(load.rooms):
-                await load.add_rooms(want - len(load.rooms))
+                try:
+                    await load.add_rooms(want - len(load.rooms))
+                except RuntimeError as exc:  # a server too busy to seat them: the end
+                    print(f"{LABELS[kind]:<12} {players:>6} players  NOT SEATED: {exc}", flush=True)
+                    out.append({"players": players, "not_seated": str(exc)})
+                    break
             await asyncio.sleep(args.warmup)
             step = await _measure(target, load.stats, lag, len(load.rooms), args)
             step["rss_per_conn_kb"] = round((step.pop("rss_kb") - rss0) / step["connections"], 1)
@@ -259,6 +264,8 @@ def held(steps: list[dict[str, Any]]) -> int:
     offered move answered (90 %: the phases are random) and no errors."""
     best = 0
     for s in steps:
+        if "not_seated" in s:
+            continue
         ok = s["refused"] is None and s["errors"] == 0 and s["p99_ms"] < TARGET_P99_MS
         if ok and s["moves_per_s"] >= 0.9 * s["offered_moves_per_s"]:
             best = max(best, s["players"])
