@@ -137,7 +137,6 @@ async def open_colyseus_room(load: HumanLoad, url: str, players: int) -> Room:
             else:
                 room.watchers.append(Spectator(sock, load))
     except BaseException:
-        for s in room.seats:
-            s.sock.abort()
+        room.abort()
         raise
     return room

@@ -401,6 +401,11 @@ class Room:
     def seats(self) -> list[Seat]:
         return [*self.players, *self.watchers]
 
+    def abort(self) -> None:
+        """Drop every socket opened so far (a room that could not be seated)."""
+        for seat in self.seats:
+            seat.sock.abort()
+
 
 class _Setup:
     """A socket's frames before it plays: decoded, the reply to ``id`` awaited."""
@@ -470,8 +475,7 @@ async def open_race_room(
         sock, _ = await _enter(url, f"load{index}-s1", {**join, "role": "spectator"})
         room.watchers.append(Spectator(sock, load))
     except BaseException:
-        for seat in room.seats:
-            seat.sock.abort()
+        room.abort()
         raise
     return room
 
@@ -485,8 +489,7 @@ async def open_relay_room(load: HumanLoad, url: str, index: int, players: int) -
             room.players.append(RelayPlayer(await open_socket(room_url, None), load, p))
         room.watchers.append(Spectator(await open_socket(room_url, None), load))
     except BaseException:
-        for seat in room.seats:
-            seat.sock.abort()
+        room.abort()
         raise
     return room
 
