@@ -262,6 +262,11 @@ class RoomRunner:
             self._tell_finding(self.finding_deal, False)
 
     @property
+    def waiting_for_seed(self) -> bool:
+        """A deal waits for a proven seed: the room's commands queue behind it."""
+        return self._seed_gate is not None
+
+    @property
     def pending(self) -> int:
         """Commands (and reads) decided but not released yet: waiting for the store."""
         return len(self._queue)
