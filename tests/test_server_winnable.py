@@ -6,8 +6,9 @@ room that finds the pool dry waits (its ``start`` unanswered, the waits counted 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from client import connect
@@ -216,9 +217,10 @@ async def test_a_shutdown_does_not_wait_for_a_dry_pool() -> None:
         gated.shutdown()
 
 
-async def test_the_python_client_shows_the_room_finding_a_deal() -> None:
-    """The client library folds ``finding_deal`` into its room state: set while
-    the pool is dry, cleared by the deal it was finding."""
+@contextlib.asynccontextmanager
+async def _dry_pool() -> AsyncIterator[tuple[RaceServer, WatchedPools, GatedExecutor]]:
+    """A server whose pool of proven seeds stays dry until the test lets the
+    solver go (``gated.allow``); its seeds are ones the solver proves."""
     rules = DealRules(draw=1)
     _unproven, proven = _sorted_seeds(rules)
     source = itertools.chain(proven, (f"later-{i}" for i in itertools.count()))
@@ -227,60 +229,58 @@ async def test_the_python_client_shows_the_room_finding_a_deal() -> None:
     try:
         async with running_server(proofs=pools) as server:
             try:
-                async with connect(f"ws://127.0.0.1:{server.port}/ws", name="Ann") as ann:
-                    await ann.create_room({"deals": "winnable", "deals_per_round": 1})
-                    start = asyncio.create_task(ann.start())
-                    await pools.until_waiting(1)
-                    room = await until(ann, lambda r: r.finding_deal is not None)
-                    assert room.finding_deal == 1 and room.my_board is None
-                    gated.allow(2)
-                    await start
-                    room = await until(ann, lambda r: r.my_board is not None)
-                    assert room.finding_deal is None
+                yield server, pools, gated
             finally:
                 gated.allow(100)
     finally:
         gated.shutdown()
+
+
+async def test_the_python_client_shows_the_room_finding_a_deal() -> None:
+    """The client library folds ``finding_deal`` into its room state: set while
+    the pool is dry, cleared by the deal it was finding."""
+    async with (
+        _dry_pool() as (server, pools, gated),
+        connect(f"ws://127.0.0.1:{server.port}/ws", name="Ann") as ann,
+    ):
+        await ann.create_room({"deals": "winnable", "deals_per_round": 1})
+        start = asyncio.create_task(ann.start())
+        await pools.until_waiting(1)
+        room = await until(ann, lambda r: r.finding_deal is not None)
+        assert room.finding_deal == 1 and room.my_board is None
+        gated.allow(2)
+        await start
+        room = await until(ann, lambda r: r.my_board is not None)
+        assert room.finding_deal is None
 
 
 async def test_a_member_resuming_while_the_room_finds_a_deal_is_welcomed_at_once() -> None:
     """A hello into a room waiting on a dry pool is answered from what is durable,
     not after the solver: the snapshot says the room is finding deal 1, and the
     member's presence is recorded once the deal is dealt."""
-    rules = DealRules(draw=1)
-    _unproven, proven = _sorted_seeds(rules)
-    source = itertools.chain(proven, (f"later-{i}" for i in itertools.count()))
-    gated = GatedExecutor()
-    pools = WatchedPools(size=1, max_states=BUDGET, new_seed=lambda: next(source), executor=gated)
-    try:
-        async with running_server(proofs=pools) as server:
-            try:
-                ann = await player(server, "Ann")
-                dan = await player(server, "Dan")
-                winnable = {"deals": "winnable", "deals_per_round": 1}
-                code = (await ann.ok("create_room", settings=winnable))["room"]["code"]
-                await dan.ok("join_room", code=code, role="player")
-                start = asyncio.create_task(ann.request("start"))
-                await pools.until_waiting(1)
-                await dan.event("finding_deal")
-                token = dan.token
-                await dan.close()
+    async with _dry_pool() as (server, pools, gated):
+        ann = await player(server, "Ann")
+        dan = await player(server, "Dan")
+        winnable = {"deals": "winnable", "deals_per_round": 1}
+        code = (await ann.ok("create_room", settings=winnable))["room"]["code"]
+        await dan.ok("join_room", code=code, role="player")
+        start = asyncio.create_task(ann.request("start"))
+        await pools.until_waiting(1)
+        await dan.event("finding_deal")
+        token = dan.token
+        await dan.close()
 
-                dan2, welcome = await resume(f"ws://127.0.0.1:{server.port}/ws", token)
-                assert welcome["type"] == "welcome", welcome
-                assert welcome["room"]["finding_deal"] == 1
-                assert welcome["room"]["deal"] is None and not start.done()
+        dan2, welcome = await resume(f"ws://127.0.0.1:{server.port}/ws", token)
+        assert welcome["type"] == "welcome", welcome
+        assert welcome["room"]["finding_deal"] == 1
+        assert welcome["room"]["deal"] is None and not start.done()
 
-                gated.allow(2)
-                assert (await start)["type"] != "error"
-                await dan2.event("deal_started")
-                # Dan's leaving and coming back, recorded in turn behind the deal.
-                seen = []
-                while not seen or not seen[-1]:
-                    members = await dan2.event("members")
-                    seen += [m["connected"] for m in members["players"] if m["name"] == "Dan"]
-                assert seen[0] is False and seen[-1] is True
-            finally:
-                gated.allow(100)
-    finally:
-        gated.shutdown()
+        gated.allow(2)
+        assert (await start)["type"] != "error"
+        await dan2.event("deal_started")
+        # Dan's leaving and coming back, recorded in turn behind the deal.
+        seen = []
+        while not seen or not seen[-1]:
+            members = await dan2.event("members")
+            seen += [m["connected"] for m in members["players"] if m["name"] == "Dan"]
+        assert seen[0] is False and seen[-1] is True

@@ -170,11 +170,14 @@ class Room:
 
     def _set_member(self, member: Member) -> None:
         self.members[member.id] = member
+        self._count_spectators()
+
+    def _count_spectators(self) -> None:
         self.spectators = sum(m.role == Role.SPECTATOR for m in self.members.values())
 
     def _drop(self, player: str, host: str | None) -> None:
         self.members.pop(player, None)
-        self.spectators = sum(m.role == Role.SPECTATOR for m in self.members.values())
+        self._count_spectators()
         self.host = host
         self.carry.pop(player, None)
         if player in self.round_players:

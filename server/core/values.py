@@ -112,7 +112,8 @@ def people_connected(members: Iterable[Member]) -> bool:
 LogEntry = tuple[int, str, int, int, int]
 
 _KINDS = list(MoveKind)
-_KIND_INDEX = {kind.value: i for i, kind in enumerate(_KINDS)}
+# By kind, and so by its value too (a StrEnum member is its string).
+_KIND_INDEX: dict[str, int] = {kind: i for i, kind in enumerate(_KINDS)}
 _STRIDE = 5
 
 
@@ -133,7 +134,7 @@ class MoveLog:
             self._flat.extend((e[0], _KIND_INDEX[e[1]], e[2], e[3], e[4]))
 
     def append(self, t: int, move: Move) -> None:
-        self._flat.extend((t, _KIND_INDEX[move.kind.value], move.src, move.dst, move.count))
+        self._flat.extend((t, _KIND_INDEX[move.kind], move.src, move.dst, move.count))
 
     def __len__(self) -> int:
         return len(self._flat) // _STRIDE

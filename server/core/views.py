@@ -124,8 +124,9 @@ def replayed_move(
         parts: tuple[int, Outcome, dict[str, Any], int] = cached[1]
         return parts
     log = deal.logs[player]
+    entries = [log[i] for i in range(n + 1)]
     # ``seq`` only orders wins across players for the sheet; one score ignores it.
-    moves = [TimedMove(log[i][0], i, logged_move(log[i])) for i in range(n + 1)]
+    moves = [TimedMove(e[0], i, logged_move(e)) for i, e in enumerate(entries)]
     replay, outcome = replay_through(deal.seed, deal.rules, moves)
     t = moves[-1].t
     score = replay.score(settings.scoring, t)
