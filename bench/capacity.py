@@ -10,7 +10,8 @@ the host rematches when a round ends. The number of players steps up (``--steps`
 step adding rooms to those already playing, then measuring for ``--seconds``.
 
 Per step: offered and achieved moves a second, p50/p99/max round trip (move sent
-to its ``moved``), server CPU (its share of CPU 0, and µs per accepted move),
+to its ``moved``), server CPU (its share of CPU 0, and µs per accepted move with
+the kernel's part of it),
 RSS per connection and its growth per 1,000 moves, errors. The load measures
 itself too: its own CPU share (and µs per move) and its event loop's lag (a 10 ms ticker's
 lateness). A step where the load is the bottleneck — above a third of its core,
@@ -54,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.profile import delta, read_report
-from bench.server import LOAD_LIMITS, PER_ROOM, _drain, cpu_s, rss_kb
+from bench.server import LOAD_LIMITS, PER_ROOM, _drain, cpu_s, cpu_times, rss_kb
 from bench.wsload import MOVE_EVERY, HumanLoad
 from client.load import FLAT_OUT, LoadStats, percentile
 
@@ -150,6 +151,9 @@ class Target:
     def cpu_s(self) -> float:
         return cpu_s(self.proc.pid)
 
+    def kernel_s(self) -> float:
+        return cpu_times(self.proc.pid)[1]
+
     async def snapshot(self) -> dict[str, Any] | None:
         """The profiler's report as of now (``--profile`` only)."""
         if self.profile is None:
@@ -217,11 +221,13 @@ async def _measure(
     start = time.perf_counter()
     stats.window = (start, start + args.seconds)
     cpu0, mine0, rss0 = target.cpu_s(), time.process_time(), target.rss_kb()
+    kernel0 = target.kernel_s()
     sys0 = os.times().system
     lag.take()
     await asyncio.sleep(args.seconds)
     wall = time.perf_counter() - start
     cpu = (target.cpu_s() - cpu0) / wall
+    server_kernel = (target.kernel_s() - kernel0) / wall
     mine = (time.process_time() - mine0) / wall
     kernel = (os.times().system - sys0) / wall
     rss1 = target.rss_kb()
@@ -239,6 +245,9 @@ async def _measure(
         "max_ms": round(max(lat, default=0.0), 2),
         "server_cpu": round(cpu, 3),
         "cpu_us_per_move": round(cpu * wall / moves * 1e6, 1) if moves else 0.0,
+        # The kernel's part of it: the socket reads and writes, the same for any
+        # server sending the same frames; the rest is the server's own code.
+        "kernel_us_per_move": round(server_kernel * wall / moves * 1e6, 1) if moves else 0.0,
         "rss_kb": rss1,
         "rss_growth_kb_per_1000_moves": round((rss1 - rss0) / moves * 1000, 1) if moves else 0.0,
         "errors": sum(stats.errors.values()) - errors0,
@@ -288,7 +297,8 @@ def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
     line = (
         f"{head}  offered {s['offered_moves_per_s']:>7.0f}/s  achieved {s['moves_per_s']:>7.0f}/s"
         f"  p50 {s['p50_ms']:>6.2f}  p99 {s['p99_ms']:>7.2f}  max {s['max_ms']:>7.1f} ms"
-        f"  server cpu {s['server_cpu']:>5.1%} ({s['cpu_us_per_move']:.0f} µs/move)"
+        f"  server cpu {s['server_cpu']:>5.1%} ({s['cpu_us_per_move']:.0f} µs/move,"
+        f" kernel {s['kernel_us_per_move']:.0f})"
         f"  {s['rss_per_conn_kb']:>5.1f} KiB/conn  +{s['rss_growth_kb_per_1000_moves']:.0f}"
         f" KiB/1000 moves  errors {s['errors']}"
         f"  [load cpu {s['load_cpu']:.0%} ({s['load_cpu_us_per_move']:.0f} µs/move,"

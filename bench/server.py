@@ -99,11 +99,17 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
-def cpu_s(pid: int) -> float:
-    """A process's CPU time so far (user + system), from /proc."""
+def cpu_times(pid: int) -> tuple[float, float]:
+    """A process's CPU time so far, (user, system), from /proc."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def cpu_s(pid: int) -> float:
+    """A process's CPU time so far (user + system)."""
+    return sum(cpu_times(pid))
 
 
 class Proc:

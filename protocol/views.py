@@ -13,6 +13,7 @@ the engine's own account instead of re-implementing the rules to work them out.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, TypeAlias
 
 from .board import Board
@@ -136,6 +137,18 @@ def outcome_view(outcome: Outcome | LoggedResult) -> dict[str, Any]:
     """
     if isinstance(outcome, Outcome):
         outcome = logged_result(outcome)
+    return _outcome_map(outcome)
+
+
+@lru_cache(maxsize=4096)
+def _outcome_map(outcome: LoggedResult) -> dict[str, Any]:
+    """:func:`outcome_view`, one map per distinct result, shared by every message
+    that carries it (none is changed once built: messages are encoded as they are).
+
+    A deal's end lists every move of every log with its result, some thousands
+    in an 8-player room, in one pass of the event loop that every other room on
+    the core waits through; most of those results repeat (a draw turns over one of
+    52 cards, most moves score the same events), so they are built once."""
     cards, turned, events, pass_started, status, undone = outcome
     return {
         "cards": [card_str(c) for c in cards],

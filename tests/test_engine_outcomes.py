@@ -13,8 +13,9 @@ import random
 import pytest
 
 from protocol import Board, DealRules, Event, IllegalMove, MoveKind, Outcome, Variant
+from protocol.cards import card_str
 from protocol.scoring import replay_outcomes
-from protocol.views import EVENT_NAMES, outcome_view
+from protocol.views import EVENT_NAMES, logged_result, outcome_view
 from tests.support.engine_moves import DRAW, RECYCLE, RESIGN, T2T, UNDO, W2F, cards
 from tests.support.solver import solve
 
@@ -111,6 +112,23 @@ def test_outcome_view_names_cards_and_events() -> None:
         "status": "playing",
         "undone": False,
     }
+
+
+def test_equal_results_share_one_map_and_unequal_ones_never_do() -> None:
+    """A deal's end lists thousands of results, built once per distinct result
+    (protocol/views.py): a shared map must still say exactly what its move did."""
+    live = play("shared-maps", DealRules(undo=True), 300, random.Random(5))
+    seen: dict[tuple[object, ...], dict[str, object]] = {}
+    for outcome in live:
+        kept = logged_result(outcome)
+        view = outcome_view(outcome)
+        assert outcome_view(kept) is view  # the kept form and the live one: one map
+        assert view["cards"] == [card_str(c) for c in outcome.cards]
+        assert view["status"] == outcome.status.value and view["undone"] == outcome.undone
+        other = seen.setdefault(kept, view)
+        assert other is view
+    maps = {id(v): k for k, v in seen.items()}
+    assert len(maps) == len(seen)  # no map stands for two different results
 
 
 def test_every_scoring_event_has_its_documented_wire_name() -> None:

@@ -70,7 +70,7 @@ async def test_unencodable_text_is_refused_and_nobody_else_notices(frame: str) -
 
 
 async def test_a_failed_write_closes_only_that_connection(monkeypatch: Any) -> None:
-    """Whatever goes wrong writing to one connection (here its socket's protocol
+    """Whatever goes wrong writing to one connection (here its socket's transport
     raises) closes it with 1011; the frames of everyone batched with it go out."""
     async with running_server() as server:
         ann, bob, sam = await reference_race(server)
@@ -85,16 +85,22 @@ async def test_a_failed_write_closes_only_that_connection(monkeypatch: Any) -> N
             and c.session.player == eve.player
         ]
 
-        protocol = conn.ws.protocol
-        data_to_send = protocol.data_to_send
+        ws = conn.ws
+        transport = ws.transport
 
-        def broken() -> list[bytes]:
-            monkeypatch.setattr(protocol, "data_to_send", data_to_send)  # once: the close goes out
-            raise RuntimeError("the protocol broke")
+        class Broken:
+            """The socket's transport, failing its next write."""
 
-        # The write path asks the socket's protocol for what it has queued itself
-        # before it writes the batch's frames (server/net/connection.py).
-        monkeypatch.setattr(protocol, "data_to_send", broken)
+            def __getattr__(self, name: str) -> Any:
+                return getattr(transport, name)
+
+            def write(self, data: bytes) -> None:
+                monkeypatch.setattr(ws, "transport", transport)  # once: the close goes out
+                raise RuntimeError("the socket broke")
+
+        # The write path hands the batch's frames to the socket's transport
+        # (server/net/connection.py).
+        monkeypatch.setattr(ws, "transport", Broken())
         reply = await ann.ok("move", deal=1, move={"kind": "draw"})  # Eve is in the batch
         assert reply["type"] == "moved"
         assert await eve.closed() == CloseCode.SERVER_ERROR

@@ -10,6 +10,7 @@ are :func:`protocol.views.progress` only, until the deal is over.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Protocol
 
 import msgpack  # type: ignore[import-untyped]
@@ -244,10 +245,17 @@ def deal_logs(deal: Deal) -> dict[str, list[dict[str, Any]]]:
             for i in range(0, len(flat), n)
         ]
         logs[p] = [
-            {"t": e[0], "move": logged_move(e).to_wire(), "result": outcome_view(r)}
+            {"t": e[0], "move": _move_map(e[1], e[2], e[3], e[4]), "result": outcome_view(r)}
             for e, r in zip(log, results, strict=True)
         ]
     return logs
+
+
+@lru_cache(maxsize=4096)
+def _move_map(kind: str, src: int, dst: int, count: int) -> dict[str, Any]:
+    """A logged move's wire map, one per distinct move, shared by the logs that
+    carry it (see protocol/views.py ``outcome_view``: the same reason)."""
+    return logged_move((0, kind, src, dst, count)).to_wire()
 
 
 def past_summary(room: RoomLike, deal: Deal, now: int) -> dict[str, dict[str, Any]]:

@@ -360,9 +360,15 @@ class Connection:
             protocol = ws.protocol
             if protocol.state is not State.OPEN:
                 return
-            writes = protocol.data_to_send()
-            writes.extend([framer(data) for data in frames])
-            transport.write(b"".join(writes))
+            if protocol.writes or len(frames) > 1:
+                writes = protocol.data_to_send()
+                writes.extend([framer(data) for data in frames])
+                transport.write(b"".join(writes))
+            else:
+                # The usual case at a person's pace: one frame, and websockets has
+                # nothing queued (it writes its own frames as it makes them). No
+                # list and no join, the frame's bytes as the framer built them.
+                transport.write(framer(frames[0]))
             return
         for data in frames:
             self._queue.append(data)
