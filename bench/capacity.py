@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.profile import delta, read_report
-from bench.server import LOAD_LIMITS, PER_ROOM, _drain, cpu_s, cpu_times, rss_kb
+from bench.server import LOAD_LIMITS, PER_ROOM, _drain, cpu_times, rss_kb
 from bench.wsload import MOVE_EVERY, HumanLoad
 from client.load import FLAT_OUT, LoadStats, percentile
 
@@ -148,11 +148,9 @@ class Target:
     def rss_kb(self) -> int:
         return rss_kb(self.proc.pid)
 
-    def cpu_s(self) -> float:
-        return cpu_s(self.proc.pid)
-
-    def kernel_s(self) -> float:
-        return cpu_times(self.proc.pid)[1]
+    def cpu_times(self) -> tuple[float, float]:
+        """Its CPU time so far, (user, system): one reading of /proc for both."""
+        return cpu_times(self.proc.pid)
 
     async def snapshot(self) -> dict[str, Any] | None:
         """The profiler's report as of now (``--profile`` only)."""
@@ -220,14 +218,14 @@ async def _measure(
     before = await target.snapshot()
     start = time.perf_counter()
     stats.window = (start, start + args.seconds)
-    cpu0, mine0, rss0 = target.cpu_s(), time.process_time(), target.rss_kb()
-    kernel0 = target.kernel_s()
+    (user0, kernel0), mine0, rss0 = target.cpu_times(), time.process_time(), target.rss_kb()
     sys0 = os.times().system
     lag.take()
     await asyncio.sleep(args.seconds)
     wall = time.perf_counter() - start
-    cpu = (target.cpu_s() - cpu0) / wall
-    server_kernel = (target.kernel_s() - kernel0) / wall
+    user1, kernel1 = target.cpu_times()
+    cpu = (user1 + kernel1 - user0 - kernel0) / wall
+    server_kernel = (kernel1 - kernel0) / wall
     mine = (time.process_time() - mine0) / wall
     kernel = (os.times().system - sys0) / wall
     rss1 = target.rss_kb()
