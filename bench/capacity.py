@@ -129,10 +129,13 @@ class Target:
             *pin, *cmd, cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
         )
         assert proc.stderr is not None
+        said: list[str] = []
         while True:
             line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
             if not line:
-                raise RuntimeError(f"{kind} exited before listening")
+                last = "".join(said[-10:])
+                raise RuntimeError(f"{kind} exited before listening; it said:\n{last}")
+            said.append(line)
             found = re.search(pattern, line)
             if found:
                 asyncio.get_running_loop().create_task(_drain(proc.stderr))
@@ -320,12 +323,14 @@ def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
 
 def colyseus_version() -> str | None:
     """The Colyseus (``@colyseus/core``) that ``node`` finds for bench/colyseus/server.js,
-    or None: not installed."""
+    or None: not installed. Both packages server.js requires are loaded, not only a
+    package.json found: an install cut short has the one and fails at the other."""
     node = shutil.which("node")
     if node is None:
         return None
+    loads = "require('@colyseus/core'); require('@colyseus/ws-transport');"
     found = subprocess.run(
-        [node, "-p", "require('@colyseus/core/package.json').version"],
+        [node, "-p", f"{loads} require('@colyseus/core/package.json').version"],
         cwd=COLYSEUS,
         capture_output=True,
         text=True,

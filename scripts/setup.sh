@@ -62,10 +62,14 @@ fi
 .venv/bin/pip install -q --disable-pip-version-check -e "$extra" --config-settings editable_mode=compat
 # The capacity benchmark's Colyseus baseline (bench/colyseus, pinned in its
 # package-lock.json): only where node and npm already are, and never fatal: without
-# them, or offline (bounded by timeout), bench/capacity.py skips it with a note.
+# them, or offline (bounded by timeout), bench/capacity.py skips it with a note. An
+# install cut short is removed whole: half a node_modules looks installed to node
+# (its package.json resolves) and then fails to start.
 if [ "${1:-}" = "--dev" ] && command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
-  timeout 60 npm install --prefix bench/colyseus --no-audit --no-fund --loglevel=error \
-    --fetch-retries=1 --fetch-timeout=20000 >/dev/null 2>&1 ||
+  if ! timeout 120 npm install --prefix bench/colyseus --no-audit --no-fund --loglevel=error \
+    --fetch-retries=1 --fetch-timeout=20000 >/dev/null 2>&1; then
+    rm -rf bench/colyseus/node_modules
     echo "setup: Colyseus not installed (bench/colyseus); bench/capacity.py will skip it" >&2
+  fi
 fi
 echo "setup: done; the command is .venv/bin/klondike-race (or . .venv/bin/activate, then klondike-race)"
