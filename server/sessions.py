@@ -465,28 +465,11 @@ class Service:
 
             return send
 
-        if runner.waiting_for_seed:
-            # The room's commands queue behind a deal waiting for a proven seed,
-            # for as long as a solver takes: welcome now, from what is durable,
-            # and let the presence follow in turn (its members event says so).
-            await runner.read(welcome)
-            self.spawn(self._present_later(runner, session.player))
-            return
         try:
             await runner.run(_presence(session.player, True), welcome)
         except RoomError as exc:  # the store is down: welcome anyway, seen as offline
             log.warning("presence of %s not recorded: %s", session.player, exc.message)
             await runner.read(welcome)
-
-    async def _present_later(self, runner: RoomRunner, player: str) -> None:
-        """Record a member's presence once the room takes commands again, as it
-        is by then (the connection that said hello may be gone meanwhile)."""
-
-        def decide(room: Room, _ctx: D.Ctx) -> Decision:
-            return D.decide_presence(room, player, self.peer_of(player) is not None)
-
-        with contextlib.suppress(RoomError):  # left or closed meanwhile: nothing to say
-            await runner.run(decide)
 
     def _welcome(self, req: Hello, session: SessionState, room: Any) -> M.Message:
         return M.welcome(

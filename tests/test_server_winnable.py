@@ -17,7 +17,7 @@ from protocol.settings import DealRules
 from server.app import RaceServer
 from server.rooms.proofs import ProvenPools, Verdict, prove_seed
 from tests.support.gated import GatedExecutor
-from tests.support.inprocess import Seeds, running_server
+from tests.support.inprocess import FakeClock, Seeds, running_server
 from tests.support.raw_client import player, resume
 from tests.support.sessions import until
 
@@ -218,16 +218,16 @@ async def test_a_shutdown_does_not_wait_for_a_dry_pool() -> None:
 
 
 @contextlib.asynccontextmanager
-async def _dry_pool() -> AsyncIterator[tuple[RaceServer, WatchedPools, GatedExecutor]]:
+async def _dry_pool(**server: Any) -> AsyncIterator[tuple[RaceServer, WatchedPools, GatedExecutor]]:
     """A server whose pool of proven seeds stays dry until the test lets the
-    solver go (``gated.allow``); its seeds are ones the solver proves."""
+    solver go (``gated.allow``); its first seeds are ones the solver proves."""
     rules = DealRules(draw=1)
     _unproven, proven = _sorted_seeds(rules)
     source = itertools.chain(proven, (f"later-{i}" for i in itertools.count()))
     gated = GatedExecutor()
     pools = WatchedPools(size=1, max_states=BUDGET, new_seed=lambda: next(source), executor=gated)
     try:
-        async with running_server(proofs=pools) as server:
+        async with running_server(proofs=pools, **server) as server:
             try:
                 yield server, pools, gated
             finally:
@@ -255,9 +255,9 @@ async def test_the_python_client_shows_the_room_finding_a_deal() -> None:
 
 
 async def test_a_member_resuming_while_the_room_finds_a_deal_is_welcomed_at_once() -> None:
-    """A hello into a room waiting on a dry pool is answered from what is durable,
-    not after the solver: the snapshot says the room is finding deal 1, and the
-    member's presence is recorded once the deal is dealt."""
+    """A hello into a room waiting on a dry pool is not held behind the solver:
+    the welcome's snapshot says the room is finding deal 1, and the member's
+    leaving and coming back are recorded at once, before the deal."""
     async with _dry_pool() as (server, pools, gated):
         ann = await player(server, "Ann")
         dan = await player(server, "Dan")
@@ -273,14 +273,71 @@ async def test_a_member_resuming_while_the_room_finds_a_deal_is_welcomed_at_once
         dan2, welcome = await resume(f"ws://127.0.0.1:{server.port}/ws", token)
         assert welcome["type"] == "welcome", welcome
         assert welcome["room"]["finding_deal"] == 1
-        assert welcome["room"]["deal"] is None and not start.done()
+        assert welcome["room"]["deal"] is None
+        seen: list[bool] = []  # Dan's presence in Ann's members events, from his join on
+        while False not in seen or not seen[-1]:
+            members = await ann.event("members")
+            seen += [m["connected"] for m in members["players"] if m["name"] == "Dan"]
+        assert not start.done() and ann.last("deal_started") is None
 
         gated.allow(2)
         assert (await start)["type"] != "error"
         await dan2.event("deal_started")
-        # Dan's leaving and coming back, recorded in turn behind the deal.
-        seen = []
-        while not seen or not seen[-1]:
-            members = await dan2.event("members")
-            seen += [m["connected"] for m in members["players"] if m["name"] == "Dan"]
-        assert seen[0] is False and seen[-1] is True
+
+
+async def test_a_late_friend_joins_while_the_room_finds_a_deal_and_is_dealt_in() -> None:
+    """Only a request that would deal waits for a proven seed. A friend's
+    ``join_room`` during the wait is answered at once, its snapshot saying the
+    room is finding deal 1; the deal, decided after the join, deals her in."""
+    async with _dry_pool() as (server, pools, gated):
+        ann = await player(server, "Ann")
+        eve = await player(server, "Eve")
+        winnable = {"deals": "winnable", "deals_per_round": 1}
+        code = (await ann.ok("create_room", settings=winnable))["room"]["code"]
+        start = asyncio.create_task(ann.request("start"))
+        await pools.until_waiting(1)
+        await ann.event("finding_deal")
+
+        joined = await eve.ok("join_room", code=code, role="player")
+        assert joined["room"]["finding_deal"] == 1 and joined["room"]["deal"] is None
+        assert not start.done() and gated.in_progress == 1
+
+        gated.allow(2)
+        assert (await start)["type"] != "error"
+        started = await eve.event("deal_started")
+        assert started["deal"]["number"] == 1
+        reply = await eve.request("move", deal=1, move={"kind": "draw"})
+        assert reply["type"] == "moved", reply  # she is in the deal, not watching it
+
+
+async def test_a_break_that_ends_on_a_dry_pool_holds_only_the_deal() -> None:
+    """The break runs out (the clock) with no proven seed ready: the timer's deal
+    waits for one, and the room's requests do not wait with it. A friend joins
+    mid-round, is told deal 2 is being found, and is dealt into it."""
+    clock = FakeClock()
+    async with _dry_pool(clock=clock) as (server, pools, gated):
+        ann = await player(server, "Ann")
+        eve = await player(server, "Eve")
+        settings = {"deals": "winnable", "deals_per_round": 2, "break_seconds": 10}
+        code = (await ann.ok("create_room", settings=settings))["room"]["code"]
+        start = asyncio.create_task(ann.request("start"))
+        await pools.until_waiting(1)
+        gated.allow()  # deal 1's seed; the refill behind it waits at the gate
+        assert (await start)["type"] != "error"
+        await ann.event("deal_started")
+        await ann.ok("move", deal=1, move={"kind": "resign"})
+        await ann.event("break_started")
+
+        clock.advance(10_000)  # the break is over: deal 2 wants a seed, none is ready
+        notice = await ann.event("finding_deal")
+        assert (notice["deal"], notice["finding"]) == (2, True)
+        joined = await eve.ok("join_room", code=code, role="player")
+        assert joined["room"]["finding_deal"] == 2 and joined["room"]["state"] == "break"
+        assert (await ann.ok("snapshot"))["room"]["finding_deal"] == 2
+        assert ann.last("deal_started")["deal"]["number"] == 1  # type: ignore[index]
+
+        gated.allow()
+        started = await eve.event("deal_started")
+        assert started["deal"]["number"] == 2
+        reply = await eve.request("move", deal=2, move={"kind": "draw"})
+        assert reply["type"] == "moved", reply

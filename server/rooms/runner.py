@@ -70,6 +70,7 @@ holds the room up.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -225,11 +226,12 @@ class RoomRunner:
         return got
 
     async def _take_seed(self, wanted: SeedWanted) -> None:
-        """Take a proven seed for ``wanted.rules``, holding this room's other
-        commands, in order, meanwhile (docs/rules.md §9; docs/protocol.md,
-        settings). If the pool is dry every member is told the room is finding
-        deal ``wanted.number`` (``finding_deal``); a wait that ends undealt says
-        so too."""
+        """Take a proven seed for ``wanted.rules`` (docs/rules.md §9;
+        docs/protocol.md, settings). If the pool is dry every member is told the
+        room is finding deal ``wanted.number`` (``finding_deal``); a wait that
+        ends undealt says so too. Meanwhile the room's other commands are decided
+        as it stands, and those that would deal too wait for this one (see
+        :meth:`run`)."""
         gate = asyncio.get_running_loop().create_future()
         self._seed_gate = gate
         try:
@@ -262,11 +264,6 @@ class RoomRunner:
             self._tell_finding(self.finding_deal, False)
 
     @property
-    def waiting_for_seed(self) -> bool:
-        """A deal waits for a proven seed: the room's commands queue behind it."""
-        return self._seed_gate is not None
-
-    @property
     def pending(self) -> int:
         """Commands (and reads) decided but not released yet: waiting for the store."""
         return len(self._queue)
@@ -277,15 +274,24 @@ class RoomRunner:
         self, decide: Callable[[Room, Ctx], Decision], reply: Reply | None = None
     ) -> Decision:
         """Decide, commit, append, release: see the module docstring. Returns once
-        the command is released; raises its refusal (RoomError) likewise."""
-        while self._seed_gate is not None:  # a deal waits for a proven seed: queue up
-            await asyncio.shield(self._seed_gate)
+        the command is released; raises its refusal (RoomError) likewise.
+
+        A decision that would deal a ``deals: winnable`` deal wants a proven seed
+        (SeedWanted, nothing committed): it takes one, waiting while the pool is
+        dry, and is decided again on the room as it is then. Only decisions that
+        would deal wait for it; a late friend's join, a member's presence, the
+        host's settings are decided meanwhile, so the deal, decided after them,
+        deals the friend in."""
         ctx = self.ctx()
         try:
             if self.room.due(ctx.now):  # the timer may be late: time runs out first
-                self._submit(decide_tick, None, ctx)
+                self._tick_first(ctx)
             entry = self._submit(decide, reply, ctx)
         except SeedWanted as wanted:  # nothing was committed: decide again with a seed
+            gate = self._seed_gate
+            if gate is not None:  # another decision is taking one: after it, again
+                await asyncio.shield(gate)
+                return await self.run(decide, reply)
             await self._take_seed(wanted)
             told, dealt = self.finding_deal, False
             try:
@@ -302,6 +308,14 @@ class RoomRunner:
         await entry.wait()
         assert entry.decision is not None
         return entry.decision
+
+    def _tick_first(self, ctx: Ctx) -> None:
+        """What the clock has done by now, decided before a command. A tick that
+        would deal a winnable deal without a seed in hand is left to the timer,
+        whose own tick takes one (waiting while the pool is dry): the command is
+        not held behind a solver, it is decided on the room as it stands."""
+        with contextlib.suppress(SeedWanted):
+            self._submit(decide_tick, None, ctx)
 
     async def read(self, make: Read) -> None:
         """Answer from the room as of every command decided so far, once those are
