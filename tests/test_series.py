@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.core.series import Series, places
+from server.core.series import ROUNDS_LISTED, Series, places
 from tests.support.embedded import EmbeddedServer
 from tests.support.raw_client import Client, Player, resume
 from tests.test_compaction_recovery import stored
@@ -42,7 +42,11 @@ def test_placings_share_ties_and_skip_after_them() -> None:
 
 
 def test_an_old_snapshot_record_has_an_empty_series() -> None:
-    assert Series.from_wire(None).to_wire() == {"rounds": [], "wins": {}, "names": {}}
+    empty = {"rounds": [], "wins": {}, "names": {}, "earlier_rounds": 0, "earlier_wins": {}}
+    assert Series.from_wire(None).to_wire() == empty
+    # A record written before series were bounded: no earlier rounds.
+    old = {"rounds": [], "wins": {}, "names": {}}
+    assert Series.from_wire(old).to_wire() == empty
 
 
 async def test_two_rounds_with_a_rematch_make_a_durable_series(embedded: EmbeddedServer) -> None:
@@ -131,3 +135,46 @@ async def test_two_rounds_with_a_rematch_make_a_durable_series(embedded: Embedde
     assert final["wins"] == {a: 2, b: 2, c_: 0}
     for x in (ann3, bob3):
         await x.close()
+
+
+async def test_a_long_series_lists_its_last_rounds_and_counts_every_win(
+    embedded: EmbeddedServer,
+) -> None:
+    """However long a room rematches, its series lists the last ROUNDS_LISTED
+    rounds and keeps the rest as a count and their wins: a snapshot stays small,
+    and match wins still count every round, across a kill -9 and a restart.
+    Round 1 Ann wins alone; the rounds after it are ties (both resign at 0)."""
+    ann, bob = [await Client.open(embedded.url) for _ in range(2)]
+    await ann.hello("Ann")
+    await bob.hello("Bob")
+    code = (await ann.ok("create_room", settings=SETTINGS))["room"]["code"]
+    await bob.ok("join_room", code=code, role="player")
+    a, b = ann.player, bob.player
+    assert a and b
+    rounds = ROUNDS_LISTED + 2
+    for number in range(1, rounds + 1):
+        await ann.ok("start" if number == 1 else "rematch")
+        deal = await ann.event("deal_started")
+        await bob.event("deal_started")
+        if number == 1:
+            first = Player(ann)
+            first.view = deal["deal"]["board"]
+            await scores_then_resigns(first, 1)
+        else:
+            await resign(ann, 1)
+        await resign(bob, 1)
+        series = (await bob.event("round_over"))["series"]
+        listed = [r["round"] for r in series["rounds"]]
+        assert listed == list(range(max(1, number - ROUNDS_LISTED + 1), number + 1))
+        assert series["earlier_rounds"] == number - len(listed)
+        assert series["wins"] == {a: number, b: number - 1}  # every round counted
+    assert series["earlier_wins"] == {a: 2, b: 1}  # rounds 1 (Ann alone) and 2 (a tie)
+    assert series["names"] == {a: "Ann", b: "Bob"}
+    assert (await ann.ok("snapshot"))["room"]["series"] == series
+
+    await ann.ok("update_settings", settings={"race_bonus": 5})  # a write: compacted
+    await embedded.kill()
+    await embedded.start()
+    again, welcome = await resume(embedded.url, ann.token)
+    assert welcome["room"]["series"] == series
+    await again.close()

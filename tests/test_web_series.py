@@ -8,10 +8,13 @@ resigning; the screenshot is artifacts/podium.png."""
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 from playwright.sync_api import Browser, Page, expect
 
+from server.core.series import ROUNDS_LISTED
 from tests.support.web import (
+    BotSeat,
     Client,
     drag,
     find_move,
@@ -136,3 +139,52 @@ def test_podium_and_a_series_that_outlives_the_rematch(server: str, browser: Bro
     finally:
         for c in everyone:
             c.close()
+
+
+def resign_round(seat: BotSeat, number: int) -> None:
+    """``seat`` resigns round ``number``'s one deal, once it is dealt to them."""
+
+    async def go() -> None:
+        session = seat.session
+        while True:
+            room = session.room
+            if room is not None and room.round == number and room.my_board:
+                break
+            await session.wait_update(timeout=1)
+        await session.resign()
+
+    seat.run(go())
+
+
+def test_a_long_series_lists_its_last_rounds_and_counts_the_earlier(
+    server: str, browser: Browser
+) -> None:
+    """Past ROUNDS_LISTED rounds, the series table lists the last ones and a first
+    row counts the rounds before them with each player's wins among them; match
+    wins count every round. Two Python-client players tie ROUNDS_LISTED + 1 rounds
+    (both resign at 0), then a spectator's page opens on the room."""
+    ann, bob = BotSeat(server, "Ann"), BotSeat(server, "Bob")
+    sam = Client(browser, server, "sam-long-series")
+    try:
+        settings: dict[str, Any] = {"deals_per_round": 1, "race_bonus": 0, "scoring": "standard"}
+        code = ann.run(ann.session.create_room(settings)).code
+        bob.run(bob.session.join_room(code))
+        rounds = ROUNDS_LISTED + 1
+        for number in range(1, rounds + 1):
+            ann.run(ann.session.start() if number == 1 else ann.session.rematch())
+            resign_round(ann, number)
+            resign_round(bob, number)
+        sam.join("Sam", code, role="spectator")
+        table = sam.page.locator("#series-table")
+        expect(table.locator("tbody tr[data-round]")).to_have_count(ROUNDS_LISTED)
+        expect(table.locator('tbody tr[data-round="1"]')).to_have_count(0)
+        earlier = table.locator("tbody tr.series-earlier")
+        expect(earlier.locator("th")).to_have_text("1 earlier round")
+        expect(earlier.locator("td")).to_have_text(["1 won", "1 won"])
+        expect(table.locator("tfoot td")).to_have_text([str(rounds), str(rounds)])
+        sam.shot("series-long")
+        no_errors(sam)
+    finally:
+        sam.close()
+        for seat in (ann, bob):
+            seat.close()

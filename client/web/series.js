@@ -101,6 +101,15 @@ export function renderSeries() {
         return h("td", { class: won ? "winner" : "", dataset: { player: id }, title: `${nameOf(id)}: ${placing(r, id)}` },
           won ? h("span", { class: "crown", title: "round winner" }, "★ ") : null, String(r.totals[id] ?? 0));
       })));
+  // Rounds before the listed ones (the server lists the last 10): their count and wins.
+  const earlier = series.earlier_rounds || 0;
+  const earlierWins = series.earlier_wins || {};
+  if (earlier > 0) {
+    rows.unshift(h("tr", { class: "series-earlier", dataset: { earlier: String(earlier) } },
+      h("th", { scope: "row", colspan: "2" }, earlier === 1 ? "1 earlier round" : `${earlier} earlier rounds`),
+      ids.map((id) => h("td", { dataset: { player: id }, title: `${nameOf(id)}: rounds won among them` },
+        `${earlierWins[id] ?? 0} won`))));
+  }
   const foot = h("tr", { class: "totals" }, h("th", { scope: "row", colspan: "2" }, "Match wins"),
     ids.map((id) => h("td", { class: most > 0 && (wins[id] ?? 0) === most ? "winner" : "", dataset: { player: id } },
       String(wins[id] ?? 0))));

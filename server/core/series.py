@@ -6,6 +6,11 @@ what the room talks about. So the round's end keeps a small result of it — its
 totals, winners and placings, the scoring it was scored by, and each deal's seed
 and scores — and the series adds up match wins from those results.
 
+A series is bounded, however long a room rematches: it lists its last
+``ROUNDS_LISTED`` rounds (a round of 8 players and 20 deals is some 40 KiB on the
+wire, and every snapshot carries the series), and the rounds before them are kept
+only as their count and their wins, so match wins still count every round.
+
 The series is derived, not decided: the fold (server/core/room.py) adds a round's
 result when it folds the ``round_over`` record, from the sheet as it stands at that
 record's time, so replaying a log rebuilds it exactly. The ``snapshot`` record
@@ -23,7 +28,9 @@ from typing import Any
 from protocol.settings import Scoring
 from protocol.sheet import Sheet
 
-__all__ = ["RoundResult", "Series", "places", "round_result"]
+__all__ = ["ROUNDS_LISTED", "RoundResult", "Series", "places", "round_result"]
+
+ROUNDS_LISTED = 10  # the last rounds a series lists in full; earlier ones count in wins
 
 
 def places(players: Sequence[str], totals: Mapping[str, int]) -> dict[str, int]:
@@ -112,24 +119,39 @@ def round_result(
 
 @dataclass(slots=True)
 class Series:
-    """The room's finished rounds in order, and the name of everyone who played in
-    one (a player who left keeps their rows, under the name they had)."""
+    """The room's last finished rounds in order, the count and wins of those
+    before them, and the name of everyone in either (a player who left keeps their
+    rows, under the name they had)."""
 
     rounds: list[RoundResult] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
+    earlier_rounds: int = 0  # finished before the first of ``rounds``, no longer listed
+    earlier_wins: dict[str, int] = field(default_factory=dict)  # those rounds' wins
 
     def add(self, result: RoundResult, names: Mapping[str, str]) -> None:
-        """Keep a round's result (a round that had nobody left in it is no result)."""
+        """Keep a round's result (a round that had nobody left in it is no result);
+        the oldest listed one then makes way for it, beyond ``ROUNDS_LISTED``."""
         if not result.players:
             return
         self.rounds = [r for r in self.rounds if r.number != result.number] + [result]
         for p in result.players:
             self.names[p] = names.get(p, self.names.get(p, p))
+        while len(self.rounds) > ROUNDS_LISTED:
+            old = self.rounds.pop(0)
+            self.earlier_rounds += 1
+            for p in old.winners:
+                self.earlier_wins[p] = self.earlier_wins.get(p, 0) + 1
+        # A name stays while it has a listed row or an earlier win to go with.
+        kept = {p for r in self.rounds for p in r.players} | set(self.earlier_wins)
+        self.names = {p: n for p, n in self.names.items() if p in kept}
 
     def wins(self) -> dict[str, int]:
-        """Rounds won per player, a shared win counting for each of its winners;
-        everyone who played a round is listed, with 0 if they won none."""
+        """Rounds won per player, every round finished counted, a shared win
+        counting for each of its winners; everyone named is listed, with 0 if they
+        won none."""
         wins = dict.fromkeys(self.names, 0)
+        for p, n in self.earlier_wins.items():
+            wins[p] = wins.get(p, 0) + n
         for r in self.rounds:
             for p in r.winners:
                 wins[p] = wins.get(p, 0) + 1
@@ -142,12 +164,20 @@ class Series:
             "rounds": [r.to_wire() for r in self.rounds],
             "wins": self.wins(),
             "names": dict(self.names),
+            "earlier_rounds": self.earlier_rounds,
+            "earlier_wins": dict(self.earlier_wins),
         }
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any] | None) -> Series:
         """A series written by :meth:`to_wire`; none (a snapshot record written before
-        rooms kept a series) is an empty one."""
+        rooms kept a series) is an empty one, and so are earlier rounds a record
+        written before series were bounded does not mention."""
         if not data:
             return cls()
-        return cls([RoundResult.from_wire(r) for r in data["rounds"]], dict(data["names"]))
+        return cls(
+            [RoundResult.from_wire(r) for r in data["rounds"]],
+            dict(data["names"]),
+            data.get("earlier_rounds", 0),
+            dict(data.get("earlier_wins", {})),
+        )
