@@ -11,9 +11,11 @@ passes of tens to hundreds of ms, each a stall of every room on the core
 (docs/performance.md has the measurements).
 
 Play makes no reference cycles (no young pass measured under load collected
-anything), and a closed connection leaves none either (tests/test_collector.py;
-websockets' subprotocol selector closure was the one, dropped after the handshake,
-server/net/connection.py), so scanning what has lived a moment buys nothing.
+anything), and a closed connection or room leaves none either
+(tests/test_collector.py; websockets' subprotocol selector closure was one,
+dropped after the handshake, server/net/connection.py; a room's timer and bots
+hold its runner weakly, server/rooms/runner.py), so scanning what has lived a
+moment buys nothing.
 Ten times a second everything alive is frozen out of the collector
 (``gc.freeze``: constant time; a frozen object is still freed by its reference
 count), and the young passes see at most a tenth of a second of allocations. A

@@ -131,6 +131,15 @@ class BotDriver:
         return (view["round"], deal["number"]), deal["number"], board
 
     async def _play(self) -> None:
+        try:
+            await self._moves()
+        except asyncio.CancelledError:
+            # Stopped. The task ends rather than keep the CancelledError, whose
+            # traceback holds this frame, and so this driver and its task, in a
+            # cycle that only a full collection (every half hour) would free.
+            return
+
+    async def _moves(self) -> None:
         runner = self.runner
         clock = runner.clock
         while not runner.stopped:

@@ -72,6 +72,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import weakref
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -194,8 +195,12 @@ class RoomRunner:
         self._last_snapshot = self.durable.head or 0  # index of the last one, about
         self._compacting = False
         self.compactions = 0  # done (the tests count them)
-        self.timer = RoomTimer(self)
-        self.bots = BotSeats(self)  # started by the first command released (a rebuild's too)
+        # They hold this runner weakly: a strong reference back would make the
+        # room's whole graph a cycle, kept once it closes until a full collection
+        # (every half hour: server/collector.py), where reference counts free it.
+        me = weakref.proxy(self)
+        self.timer = RoomTimer(me)
+        self.bots = BotSeats(me)  # started by the first command released (a rebuild's too)
         self._proven: dict[DealRules, tuple[str, str]] = {}  # taken, not dealt yet
         self._seed_gate: asyncio.Future[None] | None = None
         # The deal this room waits for a proven seed for, the pool being dry (shell
