@@ -15,7 +15,10 @@ from client import connect
 from protocol.proof import proof_from_wire
 from protocol.settings import DealRules
 from server.app import RaceServer
+from server.core.durable import DurableLog
+from server.core.views import snapshot
 from server.rooms.proofs import ProvenPools, Verdict, prove_seed
+from server.store.memory import MemoryStore
 from tests.support.gated import GatedExecutor
 from tests.support.inprocess import FakeClock, Seeds, running_server
 from tests.support.raw_client import player, resume
@@ -341,3 +344,70 @@ async def test_a_break_that_ends_on_a_dry_pool_holds_only_the_deal() -> None:
         assert started["deal"]["number"] == 2
         reply = await eve.request("move", deal=2, move={"kind": "draw"})
         assert reply["type"] == "moved", reply
+
+
+async def test_a_room_stays_whole_through_what_it_does_while_it_finds_a_deal() -> None:
+    """While deal 2 waits for a proven seed, the room takes its other requests at
+    once, all at the same moment: a player and a spectator join, a player leaves,
+    the host changes a setting that applies now, a player says ready, members ask
+    for snapshots. Then the seed comes: deal 2 is dealt once to each member, to the
+    room as those requests left it, from a proven seed; and the room rebuilt from
+    its log (as a restart or a takeover would) is the live one."""
+    clock = FakeClock()
+    store = MemoryStore()
+    async with _dry_pool(clock=clock, store=store) as (server, pools, gated):
+        ann, bob, cat, dan, eve = [
+            await player(server, n) for n in ("Ann", "Bob", "Cat", "Dan", "Eve")
+        ]
+        settings = {"deals": "winnable", "deals_per_round": 3, "break_seconds": 10}
+        code = (await ann.ok("create_room", settings=settings))["room"]["code"]
+        for c in (bob, cat):
+            await c.ok("join_room", code=code, role="player")
+        start = asyncio.create_task(ann.request("start"))
+        await pools.until_waiting(1)
+        gated.allow()
+        assert (await start)["type"] != "error"
+        for c in (ann, bob, cat):
+            await c.event("deal_started")
+            await c.ok("move", deal=1, move={"kind": "resign"})
+        await ann.event("break_started")
+
+        clock.advance(10_000)
+        for c in (ann, bob, cat):
+            assert (await c.event("finding_deal"))["deal"] == 2
+        replies = await asyncio.gather(
+            dan.request("join_room", code=code, role="player"),
+            eve.request("join_room", code=code, role="spectator"),
+            cat.request("leave_room"),
+            ann.request("update_settings", settings={"race_bonus": 50}),
+            bob.request("ready"),
+            ann.request("snapshot"),
+            bob.request("snapshot"),
+        )
+        assert [r["type"] for r in replies] == ["joined", "joined", "ok", "ok", "ok"] + [
+            "snapshot"
+        ] * 2, replies
+        assert all(r["room"]["finding_deal"] == 2 for r in replies if "room" in r)
+        assert gated.in_progress == 1 and ann.last("deal_started")["deal"]["number"] == 1  # type: ignore[index]
+
+        gated.allow()
+        for c in (ann, bob, dan, eve):
+            started = await c.event("deal_started")
+            assert started["deal"]["number"] == 2
+        snap = (await eve.ok("snapshot"))["room"]
+        assert snap["finding_deal"] is None and snap["settings"]["race_bonus"] == 50
+        assert {p["name"] for p in snap["players"]} == {"Ann", "Bob", "Dan"}
+        for c in (ann, bob, dan):  # each is dealt in, and once
+            assert (await c.request("move", deal=2, move={"kind": "resign"}))["type"] == "moved"
+        for c in (ann, bob, dan, eve):
+            await c.caught_up()
+            assert c.unseen("deal_started") == []
+        over = (await eve.event("deal_over"))["deal"]
+        assert proof_from_wire(over["seed"], DealRules(draw=1), over["proof"]).moves
+
+        live = server.service.rooms[code].room
+        rebuilt, _ = DurableLog.fold(code, await store.load(code))
+        now = clock.now()
+        for member in (ann.player, dan.player, eve.player):
+            assert member is not None
+            assert snapshot(rebuilt, member, now) == snapshot(live, member, now)

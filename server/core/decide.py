@@ -20,6 +20,7 @@ Time and randomness come in through :class:`Ctx`, from the shell.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -412,7 +413,11 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
         over = deal.number >= settings.deals_per_round or (ends is not None and ctx.now >= ends)
         next_at = break_deadline(settings, deal.ended_at)
         if over or (next_at is not None and ctx.now >= next_at):
-            out += _end_break(room, ctx, settings=settings)
+            # Should its deal want a proven seed, the clock's tick deals it (the
+            # shell's timer, re-armed by this change, waits for the seed): the
+            # settings apply now all the same.
+            with contextlib.suppress(SeedWanted):
+                out += _end_break(room, ctx, settings=settings)
     return Decision(out)
 
 
