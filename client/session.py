@@ -56,6 +56,8 @@ PROTOCOL_VERSION = 1
 # connection, or we broke the protocol and would again.
 NO_RESUME = frozenset({CloseCode.RESUMED_ELSEWHERE, CloseCode.HELLO_FIRST, CloseCode.TOO_BIG})
 _ROOM_REPLIES = frozenset({"joined", "snapshot"})
+# Room events that carry the seq of the last event, not a new one (docs/protocol.md).
+_NOTICES = frozenset({"finding_deal", "reaction"})
 
 
 async def say_hello(
@@ -311,9 +313,9 @@ class Session(EventHub, RoomRequests):
             self._buffer.append(frame)
             return
         seq: int = frame["seq"]
-        if ("tick" in frame or frame.get("type") == "finding_deal") and seq == room.seq:
-            # A Timed tick, or a finding_deal notice, carries the seq of the last
-            # event (nothing new to number).
+        if ("tick" in frame or frame.get("type") in _NOTICES) and seq == room.seq:
+            # A Timed tick, a finding_deal notice or a reaction carries the seq of
+            # the last event (nothing new to number).
             room.apply(frame)
             self._publish(RoomEvent(str(frame.get("type")), seq, frame))
             return

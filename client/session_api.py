@@ -109,6 +109,11 @@ class RoomRequests:
         """Player: ready for the next deal, during the break between deals."""
         await self.request("ready")
 
+    async def react(self, reaction: str) -> None:
+        """A reaction for the room to see: ``clap``, ``wow``, ``laugh``, ``fire``,
+        ``wave`` or ``gg`` (each member gets a ``reaction`` event)."""
+        await self.request("react", reaction=reaction)
+
     async def room_info(self, code: str) -> dict[str, Any]:
         """What a room is doing (state, players' names, seats free), without joining."""
         reply = await self.request("room_info", code=code)

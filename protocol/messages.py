@@ -27,6 +27,7 @@ __all__ = [
     "Code",
     "ErrorCode",
     "Message",
+    "Reaction",
     "RequestId",
     "break_started",
     "deal_log",
@@ -40,6 +41,7 @@ __all__ = [
     "ok",
     "pong",
     "progress",
+    "reaction",
     "ready",
     "removed",
     "room_closed",
@@ -122,6 +124,19 @@ class DealEnd(StrEnum):
     ALL_ENDED = "all_ended"  # every player's deal ended (won, resigned, dead) or they left
     HOST = "host"  # the host moved on (``next_deal``)
     TIME = "time"  # the round's time limit ran out
+
+
+class Reaction(StrEnum):
+    """What a member may send the room in a tap (``react``): a fixed few, named
+    rather than drawn, so every client shows them its own way and no free text
+    reaches anyone."""
+
+    CLAP = "clap"
+    WOW = "wow"
+    LAUGH = "laugh"
+    FIRE = "fire"
+    WAVE = "wave"
+    GG = "gg"
 
 
 MESSAGE_TYPES: set[str] = set()
@@ -326,6 +341,13 @@ def finding_deal(seq: int, *, deal: int, finding: bool) -> Message:
     stopped waiting undealt. Shell state, not history: like a Timed tick it carries
     the seq of the last event rather than a new one."""
     return _make("finding_deal", {"seq": seq, "deal": deal, "finding": finding})
+
+
+@_message
+def reaction(seq: int, *, player: str, reaction: Reaction) -> Message:
+    """A member's reaction. The room's moment, not its history: like a Timed tick
+    it carries the seq of the last event rather than a new one."""
+    return _make("reaction", {"seq": seq, "player": player, "reaction": reaction.value})
 
 
 @_message

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
-from .messages import ErrorCode
+from .messages import ErrorCode, Reaction
 from .strategy import Pace
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "MoveRequest",
     "NextDeal",
     "Ping",
+    "React",
     "Rematch",
     "RemovePlayer",
     "Request",
@@ -437,6 +438,21 @@ class Snapshot(Request):
 
 
 @dataclass(frozen=True, slots=True)
+class React(Request):
+    """A member's reaction, for the room to see (docs/protocol.md, ``react``)."""
+
+    reaction: Reaction
+
+
+def _react(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
+    reaction = req_str(msg, "reaction")
+    if reaction not in {r.value for r in Reaction}:
+        names = ", ".join(f"'{r.value}'" for r in Reaction)
+        raise WireError(ErrorCode.BAD_REQUEST, f"field 'reaction' must be one of {names}")
+    return React(rid, Reaction(reaction))
+
+
+@dataclass(frozen=True, slots=True)
 class DealLog(Request):
     """The logs of a deal of the round that is over for everyone: snapshots leave
     them out (docs/protocol.md, ``deal_log``)."""
@@ -488,6 +504,7 @@ _PARSERS: dict[str, Any] = {
     "room_info": lambda rid, msg: RoomInfo(rid, req_str(msg, "code")),
     "move": _move,
     "snapshot": lambda rid, msg: Snapshot(rid),
+    "react": _react,
     "deal_log": lambda rid, msg: DealLog(rid, req_int(msg, "deal")),
 }
 

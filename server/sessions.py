@@ -56,7 +56,12 @@ __all__ = ["IDLE_ROOM_MS", "ClusterHooks", "Service"]
 log = logging.getLogger("klondike_race.service")
 
 IDLE_ROOM_MS = 30 * 60_000  # see server/rooms/timer.py
-_WHAT = {"sessions": "new sessions", "rooms": "new rooms", "join_codes": "wrong join codes"}
+_WHAT = {
+    "sessions": "new sessions",
+    "rooms": "new rooms",
+    "join_codes": "wrong join codes",
+    "reactions": "reactions",
+}
 
 
 class ClusterHooks(Protocol):
@@ -151,6 +156,7 @@ class Service:
             "sessions": Allowance(limits.sessions_per_minute),
             "rooms": Allowance(limits.rooms_per_minute),
             "join_codes": Allowance(limits.wrong_codes_per_minute),
+            "reactions": Allowance(limits.reactions_per_minute),
         }
         self.store = store
         proofs = proofs or ProvenPools()
@@ -190,7 +196,8 @@ class Service:
 
     def admit(self, what: str, peer: Peer, *, spend: bool = True) -> None:
         """``limit_reached`` when ``peer``'s address has created its ``what``
-        (sessions, rooms; or tried its wrong join codes) for this minute.
+        (sessions, rooms; or tried its wrong join codes, or sent its reactions)
+        for this minute.
         ``spend`` false: only check that one is left."""
         allowance = self._allowances[what]
         now = time.monotonic()

@@ -18,6 +18,7 @@
 //   results.js   the break between deals: results, boards, countdown, Ready
 //   feedback.js  toast, screen-reader hint, lobby message, banner
 //   confirm.js   the in-page "are you sure?" of what cannot be undone
+//   reactions.js the reaction buttons, and everyone's reactions for a moment
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
 // drags, keys to moves), motion.js (glides, the deal, the win cascade), cards.js
@@ -31,6 +32,7 @@ import { renderMembers } from "./members.js";
 import { renderPast } from "./past.js";
 import { renderResults } from "./results.js";
 import { initPlay, renderControls } from "./play.js";
+import { initReactions } from "./reactions.js";
 import { renderPodium, renderSeries } from "./series.js";
 import { restoreSession } from "./session.js";
 import { renderSheet } from "./sheet.js";
@@ -61,5 +63,6 @@ onRender(renderAll);
 initPlay();
 initHost();
 initHud();
+initReactions();
 initLobby();
 restoreSession();

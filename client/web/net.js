@@ -170,9 +170,10 @@ export class Connection {
   _event(frame) {
     if (this.seq === null) return; // not in a room (yet): the join reply carries the state
     if (this.resyncing) return; // the snapshot on its way covers it
-    // A Timed tick, and a finding_deal notice, carry the seq of the last event
-    // instead of a new one.
-    if ((frame.tick !== undefined || frame.type === "finding_deal") && frame.seq === this.seq) {
+    // A Timed tick, a finding_deal notice and a reaction carry the seq of the
+    // last event instead of a new one.
+    const notice = frame.type === "finding_deal" || frame.type === "reaction";
+    if ((frame.tick !== undefined || notice) && frame.seq === this.seq) {
       this.handlers.onEvent?.(frame);
       return;
     }

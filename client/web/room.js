@@ -6,6 +6,7 @@
 import { isAsking } from "./confirm.js";
 import { showLobbyMessage, toast } from "./feedback.js";
 import { dropOwnBoard, setMoveStatus } from "./play.js";
+import { showReaction } from "./reactions.js";
 import { seedMatches } from "./replay.js";
 import { $, me, rememberNames, render, state } from "./state.js";
 import { dealEndText, roomClosedText } from "./words.js";
@@ -132,6 +133,9 @@ export function applyEvent(ev) {
     case "finding_deal":
       room.finding_deal = ev.finding ? ev.deal : null;
       break;
+    case "reaction":
+      showReaction(ev); // the room's moment: nothing in the room changes
+      return;
     case "progress":
       if (room.deal && ev.deal === room.deal.number) {
         room.deal.progress = room.deal.progress || {};

@@ -37,6 +37,7 @@ __all__ = [
     "past_deal",
     "past_summary",
     "progress_of",
+    "reaction_recipients",
     "replayed_move",
     "revealed_deal",
     "room_info",
@@ -335,6 +336,17 @@ def room_info(room: RoomLike) -> dict[str, Any]:
         "deals": room.settings.deals_per_round,
         "next_deal_at": room.next_deal_at,
     }
+
+
+def reaction_recipients(room: RoomLike, sender: str) -> dict[str, Member]:
+    """Who sees ``sender``'s reaction: every member, except that while a deal runs
+    a spectator's reaches only the spectators. A spectator may see boards no
+    player may, and a reaction is a signal: a cheer as a rival nears the end is
+    news of that rival's board. Players' reactions tell of nothing hidden."""
+    member = room.members.get(sender)
+    if member is not None and member.role == Role.SPECTATOR and room.state == RoomState.PLAYING:
+        return {k: m for k, m in room.members.items() if m.role == Role.SPECTATOR}
+    return dict(room.members)
 
 
 def tick_event(room: RoomLike, deal: Deal, tick: int, now: int) -> Message:

@@ -27,6 +27,7 @@ from protocol.wire import (
     LeaveRoom,
     MoveRequest,
     NextDeal,
+    React,
     Ready,
     Rematch,
     RemovePlayer,
@@ -42,8 +43,15 @@ from protocol.wire import (
 from .. import ids
 from ..core import decide as D
 from ..core.room import Room
-from ..core.values import Decision, Role, RoomError
-from ..core.views import board_view, deal_logs, replayed_move, room_info, snapshot
+from ..core.values import Decision, Fanout, Role, RoomError
+from ..core.views import (
+    board_view,
+    deal_logs,
+    reaction_recipients,
+    replayed_move,
+    room_info,
+    snapshot,
+)
 from ..net.metrics import Metrics
 from ..peer import Peer, SessionState
 from ..store.base import StoreUnavailable, unavailable
@@ -229,6 +237,31 @@ async def _snapshot(front: Front, conn: Peer, req: Snapshot) -> None:
     await runner.read(make)  # never shows a command before it is durable
 
 
+async def _react(front: Front, conn: Peer, req: React) -> None:
+    """A reaction is the room's moment, not its history: nothing is recorded, so
+    nothing waits for the store but what is before it (it is a read, released in
+    turn, never ahead of a command not yet durable). An address has so many a
+    minute (``limit_reached``), kept across reconnects like every allowance."""
+    session, runner = front.room_of(conn)
+    front.admit("reactions", conn)
+    player = session.player
+
+    def make() -> Release:
+        room = runner.room
+        if player not in room.members:  # removed meanwhile: nobody is told
+            return lambda: conn.error(req.id, M.ErrorCode.NOT_IN_ROOM, "you are not in a room")
+        event = Fanout(room.seq, M.reaction(room.seq, player=player, reaction=req.reaction))
+        recipients = reaction_recipients(room, player)
+
+        def send() -> None:
+            conn.send(M.ok(req.id))
+            runner.fanout([event], recipients)
+
+        return send
+
+    await runner.read(make)
+
+
 async def _deal_log(front: Front, conn: Peer, req: DealLog) -> None:
     """A past deal's logs, which snapshots leave out.
 
@@ -308,6 +341,7 @@ ROOM_HANDLERS: dict[type[Request], Handler] = {
     Ready: _ready,
     RoomInfo: _room_info,
     Snapshot: _snapshot,
+    React: _react,
     DealLog: _deal_log,
     MoveRequest: _move,
 }
