@@ -260,3 +260,29 @@ async def test_frozen_owner_is_fenced_off(redis: RedisServer, tmp_path: Path) ->
         await players[0].play(1, 3)
         progress = await bob2.event("progress", player=ann.player)
         assert progress["progress"]["moves"] >= len(players[0].acked) - 2
+
+
+async def test_a_relayed_host_seats_a_bot_and_everyone_reacts(
+    redis: RedisServer, tmp_path: Path
+) -> None:
+    """Requests whose fields are enums cross the relay as themselves: the host,
+    resumed on node B while the room runs on A, seats a bot at a pace; Bob on B
+    reacts, and Ann and Sam on A see it."""
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann, sam = await player(a.url, "Ann"), await player(a.url, "Sam")
+        bob = await player(b.url, "Bob")
+        code = (await ann.ok("create_room"))["room"]["code"]
+        await sam.ok("join_room", code=code, role="spectator")
+        await bob.ok("join_room", code=code, role="player")
+        await ann.close()
+        host, _ = await resume(b.url, ann.token)  # relayed from B to A now
+        holder = lease_holder(redis, code)  # A's, where Ann made the room
+        await host.ok("add_bot", pace="fast")
+        members = await sam.event("members")
+        while not any(p.get("bot") == "fast" for p in members["players"]):
+            members = await sam.event("members")
+        await bob.ok("react", reaction="gg")
+        for c in (sam, host):
+            got = await c.event("reaction")
+            assert (got["player"], got["reaction"]) == (bob.player, "gg")
+        assert lease_holder(redis, code) == holder  # the room never moved to B

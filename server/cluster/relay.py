@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import enum
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_type_hints
 
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
@@ -65,13 +66,29 @@ _REQUESTS: dict[str, type[wire.Request]] = {
 }
 
 
+# The fields of each request that hold an enum (``AddBot.pace``, ``React.reaction``):
+# msgpack carries their values as plain strings, and the owner's handlers want the
+# enum back, as the edge's parser made it.
+_ENUMS: dict[type[wire.Request], dict[str, type[enum.Enum]]] = {
+    cls: {
+        name: hint
+        for name, hint in get_type_hints(cls).items()
+        if isinstance(hint, type) and issubclass(hint, enum.Enum)
+    }
+    for cls in _REQUESTS.values()
+}
+
+
 def request_to_wire(req: wire.Request) -> list[Any]:
     return [type(req).__name__, dataclasses.asdict(req)]
 
 
 def request_from_wire(payload: list[Any]) -> wire.Request:
     name, fields = payload
-    return _REQUESTS[name](**fields)
+    cls = _REQUESTS[name]
+    for field, kind in _ENUMS[cls].items():
+        fields[field] = kind(fields[field])
+    return cls(**fields)
 
 
 def decode_batch(data: bytes) -> list[list[Any]]:
