@@ -1,6 +1,7 @@
 """A ``deals: winnable`` room on a dry pool, in Chromium: the page says "Finding a
-winnable deal…" while the server finds one (the rest of the page still works), and
-the notice goes when the deal is dealt.
+winnable deal…" while the server finds one (the rest of the page still works, and a
+late friend joins meanwhile), and the notice goes when the deal is dealt, to the
+friend too.
 
 The server runs in a thread of this process so that its pool's solver can be held
 back (tests/support/gated.py): the pool stays dry, deterministically, until the
@@ -68,6 +69,7 @@ def test_a_dry_pool_shows_finding_a_winnable_deal(
 ) -> None:
     ann = Client(browser, dry_server.http, "ann")
     bob = Client(browser, dry_server.http, "bob")
+    cy = Client(browser, dry_server.http, "cy")
     try:
         code = ann.create("Ann", deals="winnable", deals_per_round=1)
         bob.join("Bob", code)
@@ -79,12 +81,17 @@ def test_a_dry_pool_shows_finding_a_winnable_deal(
 
         # Not blocking anything else in the page: the sheet and the members panel.
         expect(bob.page.locator("li.member")).to_have_count(2)
+        # Nor the room: a late friend joins meanwhile, and is told too.
+        cy.join("Cy", code)
+        expect(cy.page.locator("#finding-deal")).to_have_text("Finding a winnable deal…")
+        for c in (ann, bob, cy):
+            expect(c.page.locator("li.member")).to_have_count(3)
 
-        dry_server.gated.allow(1)  # one layout solved: proven, dealt
-        for c in (ann, bob):
+        dry_server.gated.allow(1)  # one layout solved: proven, dealt, to Cy too
+        for c in (ann, bob, cy):
             expect(c.page.locator("#board-host .card").first).to_be_visible()
             expect(c.page.locator("#finding-deal")).to_have_count(0)
-        no_errors(ann, bob)
+        no_errors(ann, bob, cy)
     finally:
-        ann.context.close()
-        bob.context.close()
+        for c in (ann, bob, cy):
+            c.context.close()
