@@ -460,7 +460,7 @@ class Service:
             # ones), sent when they are durable.
             member = session.player in runner.room.members
             view = (
-                snapshot(runner.room, session.player, self.clock.now(), runner.finding_deal)
+                snapshot(runner.room, session.player, self.clock.now(), runner.seeds.finding)
                 if member
                 else None
             )

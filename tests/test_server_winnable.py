@@ -411,3 +411,34 @@ async def test_a_room_stays_whole_through_what_it_does_while_it_finds_a_deal() -
         for member in (ann.player, dan.player, eve.player):
             assert member is not None
             assert snapshot(rebuilt, member, now) == snapshot(live, member, now)
+
+
+async def test_the_next_deals_seed_is_taken_while_the_deal_is_played() -> None:
+    """With deals left in the round, the room takes the next deal's proven seed
+    while the running deal is played: the move that ends it is answered and deals
+    the next at once, with the solver held back and the pool dry, and nobody is
+    told the room is finding deal 2."""
+    async with _dry_pool() as (server, pools, gated):
+        ann = await player(server, "Ann")
+        bob = await player(server, "Bob")
+        settings = {"deals": "winnable", "deals_per_round": 2, "break_seconds": 0}
+        code = (await ann.ok("create_room", settings=settings))["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        start = asyncio.create_task(ann.request("start"))
+        await pools.until_waiting(1)
+        gated.allow()  # deal 1's seed
+        assert (await start)["type"] != "error"
+        await ann.event("finding_deal")  # the start waited: the pool was dry then
+        for c in (ann, bob):
+            await c.event("deal_started")
+        finding = len([e for e in bob.events if e["type"] == "finding_deal"])
+
+        gated.allow()  # one more solve: the seed taken ahead for deal 2
+        await gated.until_asked(3)  # the refill behind it asks again: it is taken
+        assert pools.ready(DealRules(draw=1)) == 0 and gated.in_progress == 1
+        await ann.ok("move", deal=1, move={"kind": "resign"})
+        assert (await bob.request("move", deal=1, move={"kind": "resign"}))["type"] == "moved"
+        for c in (ann, bob):
+            assert (await c.event("deal_started"))["deal"]["number"] == 2
+        await bob.caught_up()  # deal 2's wait, had there been one, was told by now
+        assert len([e for e in bob.events if e["type"] == "finding_deal"]) == finding

@@ -84,7 +84,7 @@ def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply
     def reply(_d: Decision) -> Release:
         msg = M.joined(
             req.id,
-            room=snapshot(runner.room, session.player, front.clock.now(), runner.finding_deal),
+            room=snapshot(runner.room, session.player, front.clock.now(), runner.seeds.finding),
         )
 
         def send() -> None:
@@ -230,7 +230,7 @@ async def _snapshot(front: Front, conn: Peer, req: Snapshot) -> None:
     def make() -> Release:
         msg = M.snapshot(
             req.id,
-            room=snapshot(runner.room, session.player, front.clock.now(), runner.finding_deal),
+            room=snapshot(runner.room, session.player, front.clock.now(), runner.seeds.finding),
         )
         return lambda: conn.send(msg)
 

@@ -78,7 +78,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from protocol import messages as M
 from protocol.messages import CloseCode
 from protocol.settings import DealRules, Deals
 from protocol.wire import encode
@@ -93,6 +92,7 @@ from ..net.clock import Clock
 from ..peer import Peer
 from ..store.base import Store, StoreUnavailable, StoreUncertain, unavailable, uncertain
 from .bots import BotSeats
+from .seeds import DealSeeds
 from .timer import Release, RoomTimer
 
 __all__ = ["Read", "Release", "Reply", "RoomRunner", "Venue", "Writer"]
@@ -201,11 +201,7 @@ class RoomRunner:
         me = weakref.proxy(self)
         self.timer = RoomTimer(me)
         self.bots = BotSeats(me)  # started by the first command released (a rebuild's too)
-        self._proven: dict[DealRules, tuple[str, str]] = {}  # taken, not dealt yet
-        self._seed_gate: asyncio.Future[None] | None = None
-        # The deal this room waits for a proven seed for, the pool being dry (shell
-        # state: the snapshot's ``finding_deal``, the ``finding_deal`` notice).
-        self.finding_deal: int | None = None
+        self.seeds = DealSeeds(me)  # deals: winnable
 
     @property
     def code(self) -> str:
@@ -220,53 +216,7 @@ class RoomRunner:
         return self.venue.idle_room_ms
 
     def ctx(self) -> Ctx:
-        return Ctx(self.venue.clock.now(), self.venue.draw_seed, self._proven_seed)
-
-    def _proven_seed(self, rules: DealRules) -> tuple[str, str]:
-        """``deals: winnable``: the seed taken from the pool for this decision (see
-        :meth:`run`), else :class:`SeedWanted`. Each is handed out once."""
-        got = self._proven.pop(rules, None)
-        if got is None:
-            raise SeedWanted(rules)
-        return got
-
-    async def _take_seed(self, wanted: SeedWanted) -> None:
-        """Take a proven seed for ``wanted.rules`` (docs/rules.md §9;
-        docs/protocol.md, settings). If the pool is dry every member is told the
-        room is finding deal ``wanted.number`` (``finding_deal``); a wait that
-        ends undealt says so too. Meanwhile the room's other commands are decided
-        as it stands, and those that would deal too wait for this one (see
-        :meth:`run`)."""
-        gate = asyncio.get_running_loop().create_future()
-        self._seed_gate = gate
-        try:
-            self._proven[wanted.rules] = await self.venue.proven_seed(
-                wanted.rules, lambda: self._tell_finding(wanted.number, True)
-            )
-        except BaseException:
-            self._found()
-            raise
-        finally:
-            self._seed_gate = None
-            gate.set_result(None)
-
-    def _tell_finding(self, number: int, finding: bool) -> None:
-        """Send ``finding_deal`` to every member, behind the commands before it
-        (like a Timed tick it carries the seq of the last event: it is no record)."""
-        self.finding_deal = number if finding else None
-
-        def make() -> Release:
-            room = self.room
-            event = Fanout(room.seq, M.finding_deal(room.seq, deal=number, finding=finding))
-            recipients = dict(room.members)
-            return lambda: self.fanout([event], recipients)
-
-        self._queue_read(make)
-
-    def _found(self) -> None:
-        """The wait is over without a deal (refused, or decided otherwise): say so."""
-        if self.finding_deal is not None:
-            self._tell_finding(self.finding_deal, False)
+        return Ctx(self.venue.clock.now(), self.venue.draw_seed, self.seeds.handed)
 
     @property
     def pending(self) -> int:
@@ -293,20 +243,18 @@ class RoomRunner:
                 self._tick_first(ctx)
             entry = self._submit(decide, reply, ctx)
         except SeedWanted as wanted:  # nothing was committed: decide again with a seed
-            gate = self._seed_gate
+            gate = self.seeds.gate
             if gate is not None:  # another decision is taking one: after it, again
                 await asyncio.shield(gate)
                 return await self.run(decide, reply)
-            await self._take_seed(wanted)
-            told, dealt = self.finding_deal, False
+            taken = await self.seeds.take(wanted)
+            told, dealt = self.seeds.finding, False
             try:
                 decision = await self.run(decide, reply)
                 dealt = any(r["k"] == R.DEAL for r in decision.records)
                 return decision
             finally:
-                self._proven.pop(wanted.rules, None)  # refused meanwhile: never dealt
-                if told is not None and not dealt:  # else its deal_started told them
-                    self._tell_finding(told, False)
+                self.seeds.settle(wanted.rules, taken, told if not dealt else None)
         settings = self.room.settings
         if settings.deals is Deals.WINNABLE:  # warm the pool before the room deals
             self.venue.want_proven(settings.deal_rules())
@@ -326,11 +274,11 @@ class RoomRunner:
         """Answer from the room as of every command decided so far, once those are
         durable: ``make`` builds the answer now, its result sends it then. Never
         refused: after a failed append ``make`` runs again on the durable room."""
-        entry = self._queue_read(make)
+        entry = self.queue_read(make)
         if entry is not None:
             await entry.wait()
 
-    def _queue_read(self, make: Read) -> _Entry | None:
+    def queue_read(self, make: Read) -> _Entry | None:
         """:meth:`read` without waiting for it: the entry queued, or None if sent."""
         if not self._queue:
             make()()
@@ -364,7 +312,7 @@ class RoomRunner:
             entry.recipients = dict(room.members)  # removed members learn of it too
             entry.events = self._commit(decision)
             if R.DEAL in kinds:
-                self.finding_deal = None  # found: its deal_started tells the members
+                self.seeds.dealt()
             data += self._snapshot_after(kinds)
             entry.recipients.update(self.room.members)
             entry.end = self.room.n_records
@@ -625,6 +573,7 @@ class RoomRunner:
         self._stopped = True
         self.timer.stop()
         self.bots.stop()
+        self.seeds.stop()
 
     @property
     def stopped(self) -> bool:
