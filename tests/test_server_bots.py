@@ -1,6 +1,6 @@
 """Bots in the room, through real sockets: the host seats and removes them
 (``add_bot``, ``remove_player``), they play a deal to its end from their own
-player view, and they play on after a kill -9 of
+player view and say "good game" when the round is over, and they play on after a kill -9 of
 the server on its embedded store.
 
 A bot's deal is slow on purpose (0.4–1 s a move at ``fast``, a person's pace), so
@@ -112,6 +112,11 @@ async def test_bots_play_a_deal_to_its_end_differently_from_their_own_views(
 
         over = await ann.event("deal_over", timeout=ROUND_S)
         await ann.event("round_over", timeout=ROUND_S)
+        greeted: list[str] = []  # and each bot says "good game", once
+        while sorted(greeted) != sorted(bots):
+            said = await ann.event("reaction", timeout=ROUND_S)
+            assert said["reaction"] == "gg" and said["player"] not in greeted, said
+            greeted.append(said["player"])
         deal = over["deal"]
         for bot in bots:
             assert deal["summary"][bot]["status"] in ("won", "resigned", "dead")

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 import msgpack  # type: ignore[import-untyped]
 
 from protocol import messages as M
-from protocol.messages import Message
+from protocol.messages import Message, Reaction
 from protocol.moves import Outcome, Status
 from protocol.proof import check_proof, moves_from_solver
 from protocol.scoring import TimedMove, replay_through
@@ -25,7 +25,7 @@ from protocol.sheet import Sheet
 from protocol.views import RESULT_FIELDS, outcome_view, player_view, progress, revealed_view
 
 from .series import Series
-from .values import MAX_PLAYERS, Deal, Member, Role, RoomState, logged_move
+from .values import MAX_PLAYERS, Deal, Fanout, Member, Role, RoomState, logged_move
 
 __all__ = [
     "board_view",
@@ -37,7 +37,7 @@ __all__ = [
     "past_deal",
     "past_summary",
     "progress_of",
-    "reaction_recipients",
+    "reaction_event",
     "replayed_move",
     "revealed_deal",
     "room_info",
@@ -338,15 +338,20 @@ def room_info(room: RoomLike) -> dict[str, Any]:
     }
 
 
-def reaction_recipients(room: RoomLike, sender: str) -> dict[str, Member]:
-    """Who sees ``sender``'s reaction: every member, except that while a deal runs
-    a spectator's reaches only the spectators. A spectator may see boards no
-    player may, and a reaction is a signal: a cheer as a rival nears the end is
-    news of that rival's board. Players' reactions tell of nothing hidden."""
+def reaction_event(
+    room: RoomLike, sender: str, reaction: Reaction
+) -> tuple[Fanout, dict[str, Member]]:
+    """``sender``'s reaction as the room sees it now, and who sees it: every
+    member, except that while a deal runs a spectator's reaches only the
+    spectators. A spectator may see boards no player may, and a reaction is a
+    signal: a cheer as a rival nears the end is news of that rival's board.
+    Players' reactions tell of nothing hidden. No record: it carries the seq of
+    the last event, like a tick."""
+    event = Fanout(room.seq, M.reaction(room.seq, player=sender, reaction=reaction))
     member = room.members.get(sender)
     if member is not None and member.role == Role.SPECTATOR and room.state == RoomState.PLAYING:
-        return {k: m for k, m in room.members.items() if m.role == Role.SPECTATOR}
-    return dict(room.members)
+        return event, {k: m for k, m in room.members.items() if m.role == Role.SPECTATOR}
+    return event, dict(room.members)
 
 
 def tick_event(room: RoomLike, deal: Deal, tick: int, now: int) -> Message:

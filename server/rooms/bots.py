@@ -28,14 +28,14 @@ import random
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from protocol.messages import ErrorCode
+from protocol.messages import ErrorCode, Reaction
 from protocol.moves import Move, Reason
 from protocol.strategy import RESIGN, Bot, Pace
 
 from ..core.decide import Ctx, decide_move
 from ..core.room import Room
-from ..core.values import Decision, RoomError
-from ..core.views import snapshot
+from ..core.values import Decision, Fanout, Member, RoomError, RoomState
+from ..core.views import reaction_event, snapshot
 from ..net.clock import Clock
 from .timer import RETRY_S, Release
 
@@ -79,6 +79,8 @@ class Seated(Protocol):
 
     async def read(self, make: Callable[[], Release]) -> None: ...
 
+    def fanout(self, events: list[Fanout], recipients: dict[str, Member]) -> None: ...
+
 
 class BotDriver:
     """Plays for one bot member until stopped (removed, or the room's runner stops)."""
@@ -91,6 +93,10 @@ class BotDriver:
         self.strategy = Bot(search_budget=SEARCH_BUDGET, chance=self.chance)
         self._deal: tuple[int, int] | None = None  # (round, deal) the strategy plays
         self._refused = 0  # engine refusals in a row: resign rather than spin
+        # The last round it said "good game" after: a driver started on a round
+        # already over (the room rebuilt after a restart) said it, or never will.
+        room = runner.room
+        self._greeted = room.round if room.state == RoomState.ROUND_OVER else 0
         self._woken = asyncio.Event()
         self._task = asyncio.get_running_loop().create_task(self._play())
 
@@ -111,6 +117,32 @@ class BotDriver:
         deal = self.runner.room.running
         board = deal.board(self.bot) if deal is not None else None
         return board is not None and board.status.value == "playing"
+
+    def _round_to_greet(self) -> bool:
+        """A round this bot played is over and it has not said "good game" yet."""
+        room = self.runner.room
+        return (
+            room.state == RoomState.ROUND_OVER
+            and self._greeted != room.round
+            and self.bot in room.round_players
+        )
+
+    async def _good_game(self) -> None:
+        """Say "good game" to the room, once a round, after a pause of its pace,
+        as people at a table do (a reaction: docs/protocol.md ``react``)."""
+        runner = self.runner
+        self._greeted = runner.room.round
+        clock = runner.clock
+        await clock.sleep_until(clock.now() + int(self.pace.pause(self.chance) * 1000))
+
+        def make() -> Release:
+            room = runner.room
+            if self.bot not in room.members or room.state != RoomState.ROUND_OVER:
+                return lambda: None  # removed, or the next round began meanwhile
+            event, recipients = reaction_event(room, self.bot, Reaction.GG)
+            return lambda: runner.fanout([event], recipients)
+
+        await runner.read(make)
 
     async def _view(self) -> tuple[tuple[int, int], int, dict[str, Any]] | None:
         """(round and deal, deal number, own board view) from the snapshot this
@@ -145,6 +177,9 @@ class BotDriver:
         while not runner.stopped:
             self._woken.clear()
             if not self._may_move():
+                if self._round_to_greet():
+                    await self._good_game()
+                    continue
                 await self._woken.wait()
                 continue
             pause = self.pace.pause(self.chance)

@@ -43,11 +43,11 @@ from protocol.wire import (
 from .. import ids
 from ..core import decide as D
 from ..core.room import Room
-from ..core.values import Decision, Fanout, Role, RoomError
+from ..core.values import Decision, Role, RoomError
 from ..core.views import (
     board_view,
     deal_logs,
-    reaction_recipients,
+    reaction_event,
     replayed_move,
     room_info,
     snapshot,
@@ -250,8 +250,7 @@ async def _react(front: Front, conn: Peer, req: React) -> None:
         room = runner.room
         if player not in room.members:  # removed meanwhile: nobody is told
             return lambda: conn.error(req.id, M.ErrorCode.NOT_IN_ROOM, "you are not in a room")
-        event = Fanout(room.seq, M.reaction(room.seq, player=player, reaction=req.reaction))
-        recipients = reaction_recipients(room, player)
+        event, recipients = reaction_event(room, player, req.reaction)
 
         def send() -> None:
             conn.send(M.ok(req.id))
