@@ -16,6 +16,8 @@ from typing import Any
 
 __all__ = ["RoomEvent", "RoomState"]
 
+KEPT_REACTIONS = 5  # the reactions a RoomState keeps: a glance, not a log
+
 
 @dataclass(frozen=True, slots=True)
 class RoomEvent:
@@ -70,6 +72,9 @@ class RoomState:
     removed: bool = False  # this member was removed by the host
     # deals: winnable: the deal the server is finding a proven seed for, if any
     finding_deal: int | None = None
+    # The last few reactions, (member, reaction), oldest first: the room's moment,
+    # not its history (no snapshot holds them).
+    reactions: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
     def from_snapshot(cls, snap: Mapping[str, Any]) -> RoomState:
@@ -164,6 +169,9 @@ class RoomState:
             self.state = "playing"
             self.first_finisher = None
             self.finding_deal = None
+        elif kind == "reaction":
+            said = (str(event.get("player")), str(event.get("reaction")))
+            self.reactions = [*self.reactions[-(KEPT_REACTIONS - 1) :], said]
         elif kind == "finding_deal":
             deal = event.get("deal")
             self.finding_deal = deal if event.get("finding") and isinstance(deal, int) else None

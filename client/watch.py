@@ -23,6 +23,16 @@ from .session import connect
 __all__ = ["live_totals", "render_room", "watch"]
 
 _STATUS_STYLE = {"won": "bold green", "resigned": "yellow", "dead": "red", "playing": "cyan"}
+# A reaction in words, as the browser says it beside its emoji (terminals may not
+# draw emoji).
+_REACTION_WORDS = {
+    "clap": "bravo",
+    "wow": "wow",
+    "laugh": "ha!",
+    "fire": "on fire",
+    "wave": "hi",
+    "gg": "good game",
+}
 
 
 def _header(room: RoomState, now_ms: int) -> Text:
@@ -163,6 +173,11 @@ def render_room(room: RoomState, now_ms: int | None = None) -> RenderableType:
     if room.spectators:
         names = ", ".join(str(m.get("name")) for m in room.spectators)
         parts.append(Text(f"Watching: {names}", style="dim"))
+    if room.reactions:
+        said = ", ".join(
+            f"{room.name_of(p)}: {_REACTION_WORDS.get(r, r)}" for p, r in room.reactions
+        )
+        parts.append(Text(f"Reactions: {said}", style="italic"))
     return Panel(Group(*parts), title="klondike-race", border_style="blue")
 
 

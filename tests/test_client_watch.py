@@ -119,6 +119,13 @@ def test_render_is_a_pure_function_of_the_room() -> None:
         "seed s33d",
     ):
         assert expected in text
+    assert "Reactions" not in text
+    # Reactions take no seq of their own; the last five show, in words.
+    for said in ("clap", "wow", "laugh", "fire", "wave", "gg"):
+        room.apply({"type": "reaction", "seq": 9, "player": "pB", "reaction": said})
+    assert room.seq == 9
+    text = _text(room)
+    assert "Reactions: Bob: wow, Bob: ha!, Bob: on fire, Bob: hi, Bob: good game" in text
 
 
 def test_totals_and_the_deal_clock_run_during_a_deal() -> None:
