@@ -79,11 +79,13 @@ async def test_a_winnable_room_deals_a_proven_layout_and_reveals_its_line() -> N
 
 
 class WatchedPools(ProvenPools):
-    """The server's pools, telling the test how many rooms wait on a dry pool."""
+    """The server's pools, telling the test how many takes are under way and how
+    many found the pool dry."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.waiting = 0
+        self.found_dry = 0
         self.changed = asyncio.Event()
 
     async def take(
@@ -91,13 +93,26 @@ class WatchedPools(ProvenPools):
     ) -> tuple[str, str]:
         self.waiting += 1
         self.changed.set()
+
+        def told() -> None:
+            self.found_dry += 1
+            self.changed.set()
+            if dry is not None:
+                dry()
+
         try:
-            return await super().take(rules, dry)
+            return await super().take(rules, told)
         finally:
             self.waiting -= 1
 
     async def until_waiting(self, n: int) -> None:
         while self.waiting != n:
+            self.changed.clear()
+            await self.changed.wait()
+
+    async def until_dry(self, n: int) -> None:
+        """Until ``n`` takes in all have found the pool dry."""
+        while self.found_dry < n:
             self.changed.clear()
             await self.changed.wait()
 
@@ -442,3 +457,31 @@ async def test_the_next_deals_seed_is_taken_while_the_deal_is_played() -> None:
             assert (await c.event("deal_started"))["deal"]["number"] == 2
         await bob.caught_up()  # deal 2's wait, had there been one, was told by now
         assert len([e for e in bob.events if e["type"] == "finding_deal"]) == finding
+
+
+async def test_a_pool_dry_all_deal_does_not_hold_the_move_that_ends_it() -> None:
+    """The next deal's seed, taken ahead, is still being found when the deal ends
+    (the solver held all deal): the move that ends it is answered at once, a break
+    begins (``break_seconds`` 0: already over by the clock), the room is told it is
+    finding deal 2, and deal 2 is dealt once the seed is there."""
+    async with _dry_pool() as (server, pools, gated):
+        ann = await player(server, "Ann")
+        settings = {"deals": "winnable", "deals_per_round": 2, "break_seconds": 0}
+        await ann.ok("create_room", settings=settings)
+        start = asyncio.create_task(ann.request("start"))
+        await pools.until_waiting(1)
+        gated.allow()  # deal 1's seed; deal 2's, taken ahead, waits at the gate
+        assert (await start)["type"] != "error"
+        await ann.event("deal_started")
+        await pools.until_dry(2)  # the seed taken ahead finds the pool dry too
+
+        ended = await ann.request("move", deal=1, move={"kind": "resign"})
+        assert ended["type"] == "moved", ended
+        brk = await ann.event("break_started")
+        assert brk["deal"] == 1
+        assert (await ann.event("finding_deal"))["deal"] == 2
+        assert gated.in_progress == 1 and ann.last("deal_started")["deal"]["number"] == 1  # type: ignore[index]
+
+        gated.allow()
+        assert (await ann.event("deal_started"))["deal"]["number"] == 2
+        assert (await ann.ok("snapshot"))["room"]["finding_deal"] is None

@@ -20,6 +20,7 @@ from server.app import DEFAULT_STATIC, RaceServer
 from server.rooms.proofs import ProvenPools
 from tests.support.gated import GatedExecutor
 from tests.support.inprocess import UNLIMITED
+from tests.support.waiting import eventually_blocking
 from tests.support.web import Client, no_errors
 
 PROVEN = "dry-pool-0"  # proven for draw one within BUDGET (tests/test_server_winnable.py)
@@ -95,3 +96,37 @@ def test_a_dry_pool_shows_finding_a_winnable_deal(
     finally:
         for c in (ann, bob, cy):
             c.context.close()
+
+
+def test_a_deal_that_ends_on_a_dry_pool_shows_its_results_while_the_next_is_found(
+    dry_server: ThreadedServer, browser: Browser
+) -> None:
+    """The next deal's seed, taken ahead, is still being found when the deal ends:
+    the last resign is answered at once, the results show, and their countdown
+    says the next deal is being found; then it is dealt."""
+    ann = Client(browser, dry_server.http, "ann-dry-break")
+    try:
+        code = ann.create("Ann", deals="winnable", deals_per_round=2, break_seconds=0)
+        assert code
+        ann.page.click("#btn-start")
+        dry_server.gated.allow(1)  # deal 1's seed; the one taken ahead waits
+        expect(ann.page.locator("#board-host .card").first).to_be_visible()
+        # The seed taken ahead has found the pool dry (the room's own record of it,
+        # read across the server's thread: nothing else tells the test).
+        eventually_blocking(
+            lambda: any(r.seeds.coming() for r in dry_server.server.service.rooms.values()),
+            what="the seed taken ahead waiting on a dry pool",
+        )
+        ann.page.click("#btn-resign")
+        ann.page.click("#btn-resign")
+        expect(ann.page.locator("#results")).to_be_visible()
+        expect(ann.page.locator("#results-countdown")).to_have_text(
+            "Finding a winnable deal for deal 2…"
+        )
+        ann.shot("winnable-finding-in-break")
+        dry_server.gated.allow(1)
+        expect(ann.page.locator("#deal-of")).to_have_text("2 of 2")
+        expect(ann.page.locator("#results")).to_be_hidden()
+        no_errors(ann)
+    finally:
+        ann.context.close()

@@ -114,8 +114,12 @@ export function renderResults() {
   panel.hidden = false;
   const count = h("p", { class: "results-countdown", id: "results-countdown", "aria-live": "off" });
   const tick = () => {
-    const left = secondsLeft(state.room || room);
-    count.textContent = `Deal ${past.number + 1} starts in ${left} s`;
+    const now = state.room || room;
+    const left = secondsLeft(now);
+    // A winnable room whose next seed is still being found: the break lasts until it is.
+    count.textContent = now.finding_deal != null
+      ? `Finding a winnable deal for deal ${past.number + 1}…`
+      : `Deal ${past.number + 1} starts in ${left} s`;
     count.dataset.left = String(left);
   };
   tick();

@@ -59,6 +59,7 @@ usual suffix."""
 __all__ = [
     "BOT_NAMES",
     "Ctx",
+    "SeedComing",
     "SeedWanted",
     "decide_add_bot",
     "decide_close",
@@ -90,6 +91,13 @@ class SeedWanted(Exception):
         super().__init__(f"a proven seed is wanted for {rules.to_wire()}")
         self.rules = rules
         self.number = number  # the deal that waits for it (docs/protocol.md finding_deal)
+
+
+class SeedComing(SeedWanted):
+    """The deal's proven seed is on its way but not here: it was taken ahead while
+    the deal before was played, and the pool was dry all that deal. A decision
+    that ends a deal need not wait for it: the deal ends now and a break lasts
+    until the seed is there (the clock's tick then deals, waiting as it must)."""
 
 
 def _no_proven_seed(rules: DealRules) -> tuple[str, str]:
@@ -205,7 +213,10 @@ def _close_deal(
     elif settings.break_seconds > 0:
         out.append({"k": R.BREAK, "at": ctx.now})
     else:
-        out.append(_deal_started(room, settings, deal.number + 1, ctx))
+        try:
+            out.append(_deal_started(room, settings, deal.number + 1, ctx))
+        except SeedComing:
+            out.append({"k": R.BREAK, "at": ctx.now})  # over at once: the tick deals
     return out
 
 

@@ -9,8 +9,11 @@ rare and harmless:
 - **Ahead of time.** When a deal starts with deals left in the round, the next
   deal's seed is taken at once, while this one is played (:meth:`take_ahead`): the
   move that ends the deal deals the next without waiting, and a dry pool is waited
-  for during the deal, unseen. A seed taken for rules the host then changes, or
-  for a deal the round never reaches, is never dealt: a proven seed spent, no
+  for during the deal, unseen. Should the pool stay dry all deal, the move that
+  ends it is answered all the same: :meth:`handed` says the seed is coming
+  (``SeedComing``), and the deal's end begins a break, which the clock ends by
+  dealing once the seed is there. A seed taken for rules the host then changes,
+  or for a deal the round never reaches, is never dealt: a proven seed spent, no
   secret told.
 - **Only what would deal waits.** The runner's other commands are decided while a
   seed is taken (:attr:`gate` tells the ones that would deal too to wait for it).
@@ -28,7 +31,7 @@ from typing import Protocol
 from protocol import messages as M
 from protocol.settings import DealRules, Deals
 
-from ..core.decide import SeedWanted
+from ..core.decide import SeedComing, SeedWanted
 from ..core.room import Room
 from ..core.values import Fanout, Member, RoomError
 from .timer import Release
@@ -74,11 +77,18 @@ class DealSeeds:
 
     def handed(self, rules: DealRules) -> tuple[str, str]:
         """``Ctx.proven_seed``: the seed in hand for ``rules``, else
-        :class:`SeedWanted`. Each is handed out once."""
+        :class:`SeedComing` when the one taken ahead waits on a dry pool (the
+        deal that ends need not wait for it), else :class:`SeedWanted`. Each is
+        handed out once."""
         got = self._proven.pop(rules, None)
         if got is None:
-            raise SeedWanted(rules)
+            raise SeedComing(rules) if rules in self._ahead_dry else SeedWanted(rules)
         return got
+
+    def coming(self) -> bool:
+        """Whether a seed taken ahead waits on a dry pool (what makes the deal that
+        ends meanwhile begin a break: :meth:`handed`)."""
+        return bool(self._ahead_dry)
 
     async def take(self, wanted: SeedWanted) -> tuple[str, str]:
         """Put a proven seed for ``wanted.rules`` in hand: the one taken ahead, if
