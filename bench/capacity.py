@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import json
 import os
@@ -129,11 +130,11 @@ class Target:
             *pin, *cmd, cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
         )
         assert proc.stderr is not None
-        said: list[str] = []
+        said: collections.deque[str] = collections.deque(maxlen=10)  # its last lines
         while True:
             line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
             if not line:
-                last = "".join(said[-10:])
+                last = "".join(said)
                 raise RuntimeError(f"{kind} exited before listening; it said:\n{last}")
             said.append(line)
             found = re.search(pattern, line)

@@ -15,12 +15,15 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 import msgpack  # type: ignore[import-untyped]
 
 from .messages import ErrorCode, Reaction
 from .strategy import Pace
+
+_E = TypeVar("_E", bound=Enum)
 
 __all__ = [
     "JSON",
@@ -53,6 +56,7 @@ __all__ = [
     "opt_str",
     "parse_request",
     "req_bool",
+    "req_choice",
     "req_int",
     "req_map",
     "req_str",
@@ -267,6 +271,18 @@ def req_str(msg: Mapping[str, Any], name: str) -> str:
     return value
 
 
+def req_choice(msg: Mapping[str, Any], name: str, kind: type[_E], default: _E | None = None) -> _E:
+    """A string field naming a member of ``kind`` (``default`` when absent, if given)."""
+    if default is not None and name not in msg:
+        return default
+    value = req_str(msg, name)
+    for member in kind:
+        if member.value == value:
+            return member
+    names = ", ".join(f"'{m.value}'" for m in kind)
+    raise WireError(ErrorCode.BAD_REQUEST, f"field {name!r} must be one of {names}")
+
+
 def opt_str(msg: Mapping[str, Any], name: str) -> str | None:
     """An optional string field (absent or null gives None)."""
     value = msg.get(name)
@@ -391,11 +407,7 @@ class AddBot(Request):
 
 
 def _add_bot(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
-    pace = req_str(msg, "pace") if "pace" in msg else Pace.STEADY.value
-    if pace not in {p.value for p in Pace}:
-        paces = ", ".join(f"'{p.value}'" for p in Pace)
-        raise WireError(ErrorCode.BAD_REQUEST, f"field 'pace' must be one of {paces}")
-    return AddBot(rid, Pace(pace))
+    return AddBot(rid, req_choice(msg, "pace", Pace, Pace.STEADY))
 
 
 @dataclass(frozen=True, slots=True)
@@ -442,14 +454,6 @@ class React(Request):
     """A member's reaction, for the room to see (docs/protocol.md, ``react``)."""
 
     reaction: Reaction
-
-
-def _react(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
-    reaction = req_str(msg, "reaction")
-    if reaction not in {r.value for r in Reaction}:
-        names = ", ".join(f"'{r.value}'" for r in Reaction)
-        raise WireError(ErrorCode.BAD_REQUEST, f"field 'reaction' must be one of {names}")
-    return React(rid, Reaction(reaction))
 
 
 @dataclass(frozen=True, slots=True)
@@ -504,7 +508,7 @@ _PARSERS: dict[str, Any] = {
     "room_info": lambda rid, msg: RoomInfo(rid, req_str(msg, "code")),
     "move": _move,
     "snapshot": lambda rid, msg: Snapshot(rid),
-    "react": _react,
+    "react": lambda rid, msg: React(rid, req_choice(msg, "reaction", Reaction)),
     "deal_log": lambda rid, msg: DealLog(rid, req_int(msg, "deal")),
 }
 
