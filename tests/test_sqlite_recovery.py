@@ -7,10 +7,12 @@ acknowledged move exactly once (read with the test's own sqlite3, not the store)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Any
 
 from tests.support.embedded import EmbeddedServer, moves_in_log
+from tests.support.processes import all_exited, command_line, descendants
 from tests.support.raw_client import Client, Frame, Player
 
 
@@ -159,3 +161,56 @@ async def test_moves_in_flight_at_the_kill(embedded: EmbeddedServer) -> None:
         _, welcome = await resume(embedded.url, client.token)
         assert welcome["room"]["code"] == codes[pid]
         assert welcome["room"]["deal"]["board"]["moves"] == len(mine)  # the log's board
+
+
+async def test_kill_9_while_proving_deals_restarts_at_once(embedded: EmbeddedServer) -> None:
+    """``deals: winnable`` proves layouts in worker processes. Killed (-9) while one
+    winnable room plays and another waits for its first proven deal, the server
+    leaves no process behind: its workers end with it, holding nothing of its own
+    (the data directory's lock above all), so it starts again on the same
+    directory at once, every token resumes and no acknowledged move is lost."""
+    ann, bob, cat = [await Client.open(embedded.url) for _ in range(3)]
+    for client, name in ((ann, "Ann"), (bob, "Bob"), (cat, "Cat")):
+        await client.hello(name)
+    code = (await ann.ok("create_room", settings={"deals": "winnable"}))["room"]["code"]
+    await bob.ok("join_room", code=code, role="player")
+    await ann.ok("start")  # answered once the first proven seed is dealt
+    players = [Recorder(c) for c in (ann, bob)]
+    for p in players:
+        p.view = (await p.client.event("deal_started"))["deal"]["board"]
+    await asyncio.gather(*(p.play(1, 12) for p in players))
+    assert all(p.acked for p in players)
+
+    # A second room with other rules: its pool fills from nothing, in a worker.
+    other = (await cat.ok("create_room", settings={"deals": "winnable", "draw": 3}))["room"]
+    starting = asyncio.ensure_future(cat.request("start"))
+    finding = asyncio.ensure_future(cat.event("finding_deal", finding=True))
+    await asyncio.wait({starting, finding}, return_when=asyncio.FIRST_COMPLETED)
+    assert embedded.proc is not None
+    left = descendants(embedded.proc.pid)
+    assert any("multiprocessing" in command_line(pid) for pid in left), left
+
+    await embedded.kill()
+    await all_exited(left)  # every worker ended with the server, by itself
+    for task in (starting, finding):
+        task.cancel()
+        with contextlib.suppress(BaseException):
+            await task
+    logged = moves_in_log(embedded.data_dir)[code]
+    for p in players:
+        assert p.client.player is not None
+        same_moves(logged.get(p.client.player, []), p.acked, p.sent)
+
+    await embedded.start()  # the same directory: nothing holds its lock
+    for p in players:
+        client, welcome = await resume(embedded.url, p.client.token)
+        assert welcome["room"]["code"] == code
+        assert welcome["room"]["deal"]["board"] == p.acked[-1]["board"]
+        await client.close()
+    again, welcome = await resume(embedded.url, cat.token)
+    assert welcome["room"]["code"] == other["code"]
+    if welcome["room"]["deal"] is None:  # its start was not acknowledged: start again
+        await again.ok("start")
+    else:
+        assert welcome["room"]["deal"]["commitment"]
+    await again.close()

@@ -2,9 +2,16 @@
 
 The solver is ShootMe's Klondike-Solver through ``pyksolve``, a native search that
 takes up to a second: it runs in worker processes (a ``ProcessPoolExecutor``),
-never on the event loop. Its line is only a candidate: the engine replays it from
-the dealt board under the deal's rules (protocol/proof.py ``check_proof``), here
-in the server process, and only a line that ends ``won`` makes a seed proven.
+never on the event loop. The workers are *spawned*, not forked: a forked worker
+would inherit the server's descriptors, the data directory's lock among them, and
+after a ``kill -9`` of the server it would hold that lock as an orphan, so the
+server could not start again on its own data. A spawned worker starts from a fresh
+interpreter holding nothing of the server's, and it asks the kernel to kill it
+when the server dies, however the server dies (:func:`_bound_to_server`).
+
+The solver's line is only a candidate: the engine replays it from the dealt board
+under the deal's rules (protocol/proof.py ``check_proof``), here in the server
+process, and only a line that ends ``won`` makes a seed proven.
 
 :class:`ProvenPools` keeps a few proven seeds ready per rule set (``DealRules``),
 refilled in the background, so that a winnable room deals as fast as a random one.
@@ -21,7 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import logging
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, ProcessPoolExecutor
 from enum import StrEnum
@@ -42,6 +56,7 @@ __all__ = [
     "pool_key",
     "prove_seed",
     "solve_pysol",
+    "solver_workers",
 ]
 
 log = logging.getLogger(__name__)
@@ -101,6 +116,39 @@ def judge(
         return Verdict.PROVEN, line, check_proof(seed, rules, moves_from_solver(line))
     except ProofError:
         return Verdict.REFUSED, line, None
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _bound_to_server(server: int) -> None:
+    """Runs first in each worker: the worker ends when ``server`` (its parent)
+    does. On Linux the kernel sends it SIGKILL at once (``PR_SET_PDEATHSIG``);
+    elsewhere a thread looks for a new parent once a second. The parent's
+    death may come before the request: the parent is checked after it."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    else:
+
+        def watch() -> None:
+            while os.getppid() == server:
+                time.sleep(1.0)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+    if os.getppid() != server:
+        os._exit(1)
+
+
+def solver_workers(workers: int) -> ProcessPoolExecutor:
+    """The solver's worker processes: spawned, bound to this process's life."""
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_bound_to_server,
+        initargs=(os.getpid(),),
+    )
 
 
 def _solve_seed(seed: str, draw: int, max_states: int) -> tuple[str, str]:
@@ -234,7 +282,7 @@ class ProvenPools:
     async def _fill(self, rules: DealRules) -> None:
         loop = asyncio.get_running_loop()
         if self._executor is None:
-            self._executor = ProcessPoolExecutor(max_workers=self.workers)
+            self._executor = solver_workers(self.workers)
         try:
             await self._fill_until_full(rules, loop)
         except StoreUnavailable as exc:  # tried again at the next want or take

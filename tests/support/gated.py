@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Any
+
+from server.rooms.proofs import solver_workers
 
 __all__ = ["GatedExecutor"]
 
@@ -17,7 +19,7 @@ class GatedExecutor(Executor):
     the test knows a refill is in progress (a solve submitted, not finished)."""
 
     def __init__(self) -> None:
-        self._inner = ProcessPoolExecutor(max_workers=1)
+        self._inner = solver_workers(1)  # as the server starts its own
         self._waiters = ThreadPoolExecutor(max_workers=4)
         self._permits = threading.Semaphore(0)
         self.submitted = 0

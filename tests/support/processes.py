@@ -254,3 +254,59 @@ async def bot_command(url: str, code: str, *options: str) -> asyncio.subprocess.
         cwd=ROOT,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )  # fmt: skip
+
+
+def descendants(pid: int) -> set[int]:
+    """Every living process below ``pid`` (its children, theirs, …), read from
+    /proc: what a server started, to be found again once the server is gone."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier}
+        found |= frontier
+    return found
+
+
+def command_line(pid: int) -> str:
+    """The process's command line, its arguments joined by spaces ('' once gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+async def all_exited(pids: set[int], timeout: float = 10.0) -> None:
+    """Until every process in ``pids`` has exited, each awaited as an event: its
+    pidfd turns readable when it exits (no polling, any process, not only our
+    children). Fails the test with those still running after ``timeout``."""
+    loop = asyncio.get_running_loop()
+    waits: list[asyncio.Future[None]] = []
+    fds: list[int] = []
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        fds.append(fd)
+        done: asyncio.Future[None] = loop.create_future()
+        loop.add_reader(fd, lambda f=done: f.done() or f.set_result(None))
+        waits.append(done)
+    try:
+        if waits:
+            await asyncio.wait_for(asyncio.gather(*waits), timeout)
+    except TimeoutError:
+        alive = {pid: command_line(pid) for pid in pids if command_line(pid)}
+        raise AssertionError(f"still running: {alive}") from None
+    finally:
+        for fd in fds:
+            loop.remove_reader(fd)
+            os.close(fd)
