@@ -142,13 +142,146 @@ class Flusher:
                 conn.failed()
 
 
+# What a connection the server is closing may still send before it is dropped:
+# enough for requests already in flight and the peer's close frame, not a flood.
+REFUSED_BYTES = 4096
+_TURN = 2048  # bytes of a connection's input parsed in one pass of the event loop
+_PONG_HEAD = bytes([0x80 | Opcode.PONG])  # a server's pong frame starts so (FIN, unmasked)
+
+
+def _nothing() -> None:
+    pass
+
+
 class GameSocket(ServerConnection):
     """websockets' server connection, telling us of the control frames it answers
-    by itself: a ping costs a pong, so pings and pongs pay for frames too."""
+    by itself (a ping costs a pong, so pings and pongs pay for frames too), and
+    costing bounded work once the server has decided to close it (:meth:`refuse`).
+
+    Left to itself, websockets answers every ping until the closing handshake
+    ends, and a peer that never answers our close frame keeps it going for the
+    whole close timeout: a flooder closed with 4008 went on being served pongs
+    by the hundred thousand, on the event loop everyone shares."""
 
     on_control: Callable[[], None] | None = None
+    refusing = False  # the server is closing this connection
+    _refused = 0  # bytes received since
+    _refused_all = False  # past REFUSED_BYTES: nothing more is read
+    _reading = False  # within data_received: writes wait until its frames are paid for
+    _held = b""  # the rest of a read, parsed once websockets' queue of messages has room
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        # websockets pauses reading when its queue of messages is full, but only
+        # after parsing the whole read in hand (a read of 90 KiB of requests
+        # was some 2,600 messages, 120 ms of the loop everyone shares). Reads
+        # are parsed a slice at a time, and the rest held while the queue is
+        # full; its resuming goes through here to hand the rest on.
+        self.recv_messages.resume = self._resume
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self.recv_messages.resume = _nothing  # the hook held this socket: a cycle
+        self._held = b""
+
+    def _resume(self) -> None:
+        """websockets' queue has room again: the held rest of a read goes first."""
+        if self._held:
+            asyncio.get_running_loop().call_soon(self._parse_held)
+        else:
+            self.transport.resume_reading()
+
+    def _parse_held(self) -> None:
+        data, self._held = self._held, b""
+        if data:
+            self.data_received(data)
+        if self.refusing:
+            self._read_while_refusing()
+        elif not self._held and not self.recv_messages.paused:
+            self.transport.resume_reading()
+
+    def refuse(self) -> None:
+        """From now on nothing the peer sends is answered or handed on (its
+        requests, pings and pongs go unread). Reading stops until our close
+        frame has left; then the peer's close frame ends the handshake, and a
+        peer that sends more than :data:`REFUSED_BYTES` instead is read no more."""
+        self.refusing = True
+        self._held = b""  # unread, and never to be read
+        self._read_while_refusing()
+
+    def _read_while_refusing(self) -> None:
+        closing_sent = self.protocol.close_sent is not None
+        if self._refused_all:
+            return
+        if closing_sent and not self.transport.is_reading():
+            self.transport.resume_reading()  # paused by us, or by websockets' full queue
+        elif not closing_sent:
+            self.transport.pause_reading()
+
+    def data_received(self, data: bytes) -> None:
+        """One read from the socket: up to 256 KiB, tens of thousands of pings at
+        some 13 µs each in websockets. No connection has more than :data:`_TURN`
+        bytes parsed in one pass of the event loop; the rest is held for the next
+        pass, after every other connection's turn, and read no further meanwhile.
+        Once the server is closing the connection, a read is counted, not parsed,
+        until our close frame has left, and past :data:`REFUSED_BYTES` it ends
+        the connection."""
+        if self._held:  # an earlier read waits its turn: this one goes after it
+            self._held += data
+            self.transport.pause_reading()
+            return
+        if self.refusing:
+            if self.protocol.close_sent is None:
+                return  # read before our close frame left: not even parsed
+            self._refused += len(data)
+            if self._refused > REFUSED_BYTES:
+                # Read no more. Our close frame still leaves, then the end of
+                # our stream; the close timeout drops the connection. Closing
+                # the socket now would reset it, and a reset throws away what
+                # the peer has not read yet: our close frame with its code.
+                self._refused_all = True
+                self.transport.pause_reading()
+                self.transport.write_eof()
+                return
+        elif self.recv_messages.paused:  # websockets' queue of messages is full
+            self._held = data  # parsed once it has room (_resume)
+            return
+        piece, rest = data[:_TURN], data[_TURN:]
+        # websockets writes its answers (pongs) before it hands the frames they
+        # answer to process_event, where they are paid for: the writing waits
+        # until this turn's frames are paid for, so the pongs of a turn in which
+        # the server decides to close are never sent.
+        self._reading = True
+        try:
+            super().data_received(piece)
+        finally:
+            self._reading = False
+        try:
+            self.send_data()
+        except Exception as exc:  # as websockets' own data_received does
+            self.set_connection_exc(exc)
+        if rest and not self.refusing:
+            self._held = rest
+            self.transport.pause_reading()
+            asyncio.get_running_loop().call_soon(self._parse_held)
+
+    def send_data(self) -> None:
+        if self._reading:
+            return
+        protocol = self.protocol
+        if self.refusing:  # no pong to a connection being closed
+            protocol.writes = [w for w in protocol.writes if not w.startswith(_PONG_HEAD)]
+        if len(protocol.writes) > 1 and b"" not in protocol.writes:
+            # A turn's pongs in one write, not a system call each (b"" is the
+            # end of the stream, which websockets writes on its own).
+            protocol.writes = [b"".join(protocol.writes)]
+        super().send_data()
+        if self.refusing:  # our close frame may have just left
+            self._read_while_refusing()
 
     def process_event(self, event: Any) -> None:
+        if self.refusing:
+            return
         control = isinstance(event, WsFrame) and event.opcode in (Opcode.PING, Opcode.PONG)
         if control and self.on_control is not None:
             self.on_control()
@@ -260,7 +393,7 @@ class Connection:
             self.close(CloseCode.FLOODING, "rate limit exceeded repeatedly")
 
     def _control_frame(self) -> None:
-        if not self.closing and not self._paid():
+        if not self._paid():
             self._flooding()
 
     async def _frame(self, frame: bytes | str) -> None:
@@ -422,7 +555,10 @@ class Connection:
 
     def close(self, code: CloseCode, reason: str, *, flush: bool = True) -> None:
         """Close with ``code`` once, after the frames already queued unless
-        ``flush`` is false; the reader loop then ends and cleans up."""
+        ``flush`` is false; the reader loop then ends and cleans up. From this
+        moment the peer costs bounded work (``GameSocket.refuse``)."""
+        if isinstance(self.ws, GameSocket):
+            self.ws.refuse()
         if self._close_args is None:
             self._close_args = (code, reason)
         if not self.closing:  # frames not flushed yet go before the close

@@ -24,7 +24,7 @@ import socket
 import subprocess
 import sys
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -174,8 +174,15 @@ class ServerProcess(_Child):
     and start again on the same port. With ``redis_url`` None it keeps everything in
     memory, so a restart forgets every session and room."""
 
-    def __init__(self, redis_url: str | None, log_path: Path, port: int | None = None) -> None:
+    def __init__(
+        self,
+        redis_url: str | None,
+        log_path: Path,
+        port: int | None = None,
+        options: Sequence[str] = tuple(UNCAPPED),
+    ) -> None:
         self.redis_url = redis_url
+        self.options = options
         self.port = port or free_port()
         self.log_path = log_path
         self.proc: subprocess.Popen[bytes] | None = None
@@ -196,7 +203,7 @@ class ServerProcess(_Child):
         where = ["--host", "127.0.0.1", "--port", str(self.port)]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                [str(exe), "serve", *where, *store, *UNCAPPED],
+                [str(exe), "serve", *where, *store, *self.options],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,

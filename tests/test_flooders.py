@@ -1,0 +1,169 @@
+"""Flooders closed with 4008 cost bounded work from that moment: over real sockets,
+a server process of its own, flooders in a process of their own.
+
+Four connections from one address stream pings, requests or both, as fast as
+the kernel takes them, and never stop for the close frame. Meanwhile a race in
+another room (two players and a spectator) and a lone client, each from an
+address of its own, go on playing. Every flooder is closed with 4008 and then
+dropped (it does not get to keep the connection for the close timeout), no pong
+follows a close frame, and the others' round trips stay within twice what they
+were just before the flood.
+
+Each victim's round trips from the flood's start (the flooder's connections
+open) are compared with the ones just before it, until the server has dropped
+the last flooder (the flooder process exits then) or for 40 round trips: within
+a session's burst of frames, so the victims, who play as fast as their replies
+come, need no pace. Each kind of flood gets new victims on new addresses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import ROOT
+from tests.support.processes import ServerProcess
+from tests.support.raw_client import Client
+
+# The flooders' address, then the race's and the lone client's, per kind of flood
+# (all of 127.0.0.0/8 is loopback).
+ADDRESSES = {
+    "ping": ("127.0.0.5", "127.0.0.6", "127.0.0.7"),
+    "data": ("127.0.0.8", "127.0.0.9", "127.0.0.10"),
+    "both": ("127.0.0.11", "127.0.0.12", "127.0.0.13"),
+}
+AFTER_CLOSE = 4  # pongs a flooder may still read after the close frame: a small constant
+BEFORE, DURING = 30, 40  # round trips of each victim before and from a flood's start
+
+
+@dataclass
+class Victim:
+    """A client making round trips one after another, timing each."""
+
+    client: Client
+    watchers: tuple[Client, ...] = ()  # who must see each move (a race's rival, spectator)
+    times: list[tuple[float, float]] = field(default_factory=list)  # (sent, took)
+    _kind: str = "draw"
+
+    async def trip(self) -> None:
+        sent = time.perf_counter()
+        if not self.watchers:
+            reply = await self.client.request("ping")
+            assert reply["type"] == "pong", reply
+            self.times.append((sent, time.perf_counter() - sent))
+            return
+        reply = await self.client.request("move", deal=1, move={"kind": self._kind})
+        self.times.append((sent, time.perf_counter() - sent))
+        if reply["type"] == "error" and reply["code"] == "stock_empty":
+            self._kind = "recycle"
+            return
+        assert reply["type"] == "moved", reply
+        self._kind = "draw"
+        for watcher in self.watchers:
+            seen = await watcher.event("progress", player=self.client.player)
+            assert seen["progress"]["moves"] == reply["board"]["moves"]
+
+    async def trips(self, n: int) -> None:
+        for _ in range(n):
+            await self.trip()
+
+    async def during(self, done: asyncio.Future[Any], most: int) -> None:
+        """Round trips while ``done`` is pending, ``most`` of them at the most."""
+        for _ in range(most):
+            if done.done():
+                return
+            await self.trip()
+
+    def between(self, start: float, end: float) -> list[float]:
+        return [took for sent, took in self.times if start <= sent <= end]
+
+    def last(self, n: int, before: float) -> list[float]:
+        return [took for sent, took in self.times if sent < before][-n:]
+
+
+async def _client(url: str, address: str, name: str) -> Client:
+    client = await Client.open(url, local_addr=(address, 0))
+    await client.hello(name)
+    return client
+
+
+async def victims(url: str, race: str, alone: str) -> tuple[Victim, Victim]:
+    """A race in a room of its own (Ann moves; Bob and a spectator watch) and a
+    lone client pinging, from two addresses of their own."""
+    ann, bob, sam = [await _client(url, race, n) for n in ("Ann", "Bob", "Sam")]
+    lone = await _client(url, alone, "Lone")
+    code = (await ann.ok("create_room"))["room"]["code"]
+    await bob.ok("join_room", code=code, role="player")
+    await sam.ok("join_room", code=code, role="spectator")
+    await ann.ok("start")
+    for c in (ann, bob, sam):
+        await c.event("deal_started")
+    return Victim(ann, (bob, sam)), Victim(lone)
+
+
+@dataclass
+class Flood:
+    started: float = 0.0
+    ended: float = 0.0
+    report: list[dict[str, Any]] = field(default_factory=list)
+
+
+async def flood(port: int, mode: str, flooding: asyncio.Event) -> Flood:
+    """Run the flooder process; ``flooding`` is set once its connections are open."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.support.flooder", "--port", str(port),
+        "--source", ADDRESSES[mode][0], "--mode", mode, "--connections", "4",
+        cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    result = Flood()
+    assert await proc.stdout.readline() == b"flooding\n"
+    result.started = time.perf_counter()
+    flooding.set()
+    out = await proc.stdout.read()
+    assert await proc.wait() == 0
+    result.ended = time.perf_counter()
+    result.report = json.loads(out)
+    return result
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    """The server as users run it, with the documented frame limits."""
+    process = ServerProcess(None, tmp_path / "server.log", options=())
+    process.start()
+    try:
+        yield process
+    finally:
+        process.kill()
+
+
+async def test_flooders_are_closed_and_dropped_and_nobody_else_waits(
+    server: ServerProcess,
+) -> None:
+    for mode, (_, at_race, at_lone) in ADDRESSES.items():
+        race, lone = await victims(server.url, at_race, at_lone)
+        await asyncio.gather(race.trips(BEFORE), lone.trips(BEFORE))
+        flooding = asyncio.Event()
+        done = asyncio.ensure_future(flood(server.port, mode, flooding))
+        await flooding.wait()
+        await asyncio.gather(race.during(done, DURING), lone.during(done, DURING))
+        result = await done
+        for conn in result.report:
+            assert conn["close"] == 4008, (mode, result.report)
+            assert conn["ended"] != "open", (mode, result.report)  # dropped, not kept
+            assert conn["pongs_after_close"] <= AFTER_CLOSE, (mode, result.report)
+        for name, victim in (("race", race), ("lone", lone)):
+            before = statistics.median(victim.last(BEFORE, result.started))
+            during = victim.between(result.started, result.ended)
+            assert during, (mode, name)
+            assert statistics.median(during) <= 2 * before, (mode, name, before, during)
