@@ -56,8 +56,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.profile import delta, read_report
+from bench.seats import MOVE_EVERY
 from bench.server import LOAD_LIMITS, PER_ROOM, _drain, cpu_times, rss_kb
-from bench.wsload import MOVE_EVERY, HumanLoad
+from bench.wsload import HumanLoad
 from client.load import FLAT_OUT, LoadStats, percentile
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """bench/capacity.py's load on Colyseus: the relay's seats, behind Colyseus' client protocol.
 
 The Colyseus baseline (bench/colyseus/server.js, a relay room) is driven by the same
-seats, wheel and reader as the bare relay (bench/wsload.py); only getting into a room
+seats, wheel and reader as the bare relay (bench/seats.py); only getting into a room
 and the frames' envelope differ. What the pinned Colyseus (0.18: @colyseus/core's
 Protocol.ts, Room.ts, MatchMaker.ts and ws-transport's WebSocketTransport.ts; the
 official client is @colyseus/sdk's Client.ts and Room.ts) expects:
@@ -20,7 +20,7 @@ official client is @colyseus/sdk's Client.ts and Room.ts) expects:
   message type as a msgpack string, then the payload's raw bytes: here the same
   msgpack move as the bare relay's) and broadcasts it to the room in the same
   envelope, unchanged: a player's own copy is byte for byte what it sent, so
-  :class:`~bench.wsload.RelayPlayer`'s echo check serves as is.
+  :class:`~bench.seats.RelayPlayer`'s echo check serves as is.
 
 The reservation is a fresh HTTP/1.1 connection a request (``Connection: close``), as
 a browser's first request would be; rooms open before any is measured, so its cost
@@ -31,16 +31,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
 
 import msgpack  # type: ignore[import-untyped]
 
+from .seats import Load, RelayPlayer, Room, Spectator
 from .websocket import Socket, _ignore, open_socket
-from .wsload import RelayPlayer, Room, Spectator
-
-if TYPE_CHECKING:
-    from .wsload import HumanLoad
 
 ROOM_NAME = "relay"  # bench/colyseus/server.js's room type
 JOIN_ROOM, ERROR, ROOM_DATA_BYTES = 10, 11, 17  # @colyseus/shared-types Protocol
@@ -122,7 +119,7 @@ def _error(frame: bytes) -> tuple[Any, str]:
     return (values[0] if values else "?"), str(values[1] if len(values) > 1 else "")
 
 
-async def open_colyseus_room(load: HumanLoad, url: str, players: int) -> Room:
+async def open_colyseus_room(load: Load, url: str, players: int) -> Room:
     """A room of ``players`` players and a spectator on the Colyseus relay
     (``url``: ``ws://HOST:PORT``, where its matchmaker answers too)."""
     room = Room()

@@ -43,7 +43,7 @@ import sys
 import time
 from collections import Counter, deque
 from pathlib import Path
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 __all__ = ["GcMonitor", "HoldMonitor", "Sampler", "delta", "read_report"]
@@ -97,9 +97,11 @@ class Sampler:
         self.interval = interval_s
         self.holds = holds
         self.samples = 0
+        self.reentered = 0  # signals that arrived while a sample was being taken
         self.self_counts: Counter[str] = Counter()
         self.total_counts: Counter[str] = Counter()
         self._in_gc = False
+        self._busy = False
 
     def install(self) -> None:
         signal.signal(signal.SIGPROF, self._sample)
@@ -110,6 +112,21 @@ class Sampler:
         self._in_gc = phase == "start"
 
     def _sample(self, _sig: int, frame: FrameType | None) -> None:
+        """Python runs a signal's handler between any two bytecodes, this handler's
+        own included: a sample that took longer than the interval would be
+        interrupted by the next one, and that by the next, until the stack
+        overflowed. So a signal that arrives mid-sample is only counted, and the
+        sample itself stays cheap (a dict lookup per frame, no file system)."""
+        if self._busy:
+            self.reentered += 1
+            return
+        self._busy = True
+        try:
+            self._take(frame)
+        finally:
+            self._busy = False
+
+    def _take(self, frame: FrameType | None) -> None:
         self.samples += 1
         where = "<gc>" if self._in_gc else _where(frame)
         seen: set[str] = set()
@@ -119,8 +136,7 @@ class Sampler:
             self.total_counts["<gc>"] += 1
             first = False
         while frame is not None:
-            code = frame.f_code
-            name = f"{_short(code.co_filename)}:{code.co_name}"
+            name = _function(frame.f_code)
             if first:
                 self.self_counts[name] += 1
                 first = False
@@ -134,6 +150,7 @@ class Sampler:
     def report(self) -> dict[str, Any]:
         return {
             "samples": self.samples,
+            "reentered": self.reentered,
             "interval_ms": self.interval * 1000,
             "self": dict(self.self_counts),
             "total": dict(self.total_counts),
@@ -259,12 +276,31 @@ def _wrap_runners(holds: HoldMonitor) -> None:
     uvloop.run = wrap(uvloop.run)
 
 
+_ROOT = str(Path(__file__).resolve().parent.parent) + "/"  # once: the handler must not stat
+_SHORT: dict[str, str] = {}  # file name -> its short form, filled as the sampler meets them
+_FUNCTION: dict[CodeType, str] = {}  # code -> "short/file.py:function"
+
+
 def _short(path: str) -> str:
-    for marker in ("/site-packages/", "/lib/python3"):
-        if marker in path:
-            return path.split(marker, 1)[1]
-    root = str(Path(__file__).resolve().parent.parent) + "/"
-    return path[len(root) :] if path.startswith(root) else path
+    short = _SHORT.get(path)
+    if short is None:
+        short = path
+        for marker in ("/site-packages/", "/lib/python3"):
+            if marker in path:
+                short = path.split(marker, 1)[1]
+                break
+        else:
+            if path.startswith(_ROOT):
+                short = path[len(_ROOT) :]
+        _SHORT[path] = short
+    return short
+
+
+def _function(code: CodeType) -> str:
+    name = _FUNCTION.get(code)
+    if name is None:
+        name = _FUNCTION[code] = f"{_short(code.co_filename)}:{code.co_name}"
+    return name
 
 
 def _cpu_s() -> float:

@@ -48,7 +48,7 @@ from server.core import records as R
 from server.core.records import decode_record
 from server.core.room import Room
 from server.core.values import Decision, Role, RoomError
-from server.core.views import snapshot
+from server.core.views import room_view
 from server.net.clock import SystemClock
 from server.net.metrics import Metrics
 from server.rooms.runner import RoomRunner
@@ -189,7 +189,7 @@ async def take_over(store: SqliteStore, code: str) -> tuple[float, float]:
         answered = asyncio.get_running_loop().create_future()
 
         def answer() -> Any:
-            view = snapshot(runner.room, PLAYERS[0], service.clock.now())
+            view = room_view(runner.room, PLAYERS[0], service.clock.now())
             data = encode({"type": "welcome", "room": view}, True)
             return lambda: answered.set_result(data)
 

@@ -4,7 +4,7 @@
 """
 
 from .errors import ClientError, ConnectionLost, RequestTimeout, ServerError, SessionClosed
-from .room import RoomEvent, RoomState
+from .room import RoomEvent, RoomView
 from .session import Session, SessionStats, connect
 from .session_api import Moved
 
@@ -14,7 +14,7 @@ __all__ = [
     "Moved",
     "RequestTimeout",
     "RoomEvent",
-    "RoomState",
+    "RoomView",
     "ServerError",
     "Session",
     "SessionClosed",

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# Frames from the server may be large (a snapshot holds revealed boards and move
+# Frames from the server may be large (a room view holds revealed boards and move
 # logs of up to 8 players); the 64 KiB limit of the protocol binds what we send.
 MAX_FRAME = 16 * 1024 * 1024
 

@@ -7,7 +7,7 @@ and must not build up a backlog of events it never reads.
 
 Every room event comes through, the unnumbered ones too (a Timed tick, and
 ``finding_deal``: the server is finding a winnable deal, folded into
-:attr:`RoomState.finding_deal`), with the seq of the event before them.
+:attr:`RoomView.finding_deal`), with the seq of the event before them.
 """
 
 from __future__ import annotations

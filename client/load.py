@@ -9,7 +9,7 @@ answers, so they count as errors, not as lost moves.
 
 The moves are the product's bot's (:class:`client.bot.Bot`). The sockets are not
 :class:`client.session.Session`\\ s: a session is made for an application (a reader
-task per socket, every event folded into a :class:`~client.room.RoomState`, a
+task per socket, every event folded into a :class:`~client.room.RoomView`, a
 wake-up per frame, a future per request, a client-side rate limiter), and with
 eight players and a spectator to a room every move brings each socket of the room
 an event. On a two-core machine that load spent more CPU per move than the server
@@ -266,7 +266,7 @@ class Following:
     _refused: int
 
     def _install(self, room: Mapping[str, Any] | None) -> None:
-        """Take state from a room snapshot (``joined``, ``snapshot``, a resume)."""
+        """Take state from a room view (``joined``, ``snapshot``, a resume)."""
         if not room:
             self.state, self.board = "closed", None
             return

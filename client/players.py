@@ -18,7 +18,7 @@ from typing import Any
 
 from .bot import RESIGN, Bot
 from .errors import ClientError, ServerError
-from .room import RoomState
+from .room import RoomView
 from .session import Session, connect
 
 __all__ = ["BotPlayer", "BotStats", "deal_line", "run_bots"]
@@ -87,11 +87,11 @@ def deal_line(number: int, summary: dict[str, Any], ended_by: str | None) -> str
     return f"deal {number}: {outcome}{why} in {moves} move{plural}, score {summary.get('score', 0)}"
 
 
-def rounds_played(count: int) -> Callable[[RoomState], bool]:
+def rounds_played(count: int) -> Callable[[RoomView], bool]:
     """A stop rule: true once ``count`` rounds have ended since the bot sat down."""
     first: list[int] = []  # the first round this bot plays, fixed at the first look
 
-    def stop(room: RoomState) -> bool:
+    def stop(room: RoomView) -> bool:
         if not first:
             waiting = room.state in ("lobby", "round_over")
             first.append(room.round + 1 if waiting else room.round)
@@ -112,7 +112,7 @@ class BotPlayer:
         session: Session,
         *,
         pace: float = 0.6,
-        stop: Callable[[RoomState], bool] | None = None,
+        stop: Callable[[RoomView], bool] | None = None,
         stats: BotStats | None = None,
         seed: int | None = None,
         report: Callable[[str], None] | None = None,
@@ -192,7 +192,7 @@ class BotPlayer:
         if moved.status != "playing":
             self.stats.deals[moved.status] += 1
 
-    def _report_ends(self, room: RoomState) -> None:
+    def _report_ends(self, room: RoomView) -> None:
         """Count (and report) each deal over for everyone that this bot was dealt
         in, and the round's end, once each."""
         name = self.session.name or room.me
@@ -227,7 +227,7 @@ async def run_bots(
     *,
     pace: float = 0.6,
     name: str = "bot",
-    stop: Callable[[RoomState], bool] | None = None,
+    stop: Callable[[RoomView], bool] | None = None,
     report: Callable[[str], None] | None = None,
 ) -> BotStats:
     """Seat ``count`` bots in room ``code`` and play until ``stop`` or the room ends;

@@ -1,11 +1,12 @@
-"""A client's picture of one room: the last snapshot with every event folded in.
+"""A client's view of one room: the last room view the server sent, with every
+event since folded in.
 
-The server sends a full snapshot on ``joined``, ``snapshot`` and a resuming
-``welcome``, then numbered events. Folding the events into the snapshot here, in
-one place, means the bot, the watcher and the load tester all read the same,
-always-current state instead of each re-deriving it from the event stream. The
-maps stay as the wire has them (docs/protocol.md "Room snapshot"), so nothing is lost
-when the server adds a field.
+The server sends the whole room view (its ``room`` map) in ``joined``, in the
+``snapshot`` reply and in a resuming ``welcome``, then numbered events. Folding the
+events into the view here, in one place, means the bot, the watcher and the load
+tester all read the same, always-current view instead of each re-deriving it from
+the event stream. The maps stay as the wire has them (docs/protocol.md "Room
+view"), so nothing is lost when the server adds a field.
 """
 
 from __future__ import annotations
@@ -14,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["RoomEvent", "RoomState"]
+__all__ = ["RoomEvent", "RoomView"]
 
-KEPT_REACTIONS = 5  # the reactions a RoomState keeps: a glance, not a log
+KEPT_REACTIONS = 5  # the reactions a RoomView keeps: a glance, not a log
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +48,10 @@ def _list(value: Any) -> list[Any]:
 
 
 @dataclass(slots=True)
-class RoomState:
-    """The room as this member sees it. ``seq`` is the last event folded in."""
+class RoomView:
+    """The room as this member sees it: named like the server's view of the room
+    for a member (server/core/views.py ``room_view``), which it starts from. ``seq``
+    is the last event folded in."""
 
     code: str
     seq: int
@@ -73,33 +76,34 @@ class RoomState:
     # deals: winnable: the deal the server is finding a proven seed for, if any
     finding_deal: int | None = None
     # The last few reactions, (member, reaction), oldest first: the room's moment,
-    # not its history (no snapshot holds them).
+    # not its history (no room view holds them).
     reactions: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
-    def from_snapshot(cls, snap: Mapping[str, Any]) -> RoomState:
-        deal = snap.get("deal")
-        sheet = snap.get("sheet")
+    def from_wire(cls, view: Mapping[str, Any]) -> RoomView:
+        """The ``room`` map of ``joined``, ``snapshot`` or ``welcome``."""
+        deal = view.get("deal")
+        sheet = view.get("sheet")
         return cls(
-            code=str(snap.get("code", "")),
-            seq=int(snap.get("seq", 0)),
-            state=str(snap.get("state", "lobby")),
-            host=snap.get("host"),
-            me=str(snap.get("me", "")),
-            role=str(snap.get("role", "player")),
-            settings=_dict(snap.get("settings")),
-            players=[_dict(p) for p in _list(snap.get("players"))],
-            spectators=[_dict(p) for p in _list(snap.get("spectators"))],
-            round=int(snap.get("round") or 0),
-            round_started_at=snap.get("round_started_at"),
-            round_ends_at=snap.get("round_ends_at"),
+            code=str(view.get("code", "")),
+            seq=int(view.get("seq", 0)),
+            state=str(view.get("state", "lobby")),
+            host=view.get("host"),
+            me=str(view.get("me", "")),
+            role=str(view.get("role", "player")),
+            settings=_dict(view.get("settings")),
+            players=[_dict(p) for p in _list(view.get("players"))],
+            spectators=[_dict(p) for p in _list(view.get("spectators"))],
+            round=int(view.get("round") or 0),
+            round_started_at=view.get("round_started_at"),
+            round_ends_at=view.get("round_ends_at"),
             deal=_deal(deal) if isinstance(deal, Mapping) else None,
             sheet=_dict(sheet) if isinstance(sheet, Mapping) else None,
-            history=[_dict(h) for h in _list(snap.get("history"))],
+            history=[_dict(h) for h in _list(view.get("history"))],
             winners=[str(w) for w in _list(_dict(sheet).get("winners"))],
-            finding_deal=snap.get("finding_deal"),
-            next_deal_at=snap.get("next_deal_at"),
-            ready=[str(p) for p in _list(snap.get("ready"))],
+            finding_deal=view.get("finding_deal"),
+            next_deal_at=view.get("next_deal_at"),
+            ready=[str(p) for p in _list(view.get("ready"))],
         )
 
     # ---------------------------------------------------------------- queries

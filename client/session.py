@@ -7,11 +7,11 @@ should not have to think about:
   reply to the coroutine awaiting it, so many requests may be in flight. A refusal
   raises :class:`~client.errors.ServerError` with the server's ``code``.
 - **Sequence numbers.** Room events are folded into :attr:`Session.room` (a
-  :class:`~client.room.RoomState`) in ``seq`` order. A gap means an event was lost
+  :class:`~client.room.RoomView`) in ``seq`` order. A gap means an event was lost
   (the server may drop under load), so the session asks for a ``snapshot``,
   buffers what arrives meanwhile, and replays only the events newer than it.
 - **Drops.** When the socket closes unexpectedly the session reconnects with its
-  token (``hello`` resume); the ``welcome`` carries a fresh snapshot. Requests that
+  token (``hello`` resume); the ``welcome`` carries a fresh room view. Requests that
   were in flight fail with :class:`~client.errors.ConnectionLost` because the client
   cannot know whether they were applied; the caller resyncs from :attr:`room`.
   Moves are the exception: each carries its number in the player's log, so
@@ -44,7 +44,7 @@ from .codec import FrameError, decode, encode
 from .connection import RateLimiter, open_socket, with_backoff
 from .errors import ClientError, ConnectionLost, RequestTimeout, ServerError, SessionClosed
 from .events import EventHub
-from .room import RoomEvent, RoomState
+from .room import RoomEvent, RoomView
 from .session_api import RoomRequests
 
 __all__ = ["NO_RESUME", "PROTOCOL_VERSION", "Session", "SessionStats", "connect", "say_hello"]
@@ -112,7 +112,7 @@ class Session(EventHub, RoomRequests):
         self.token: str | None = None
         self.player: str | None = None
         self.name: str | None = None
-        self.room: RoomState | None = None
+        self.room: RoomView | None = None
         self.close_code: int | None = None
         self._limiter = RateLimiter(rate, burst)
         self._ws: ClientConnection | None = None
@@ -320,7 +320,7 @@ class Session(EventHub, RoomRequests):
             self._publish(RoomEvent(str(frame.get("type")), seq, frame))
             return
         if seq <= room.seq:
-            return  # already in the snapshot we hold
+            return  # already in the room view we hold
         if seq > room.seq + 1:
             log.info("sequence gap: have %d, got %d; resyncing", room.seq, seq)
             self._buffer.append(frame)
@@ -345,12 +345,12 @@ class Session(EventHub, RoomRequests):
             self._resyncing = False
             self._buffer.clear()
 
-    def _install(self, snapshot: Mapping[str, Any], reason: str) -> None:
-        """Replace the room with a snapshot, then replay buffered newer events."""
-        self.room = RoomState.from_snapshot(snapshot)
+    def _install(self, view: Mapping[str, Any], reason: str) -> None:
+        """Replace the room with a fresh room view, then replay buffered newer events."""
+        self.room = RoomView.from_wire(view)
         self._resyncing = False
         buffered, self._buffer = sorted(self._buffer, key=lambda f: int(f["seq"])), []
-        frame = {"type": "snapshot", "seq": self.room.seq, "room": dict(snapshot), "reason": reason}
+        frame = {"type": "snapshot", "seq": self.room.seq, "room": dict(view), "reason": reason}
         self._publish(RoomEvent("snapshot", self.room.seq, frame))
         for event in buffered:
             self._on_event(event)

@@ -15,7 +15,7 @@ from typing import Any
 from protocol.moves import Move, MoveKind
 
 from .errors import ClientError, ConnectionLost, ServerError
-from .room import RoomState
+from .room import RoomView
 
 __all__ = ["MoveLike", "Moved", "RoomRequests"]
 
@@ -53,7 +53,7 @@ MOVE_ATTEMPTS = 4
 class RoomRequests:
     """Room requests on top of :meth:`request`; :class:`client.session.Session` uses it."""
 
-    room: RoomState | None
+    room: RoomView | None
     _moving: asyncio.Lock  # one move at a time: each takes its number from the last reply
 
     async def _reconnected(self) -> bool:
@@ -71,18 +71,18 @@ class RoomRequests:
     ) -> tuple[dict[str, Any], float]:
         raise NotImplementedError
 
-    def _joined(self) -> RoomState:
+    def _joined(self) -> RoomView:
         # The reader installed the room from the reply before the caller resumed.
         assert self.room is not None
         return self.room
 
-    async def create_room(self, settings: Mapping[str, Any] | None = None) -> RoomState:
+    async def create_room(self, settings: Mapping[str, Any] | None = None) -> RoomView:
         """Create a room (we become its host) with optional partial settings."""
         fields: dict[str, Any] = {"settings": dict(settings)} if settings else {}
         await self.request("create_room", **fields)
         return self._joined()
 
-    async def join_room(self, code: str, role: str = "player") -> RoomState:
+    async def join_room(self, code: str, role: str = "player") -> RoomView:
         """Join by code as ``"player"`` or ``"spectator"``."""
         await self.request("join_room", code=code, role=role)
         return self._joined()
@@ -129,14 +129,14 @@ class RoomRequests:
     async def close_room(self) -> None:
         await self.request("close_room")
 
-    async def snapshot(self) -> RoomState:
+    async def snapshot(self) -> RoomView:
         """Ask for the whole room again (the session does this itself on a gap)."""
         await self.request("snapshot")
         return self._joined()
 
     async def deal_log(self, deal: int) -> dict[str, list[dict[str, Any]]]:
         """Every player's move log of a past deal of the round (each move with its
-        ``result``), which snapshots leave out; the entry of ``history`` keeps it,
+        ``result``), which room views leave out; the entry of ``history`` keeps it,
         so a second call asks nothing. ``ServerError("wrong_deal")`` for a deal
         not over for everyone."""
         room = self.room
@@ -233,7 +233,7 @@ class RoomRequests:
         return await self.move("auto_complete")
 
 
-def _logged(room: RoomState | None, deal: int | None) -> int:
+def _logged(room: RoomView | None, deal: int | None) -> int:
     """Our next move's number in ``deal``: the ``logged`` of our board view of it,
     or for a deal over for everyone the length of our log in its summary.
     A guess would be worse than useless: a number the log holds, with the move
@@ -245,7 +245,7 @@ def _logged(room: RoomState | None, deal: int | None) -> int:
         return int(board["logged"])
     for past in room.history:
         if past.get("number") == deal:
-            # The summary says it without the log (a snapshot carries none).
+            # The summary says it without the log (a room view carries none).
             summary = past.get("summary")
             mine = summary.get(room.me) if isinstance(summary, dict) else None
             if isinstance(mine, dict) and isinstance(mine.get("logged"), int):

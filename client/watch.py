@@ -1,6 +1,6 @@
 """``klondike-race watch``: a room live in the terminal, as a spectator sees it.
 
-:func:`render_room` is a pure function of a :class:`~client.room.RoomState` (and
+:func:`render_room` is a pure function of a :class:`~client.room.RoomView` (and
 the clock, passed in), so tests render a room into a recording console and read
 the text back; :func:`watch` only joins, and redraws on every event.
 """
@@ -17,7 +17,7 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
-from .room import RoomState
+from .room import RoomView
 from .session import connect
 
 __all__ = ["live_totals", "render_room", "watch"]
@@ -35,7 +35,7 @@ _REACTION_WORDS = {
 }
 
 
-def _header(room: RoomState, now_ms: int) -> Text:
+def _header(room: RoomView, now_ms: int) -> Text:
     s = room.settings
     deal = room.deal
     text = Text()
@@ -63,7 +63,7 @@ def _header(room: RoomState, now_ms: int) -> Text:
     return text
 
 
-def _deal_clock(room: RoomState, now_ms: int) -> str | None:
+def _deal_clock(room: RoomView, now_ms: int) -> str | None:
     """The running deal's time so far (m:ss), as on the browser's HUD; None once
     it is over for everyone (the watcher did not see exactly when)."""
     deal = room.deal
@@ -74,7 +74,7 @@ def _deal_clock(room: RoomState, now_ms: int) -> str | None:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
-def live_totals(room: RoomState) -> dict[str, int]:
+def live_totals(room: RoomView) -> dict[str, int]:
     """Each player's round total now: the sheet's, with the running deal's score
     added while the deal runs. The server sends a sheet only when a deal ends (or
     the scoring changes), so without this the totals would stand still all deal."""
@@ -96,7 +96,7 @@ def live_totals(room: RoomState) -> dict[str, int]:
     return totals
 
 
-def _scoreboard(room: RoomState) -> Table:
+def _scoreboard(room: RoomView) -> Table:
     deal = room.deal or {}
     cards = 104 if room.settings.get("variant") == "double" else 52
     progress: dict[str, Any] = deal.get("progress", {})
@@ -128,7 +128,7 @@ def _scoreboard(room: RoomState) -> Table:
     return table
 
 
-def _sheet(room: RoomState) -> Table | None:
+def _sheet(room: RoomView) -> Table | None:
     sheet = room.sheet or {}
     rows: list[dict[str, Any]] = sheet.get("rows") or []
     ids = [str(p) for p in sheet.get("players") or [p.get("id") for p in room.players]]
@@ -154,7 +154,7 @@ def _sheet(room: RoomState) -> Table | None:
     return table
 
 
-def render_room(room: RoomState, now_ms: int | None = None) -> RenderableType:
+def render_room(room: RoomView, now_ms: int | None = None) -> RenderableType:
     """Everything a spectator wants at a glance: header, players, the sheet, seeds."""
     now = int(time.time() * 1000) if now_ms is None else now_ms
     parts: list[RenderableType] = [_header(room, now), _scoreboard(room)]

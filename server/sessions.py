@@ -40,7 +40,7 @@ from .core import records as R
 from .core.durable import DurableLog
 from .core.room import Room
 from .core.values import Decision, RoomError
-from .core.views import snapshot
+from .core.views import room_view
 from .net.clock import Clock
 from .net.connection import Limits
 from .net.metrics import Metrics
@@ -88,12 +88,13 @@ class ClusterHooks(Protocol):
 FOLD_SLICE_S = 0.005
 """How long a rebuild folds before it lets the event loop run (other rooms' moves
 wait that long at most). The room is not published until the fold is done, so
-nothing sees it half-built; see :func:`_fold`."""
+nothing sees it half-built; see :func:`fold_room`."""
 
 
-async def _fold(code: str, records: Sequence[bytes]) -> tuple[Room, DurableLog]:
-    """:meth:`DurableLog.fold`, in slices of ``FOLD_SLICE_S``: a compacted log is
-    short, but its snapshot replays every board of the round, and a log that was
+async def fold_room(code: str, records: Sequence[bytes]) -> tuple[Room, DurableLog]:
+    """A room and its durable log rebuilt from the log the store holds
+    (:meth:`DurableLog.folding`), in slices of ``FOLD_SLICE_S``: a compacted log is
+    short, but its checkpoint replays every board of the round, and a log that was
     never compacted (or a round of many long deals) may take far longer than the
     few ms a move may wait on the rest of the server."""
     steps = DurableLog.folding(code, records)
@@ -316,7 +317,7 @@ class Service:
         runner: RoomRunner | None = None
         try:
             records = await self.store.load(code)
-            room, durable = await _fold(code, records)
+            room, durable = await fold_room(code, records)
             if not records or room.state == "closed":
                 await self.store.close_room(code)
                 if cluster is not None:
@@ -460,7 +461,7 @@ class Service:
             # ones), sent when they are durable.
             member = session.player in runner.room.members
             view = (
-                snapshot(runner.room, session.player, self.clock.now(), runner.seeds.finding)
+                room_view(runner.room, session.player, self.clock.now(), runner.seeds.finding)
                 if member
                 else None
             )

@@ -21,7 +21,7 @@ import pytest
 from client import ConnectionLost, RoomEvent, ServerError, Session, connect
 from client.codec import decode
 from client.connection import normalize_url
-from client.room import RoomState
+from client.room import RoomView
 from tests.support.processes import ServerProcess
 from tests.support.sessions import until
 from tests.support.waiting import eventually
@@ -58,7 +58,7 @@ class ReceiveTap:
         return [f for f in self.frames if f.get("type") == kind and "id" in f]
 
 
-async def _playing(session: Session, **settings: Any) -> RoomState:
+async def _playing(session: Session, **settings: Any) -> RoomView:
     """A one-player room of ``session``'s with its first deal dealt."""
     await session.create_room({"deals_per_round": 1, **settings})
     await session.start()
@@ -226,7 +226,7 @@ async def test_a_sequence_gap_fetches_a_snapshot_and_skips_what_it_covers(
 
         held = copy.deepcopy(s.room)
         fresh = await s.request("snapshot")  # the room we hold is the server's room
-        assert RoomState.from_snapshot(fresh["room"]) == held
+        assert RoomView.from_wire(fresh["room"]) == held
 
         await s.draw()
         # Progress before+2 arrived too, but the gap's snapshot covered it: it was

@@ -9,12 +9,12 @@ from rich.console import Console
 
 from client import connect
 from client.players import BotPlayer, rounds_played
-from client.room import RoomState
+from client.room import RoomView
 from client.watch import live_totals, render_room, watch
 from tests.support.sessions import until
 
 
-def _text(room: RoomState) -> str:
+def _text(room: RoomView) -> str:
     console = Console(record=True, width=120, file=io.StringIO())
     console.print(render_room(room, now_ms=0))
     return console.export_text()
@@ -51,7 +51,7 @@ async def test_watch_renders_a_live_room(live_url: str) -> None:
 
 
 def test_render_is_a_pure_function_of_the_room() -> None:
-    room = RoomState.from_snapshot(
+    room = RoomView.from_wire(
         {
             "code": "K7QX2M",
             "seq": 9,
@@ -134,7 +134,7 @@ def test_totals_and_the_deal_clock_run_during_a_deal() -> None:
     deal ends, so the sheet's own totals stand still all deal."""
     progress = {"score": 35, "home": 13, "moves": 20, "status": "playing", "finished": False}
     won = {"score": 60, "home": 52, "moves": 90, "status": "won", "finished": True}
-    room = RoomState.from_snapshot(
+    room = RoomView.from_wire(
         {
             "code": "K7QX2M",
             "state": "playing",

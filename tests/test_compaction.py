@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from server.core import records as R
-from server.core.durable import DurableLog
 from server.core.records import decode_record, encode_record
 from server.core.room import Room
+from server.sessions import fold_room
 from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
 from server.store.redis import RedisStore
@@ -46,7 +46,7 @@ async def test_folding_from_any_snapshot_gives_the_same_room(seed: int) -> None:
             assert describe(Room.rebuild("ROOM01", records[i:]), now) == expected
         # What adoption folds: from the last snapshot, however much is left before it.
         for start in [0, *cuts]:
-            room, durable = DurableLog.fold("ROOM01", raw[start:])
+            room, durable = await fold_room("ROOM01", raw[start:])
             assert describe(room, now) == expected
             assert durable.length == whole.n_records
             assert durable.head == start
@@ -69,7 +69,7 @@ async def test_a_compacted_room_plays_on_exactly_like_the_whole_log() -> None:
         kept = store._logs["ROOM01"]
         assert runner.compactions > 0
         assert decode_record(kept[0])["k"] == R.SNAPSHOT
-        room, durable = DurableLog.fold("ROOM01", kept)
+        room, durable = await fold_room("ROOM01", kept)
         assert describe(room, clock.now()) == describe(runner.room, clock.now())
         assert durable.length == runner.room.n_records
     finally:

@@ -22,6 +22,7 @@ import yaml
 
 from client.commands import add_commands
 from server.cli import add_serve
+from server.store.sqlite import SqliteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 NODES = ("node1", "node2")
@@ -157,6 +158,21 @@ def test_dockerfile_matches_the_nodes(compose: dict[str, Any]) -> None:
     assert int(exposed) == int(args.port)
     assert f"127.0.0.1:{args.port}/healthz" in text
     assert compose["services"]["node1"]["build"] == "."
+
+
+def test_dockerfile_keeps_the_embedded_store_in_a_volume(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``serve`` without ``--redis`` uses the embedded store in ``KLONDIKE_DATA_DIR``
+    (server/store/sqlite.py): the image points it at a declared volume the
+    server's user may write, and its comment says so."""
+    text = (ROOT / "Dockerfile").read_text()
+    (data,) = re.findall(r"\bKLONDIKE_DATA_DIR=(\S+)", text)
+    assert re.search(rf"^VOLUME\s+{re.escape(data)}\s*$", text, re.M)
+    user = re.search(r"^USER\s+(\S+)", text, re.M).group(1)  # type: ignore[union-attr]
+    assert f"chown {user} {data}" in text
+    assert re.search(r"^USER", text, re.M).start() > text.index("VOLUME")  # type: ignore[union-attr]
+    assert "in memory" not in text
+    monkeypatch.setenv("KLONDIKE_DATA_DIR", data)
+    assert SqliteStore.default_dir() == Path(data)  # where serve without --redis keeps it
 
 
 def test_build_context_holds_the_package() -> None:

@@ -3,8 +3,9 @@
 The engine (protocol/) and the room core (server/core/) are pure: they read no
 clock, draw nothing at random, touch no socket or file, and know nothing of the
 asyncio shell. Each server layer imports only the layers below it (the order in
-server/__init__.py), no module takes part in an import circle, and client/ runs
-without server/ (the ``klondike-race`` entry point, server/cli.py, sees both).
+server/__init__.py), no module takes part in an import circle (bench/'s included),
+and client/ runs without server/ (the ``klondike-race`` entry point, server/cli.py,
+sees both).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("protocol", "server", "client")
+PACKAGES = ("protocol", "server", "client", "bench")
 IMPURE = ("asyncio", "time", "socket", "os", "random", "secrets", "threading")
 
 # server/'s layers, lowest first: a module may import its own layer and those

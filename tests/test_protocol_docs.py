@@ -119,7 +119,7 @@ def test_the_browser_client_has_the_same_close_codes() -> None:
 
 def test_deal_end_reasons_are_the_documented_ones() -> None:
     """A history entry's ``ended_by`` says why its deal ended, in the documented words."""
-    text = section("Room snapshot")
+    text = section("Room view")
     match = re.search(r"with `END` why the deal ended:(.*?);", text, re.S)
     assert match
     documented = set(re.findall(r"`(\w+)` \(", match.group(1)))

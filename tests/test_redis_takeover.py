@@ -32,13 +32,12 @@ from protocol.messages import ErrorCode
 from server.cluster.leases import LOCAL, Cluster
 from server.core import decide as D
 from server.core import records as R
-from server.core.durable import DurableLog
 from server.core.room import Room
 from server.core.values import Role, RoomError
 from server.net.clock import SystemClock
 from server.net.metrics import Metrics
 from server.rooms.runner import RoomRunner
-from server.sessions import Service
+from server.sessions import Service, fold_room
 from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
 from server.store.redis import LeaseLost, RedisStore
@@ -178,7 +177,7 @@ async def test_owner_killed_while_eight_clients_resume_on_the_other_node(
             assert logged == m.acked[: len(logged)] or logged[: len(m.acked)] == m.acked
             lost += max(0, len(m.acked) - len(logged))
             twice += max(0, len(logged) - len(m.acked))
-        folded, _ = DurableLog.fold(code, raw)
+        folded, _ = await fold_room(code, raw)
         counts = {
             "acknowledged moves lost": lost,
             "moves applied twice": twice,
@@ -269,7 +268,7 @@ async def test_concurrent_adoptions_make_one_runner_and_a_stale_one_cannot_appen
         await second.run(lambda r, _c: D.decide_presence(r, "pAnn", True))
         raw = redis("LRANGE", f"klondike:room:{code}:log", 0, -1)
         assert len(raw) == length + 1
-        folded, _ = DurableLog.fold(code, raw)
+        folded, _ = await fold_room(code, raw)
         assert folded.members["pAnn"].connected and not folded.members["pBob"].connected
         first.stop()
     finally:

@@ -17,7 +17,7 @@ from protocol.views import outcome_view, player_view
 from server.core import decide as C
 from server.core.records import decode_record
 from server.core.values import RoomError, logged_move
-from server.core.views import board_view, deal_logs, replayed_move, snapshot
+from server.core.views import board_view, deal_logs, replayed_move, room_view
 from tests.support.room_core import Harness, setup_room
 from tests.support.solver import board_from_view, solve
 
@@ -52,19 +52,19 @@ def test_decide_does_not_touch_the_room_and_rebuild_is_exact() -> None:
         move = bot.decide(player_view(board)).to_wire()
         if step % 90 == 89:
             move = {"kind": "resign"}
-        state = copy.deepcopy(snapshot(h.room, pid, h.now))
+        state = copy.deepcopy(room_view(h.room, pid, h.now))
         fp = board.fingerprint()
         n = len(deal.logs[pid])
         decision = C.decide_move(h.room, pid, deal.number, n, move, h.ctx())
         assert board.fingerprint() == fp  # validated on a copy
-        assert snapshot(h.room, pid, h.now) == state
+        assert room_view(h.room, pid, h.now) == state
         h.run(decision)
         if step == 100:
             h.run(C.decide_settings(h.room, ids[0], {"scoring": "timed"}, h.ctx()))
     rebuilt = h.rebuilt()
     assert rebuilt.seq == h.room.seq and rebuilt.n_records == len(h.log)
     for member in [*ids, "s0"]:
-        assert snapshot(rebuilt, member, h.now) == snapshot(h.room, member, h.now)
+        assert room_view(rebuilt, member, h.now) == room_view(h.room, member, h.now)
 
 
 def test_host_passes_to_longest_present_connected_player() -> None:
@@ -146,10 +146,10 @@ def test_a_deal_ends_when_a_log_reaches_the_move_limit() -> None:
     with pytest.raises(RoomError) as info:
         C.decide_move(h.room, pid, 1, MAX_MOVES, {"kind": "draw"}, h.ctx())
     assert info.value.code == "wrong_state"
-    summary = snapshot(h.room, pid, h.now)["history"][0]["summary"][pid]
+    summary = room_view(h.room, pid, h.now)["history"][0]["summary"][pid]
     assert summary == {"logged": MAX_MOVES, "moves": MAX_MOVES, "status": "dead", "score": 0}
     rebuilt = h.rebuilt()
-    assert snapshot(rebuilt, pid, h.now) == snapshot(h.room, pid, h.now)
+    assert room_view(rebuilt, pid, h.now) == room_view(h.room, pid, h.now)
 
 
 def _undoable(board: Board, move: Move) -> bool:
@@ -227,15 +227,15 @@ def test_a_move_number_plays_retries_or_refuses() -> None:
     assert h.room.state == "round_over"
 
     h.now += 60_000  # Timed: the score a retry carries is the one of its move's time
-    state = copy.deepcopy(snapshot(h.room, p0, h.now))
+    state = copy.deepcopy(room_view(h.room, p0, h.now))
     for (number, pid, n), original in sent.items():
         d = h.room.deals[number - 1]
         move = logged_move(d.logs[pid][n]).to_wire()
         decision = C.decide_move(h.room, pid, number, n, move, h.ctx())
-        assert (decision.records, decision.retry, decision.deal) == ([], n, number)
+        assert (decision.records, decision.retry, decision.deal_number) == ([], n, number)
         t, outcome, view, score = replayed_move(h.room, d, pid, n)
         assert (t, outcome_view(outcome), view, score) == original
-    assert snapshot(h.room, p0, h.now) == state
+    assert room_view(h.room, p0, h.now) == state
     sent_logs = h.room.deals[0].logs
     last = len(sent_logs[p0])
     with pytest.raises(RoomError) as err:

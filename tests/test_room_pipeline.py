@@ -15,7 +15,7 @@ import pytest
 from server.app import RaceServer
 from server.core.records import decode_record
 from server.core.room import Room
-from server.core.views import snapshot
+from server.core.views import room_view
 from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
 from tests.support.inprocess import Outbox, running_server
@@ -84,7 +84,7 @@ def same_as_replay(server: RaceServer, store: MemoryStore, code: str) -> None:
     now = server.service.clock.now()
     assert rebuilt.seq == live.seq and rebuilt.n_records == live.n_records
     for pid in live.members:
-        assert snapshot(rebuilt, pid, now) == snapshot(live, pid, now)
+        assert room_view(rebuilt, pid, now) == room_view(live, pid, now)
 
 
 async def test_commands_wait_for_the_append_in_flight_and_batch(

@@ -14,7 +14,7 @@ import pytest
 from server.app import RaceServer
 from server.core.records import decode_record
 from server.core.room import Room
-from server.core.views import snapshot
+from server.core.views import room_view
 from server.store.redis import RedisStore
 from tests.support.inprocess import Outbox, running_server
 from tests.support.processes import RedisServer
@@ -143,4 +143,4 @@ async def test_redis_failure_mid_pipeline_rolls_back(
     assert rebuilt.seq == host.room.seq == seq + 1
     for c in (*players, sam):
         assert c.player is not None
-        assert (await c.ok("snapshot"))["room"] == snapshot(rebuilt, c.player, now)
+        assert (await c.ok("snapshot"))["room"] == room_view(rebuilt, c.player, now)

@@ -18,7 +18,7 @@ from server.core import decide as C
 from server.core.lifecycle import TABLE, Action
 from server.core.room import Room
 from server.core.values import MAX_PLAYERS, Decision, Role, RoomError, RoomState, logged_move
-from server.core.views import snapshot
+from server.core.views import room_view
 from tests.support.room_core import Harness, setup_room
 from tests.support.solver import board_from_view, solve
 
@@ -100,7 +100,7 @@ def test_each_decider_refuses_exactly_as_the_lifecycle_table_says(
     state: RoomState, action: Action
 ) -> None:
     h = room_in(state)
-    before = copy.deepcopy([snapshot(h.room, m, h.now) for m in h.room.members])
+    before = copy.deepcopy([room_view(h.room, m, h.now) for m in h.room.members])
     expected = TABLE[action][state]
     if expected is None:
         decision = request(h, action)()  # allowed: no refusal at all
@@ -109,7 +109,7 @@ def test_each_decider_refuses_exactly_as_the_lifecycle_table_says(
     err = refused(request(h, action))
     code, message = expected
     assert (err.code, err.message) == (code, message.format(state=state.value))
-    assert [snapshot(h.room, m, h.now) for m in h.room.members] == before
+    assert [room_view(h.room, m, h.now) for m in h.room.members] == before
 
 
 def host_only(h: Harness, actor: str) -> list[Callable[[], Decision]]:
@@ -233,7 +233,7 @@ def test_refusals_add_nothing() -> None:
     """A refused request leaves the log and every member's view as they were."""
     h = room_in(RoomState.PLAYING)
     log, seq = list(h.log), h.room.seq
-    views = copy.deepcopy([snapshot(h.room, m, h.now) for m in h.room.members])
+    views = copy.deepcopy([room_view(h.room, m, h.now) for m in h.room.members])
     for decide in (
         lambda: C.decide_move(
             h.room, GUEST, 1, next_n(h.room, GUEST), {"kind": "recycle"}, h.ctx()
@@ -244,4 +244,4 @@ def test_refusals_add_nothing() -> None:
     ):
         refused(decide)
     assert h.log == log and h.room.seq == seq
-    assert [snapshot(h.room, m, h.now) for m in h.room.members] == views
+    assert [room_view(h.room, m, h.now) for m in h.room.members] == views

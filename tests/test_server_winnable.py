@@ -15,9 +15,9 @@ from client import connect
 from protocol.proof import proof_from_wire
 from protocol.settings import DealRules
 from server.app import RaceServer
-from server.core.durable import DurableLog
-from server.core.views import snapshot
+from server.core.views import room_view
 from server.rooms.proofs import ProvenPools, Verdict, prove_seed
+from server.sessions import fold_room
 from server.store.memory import MemoryStore
 from tests.support.gated import GatedExecutor
 from tests.support.inprocess import FakeClock, Seeds, running_server
@@ -421,11 +421,11 @@ async def test_a_room_stays_whole_through_what_it_does_while_it_finds_a_deal() -
         assert proof_from_wire(over["seed"], DealRules(draw=1), over["proof"]).moves
 
         live = server.service.rooms[code].room
-        rebuilt, _ = DurableLog.fold(code, await store.load(code))
+        rebuilt, _ = await fold_room(code, await store.load(code))
         now = clock.now()
         for member in (ann.player, dan.player, eve.player):
             assert member is not None
-            assert snapshot(rebuilt, member, now) == snapshot(live, member, now)
+            assert room_view(rebuilt, member, now) == room_view(live, member, now)
 
 
 async def test_the_next_deals_seed_is_taken_while_the_deal_is_played() -> None:

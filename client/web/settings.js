@@ -45,7 +45,7 @@ export const fromNextDeal = (f) => f.when === "next";
 
 /**
  * The rules of play the host changed since the running deal was dealt: for each
- * such field, its value in the deal (`rules`, docs/protocol.md "Room snapshot")
+ * such field, its value in the deal (`rules`, docs/protocol.md "Room view")
  * and the value the next deal gets. Empty when no deal runs.
  */
 export function pendingRules(settings, rules) {

@@ -541,7 +541,7 @@ def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx
         deal, entry = past
         if _parse_move(data) != logged_move(entry):
             raise _wrong_number(n, len(deal.logs[actor]), "is another move in your log")
-        return Decision(deal=number, retry=n)
+        return Decision(deal_number=number, retry=n)
     lifecycle.check(room.state, Action.MOVE)
     running = room.running
     assert running is not None  # a playing room has a running deal (lifecycle.TABLE)
@@ -569,4 +569,4 @@ def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx
     ]
     if outcome.status is not Status.PLAYING and _all_ended_without(room, actor):
         out += _close_deal(room, ctx, DealEnd.ALL_ENDED)
-    return Decision(out, deal=number, outcome=outcome)
+    return Decision(out, deal_number=number, outcome=outcome)

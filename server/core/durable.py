@@ -62,24 +62,13 @@ class DurableLog:
         return cls(Room(code))
 
     @classmethod
-    def fold(cls, code: str, data: Sequence[bytes]) -> tuple[Room, DurableLog]:
-        """Rebuild a room from its log as the store holds it (it is all durable),
-        and its durable log with it."""
-        steps = cls.folding(code, data)
-        while True:
-            try:
-                next(steps)
-            except StopIteration as done:
-                result: tuple[Room, DurableLog] = done.value
-                return result
-
-    @classmethod
     def folding(
         cls, code: str, data: Sequence[bytes]
     ) -> Generator[None, None, tuple[Room, DurableLog]]:
-        """:meth:`fold` in steps (a record decoded, a record or a board folded in),
-        for a caller that must not hold its event loop for the whole log; returns
-        what :meth:`fold` does."""
+        """Rebuild a room from its log as the store holds it (it is all durable),
+        and its durable log with it, in steps (a record decoded, a record or a board
+        folded in), for a caller that must not hold its event loop for the whole
+        log (server/sessions.py ``fold_room``): returns (room, durable log)."""
         decoded: list[Record] = []
         start = 0
         for i in range(len(data) - 1, -1, -1):  # back to the last snapshot

@@ -216,13 +216,13 @@ class Deal:
 class Fanout:
     """One room event: its seq and the map each member gets.
 
-    A member gets ``personal[id]`` if there is one, else the map for their role
-    if there is one, else ``everyone``. The shell encodes each distinct map once.
+    A member gets ``personal[id]`` if there is one, else ``spectators`` if they
+    watch and there is one, else ``everyone``. The shell encodes each distinct map
+    once.
     """
 
     seq: int
     everyone: Message
-    players: Message | None = None
     spectators: Message | None = None
     personal: dict[str, Message] = field(default_factory=dict)
 
@@ -232,8 +232,6 @@ class Fanout:
             return msg
         if member.role == Role.SPECTATOR and self.spectators is not None:
             return self.spectators
-        if member.role == Role.PLAYER and self.players is not None:
-            return self.players
         return self.everyone
 
 
@@ -242,11 +240,11 @@ class Decision:
     """What a request means: records to persist, and what to reply once they are.
 
     ``retry`` is set (and ``records`` empty) when a move request repeats one the
-    player's log already holds: the index of that move in the log of ``deal``, so
-    the reply can be the original one, rebuilt from the log.
+    player's log already holds: the index of that move in the log of deal
+    ``deal_number``, so the reply can be the original one, rebuilt from the log.
     """
 
     records: list[Record] = field(default_factory=list)
-    deal: int = 0  # for "moved": the deal the move was for
+    deal_number: int = 0  # for "moved": the deal the move was for
     outcome: Outcome | None = None
     retry: int | None = None

@@ -1,4 +1,4 @@
-"""The maps the room sends: snapshots, deal views, member lists. Pure.
+"""The maps the room sends: room views, deal views, member lists. Pure.
 
 This is the one place where room state turns into wire content, so it is the one
 place to audit for hidden information (docs/rules.md §8). Boards leave only through the
@@ -41,7 +41,7 @@ __all__ = [
     "replayed_move",
     "revealed_deal",
     "room_info",
-    "snapshot",
+    "room_view",
     "tick_event",
 ]
 
@@ -285,11 +285,13 @@ def deal_over_event(room: RoomLike, deal: Deal, now: int, seq: int) -> Message:
     return M.deal_over(seq, deal={**past_deal(room, deal, now), "logs": deal_logs(deal)})
 
 
-def snapshot(
+def room_view(
     room: RoomLike, member: str, now: int, finding_deal: int | None = None
 ) -> dict[str, Any]:
-    """The room as ``member`` may see it now; ``finding_deal``: the number of the
-    deal the shell is finding a proven seed for (``deals: winnable``), if any.
+    """The room as ``member`` may see it now: the ``room`` of ``joined``, of the
+    ``snapshot`` reply and of a resuming ``welcome`` (docs/protocol.md "Room
+    view"). ``finding_deal``: the number of the deal the shell is finding a proven
+    seed for (``deals: winnable``), if any.
 
     Bounded work per call, however long the round: its past deals come as
     summaries and boards (built once per deal), their logs only on request."""

@@ -1,14 +1,14 @@
 """The server's bot players: one task per bot member of a room, playing its board.
 
 A bot is a member of the room like anyone (a ``joined`` record with its pace:
-server/core/records.py), so it is in the log, the snapshot and every member list,
+server/core/records.py), so it is in the log, the room view and every member list,
 and a room rebuilt after a restart or on another node gets its bots back: its
 runner starts a :class:`BotDriver` for every bot member it holds
 (:meth:`BotSeats.sync`, after every command and at the rebuild) and stops the
 ones removed, and all of them when it stops (the room closed or moved).
 
 A driver sees exactly what a client of that member would: its view is the room
-snapshot for that member (server/core/views.py ``snapshot``), read in turn with
+view for that member (server/core/views.py ``room_view``), read in turn with
 the room's commands like a ``snapshot`` request (:meth:`RoomRunner.read`), so it
 never sees a rival's board, a face-down card or anything not yet durable. It
 decides with the same strategy as ``klondike-race bot`` (protocol/strategy.py),
@@ -35,7 +35,7 @@ from protocol.strategy import RESIGN, Bot, Pace
 from ..core.decide import Ctx, decide_move
 from ..core.room import Room
 from ..core.values import Decision, Fanout, Member, RoomError, RoomState
-from ..core.views import reaction_event, snapshot
+from ..core.views import reaction_event, room_view
 from ..net.clock import Clock
 from .timer import RETRY_S, Release
 
@@ -48,7 +48,7 @@ SEARCH_BUDGET = 3000
 fraction of a second, in its worker thread."""
 
 # Refusals that mean the room moved on under the bot (another deal, its deal
-# ended, the round is over): it looks again, as a client would after a snapshot.
+# ended, the round is over): it looks again, as a client would after a ``snapshot`` request.
 _MOVED_ON = frozenset(
     {
         ErrorCode.WRONG_DEAL,
@@ -145,13 +145,13 @@ class BotDriver:
         await runner.read(make)
 
     async def _view(self) -> tuple[tuple[int, int], int, dict[str, Any]] | None:
-        """(round and deal, deal number, own board view) from the snapshot this
+        """(round and deal, deal number, own board view) from the room view this
         member would get now, or None when it has no move to make."""
         runner = self.runner
         got: list[dict[str, Any]] = []
 
         def make() -> Release:
-            view = snapshot(runner.room, self.bot, runner.clock.now())
+            view = room_view(runner.room, self.bot, runner.clock.now())
             return lambda: got.append(view)
 
         await runner.read(make)

@@ -50,7 +50,7 @@ from ..core.views import (
     reaction_event,
     replayed_move,
     room_info,
-    snapshot,
+    room_view,
 )
 from ..net.metrics import Metrics
 from ..peer import Peer, SessionState
@@ -84,7 +84,7 @@ def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply
     def reply(_d: Decision) -> Release:
         msg = M.joined(
             req.id,
-            room=snapshot(runner.room, session.player, front.clock.now(), runner.seeds.finding),
+            room=room_view(runner.room, session.player, front.clock.now(), runner.seeds.finding),
         )
 
         def send() -> None:
@@ -230,7 +230,7 @@ async def _snapshot(front: Front, conn: Peer, req: Snapshot) -> None:
     def make() -> Release:
         msg = M.snapshot(
             req.id,
-            room=snapshot(runner.room, session.player, front.clock.now(), runner.seeds.finding),
+            room=room_view(runner.room, session.player, front.clock.now(), runner.seeds.finding),
         )
         return lambda: conn.send(msg)
 
@@ -294,7 +294,7 @@ async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
 
     def reply(d: Decision) -> Release:
         room = runner.room
-        deal = room.deals[d.deal - 1]
+        deal = room.deals[d.deal_number - 1]
         if d.retry is not None:
             # A move the log holds already: its original reply, rebuilt. It is
             # queued behind the commands before it like any reply, so it leaves
@@ -307,7 +307,7 @@ async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
             board = board_view(deal, player)
             score = room.score(deal, player, deal.started_at + t)
         msg = M.moved(
-            req.id, deal=d.deal, t=t, result=outcome_view(outcome), board=board, score=score
+            req.id, deal=d.deal_number, t=t, result=outcome_view(outcome), board=board, score=score
         )
         counter = (
             front.metrics.moves_retried if d.retry is not None else front.metrics.moves_accepted

@@ -15,7 +15,7 @@ from server.core import decide as D
 from server.core.records import decode_record
 from server.core.room import Room
 from server.core.values import Decision, Role, RoomError, logged_move
-from server.core.views import SPECTATOR_VIEW, snapshot
+from server.core.views import SPECTATOR_VIEW, room_view
 from server.net.metrics import Metrics
 from server.rooms.runner import RoomRunner
 from server.sessions import Service
@@ -150,7 +150,7 @@ def decoded(data: Sequence[bytes]) -> list[dict[str, Any]]:
 def describe(room: Room, now: int) -> dict[str, Any]:
     """Everything about a room that a member could ever learn, and its counters:
     two rooms with the same description are the same room."""
-    views = {m: snapshot(room, m, now) for m in [*room.members, SPECTATOR_VIEW]}
+    views = {m: room_view(room, m, now) for m in [*room.members, SPECTATOR_VIEW]}
     deals = [
         {
             "n": d.number,

@@ -10,13 +10,13 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from client import Session
-from client.room import RoomEvent, RoomState
+from client.room import RoomEvent, RoomView
 from tests.support.waiting import TIMEOUT
 
 
 async def until(
-    session: Session, check: Callable[[RoomState], bool], timeout: float = 15.0
-) -> RoomState:
+    session: Session, check: Callable[[RoomView], bool], timeout: float = 15.0
+) -> RoomView:
     """Wait until the session's room satisfies ``check`` (woken by each update of
     the room, not polled); fail the test on timeout."""
     deadline = time.monotonic() + timeout
