@@ -104,7 +104,7 @@ def play(rounds: int, seed: int) -> dict[str, list[float]]:
                 pid = rng.choice(live)
                 now[0] += rng.randint(200, 500)
                 board = deal.replays[pid].board
-                move = bots[pid].decide(player_view(board)).to_wire()
+                move = bots[pid].decide(player_view(board))
                 n = len(deal.logs[pid])
                 stages: dict[str, list[float]] = {}
                 t0 = time.perf_counter()

@@ -93,8 +93,8 @@ def _join(player: str, room: Room, ctx: D.Ctx) -> Decision:
     return D.decide_join(room, player, player[1:], Role.PLAYER, ctx)
 
 
-def _move(player: str, deal: int, n: int, wire: dict[str, Any], room: Room, ctx: D.Ctx) -> Decision:
-    return D.decide_move(room, player, deal, n, wire, ctx)
+def _move(player: str, deal: int, n: int, move: Move, room: Room, ctx: D.Ctx) -> Decision:
+    return D.decide_move(room, player, deal, n, move, ctx)
 
 
 async def play_history(deals: int, seed: int = 1) -> list[bytes]:
@@ -131,9 +131,8 @@ async def play_history(deals: int, seed: int = 1) -> list[bytes]:
             n = len(deal.logs[pid])
             move = Move(MoveKind.RESIGN) if n >= 150 else choose(board, rng)
             clock.ms += rng.randint(300, 3000)
-            wire = move.to_wire()
             with contextlib.suppress(RoomError):
-                await runner.run(partial(_move, pid, key[1], n, wire))
+                await runner.run(partial(_move, pid, key[1], n, move))
             await asyncio.sleep(0)  # as between requests: compactions run
         now = runner.room.running
         if now is None or (runner.room.round, now.number) != key:

@@ -29,6 +29,7 @@ __all__ = [
     "Message",
     "Reaction",
     "RequestId",
+    "Role",
     "break_started",
     "deal_log",
     "deal_over",
@@ -124,6 +125,14 @@ class DealEnd(StrEnum):
     ALL_ENDED = "all_ended"  # every player's deal ended (won, resigned, dead) or they left
     HOST = "host"  # the host moved on (``next_deal``)
     TIME = "time"  # the round's time limit ran out
+
+
+class Role(StrEnum):
+    """How a member takes part: a player is dealt in, a spectator watches
+    (``join_room``'s ``role``, a snapshot's members)."""
+
+    PLAYER = "player"
+    SPECTATOR = "spectator"
 
 
 class Reaction(StrEnum):

@@ -2,7 +2,9 @@
 
 Events are small typed values in the manner of h11: a :class:`Move` is what a player
 asks for, an :class:`Outcome` is what happened, an :class:`IllegalMove` is a refusal
-with a stable ``code`` that clients may switch on and a message people may read.
+with a stable ``code`` that clients may switch on and a message people may read. A
+move map that is not a move at all is an :class:`UnreadableMove` (see
+:func:`read_move`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ __all__ = [
     "Outcome",
     "Reason",
     "Status",
+    "UnreadableMove",
+    "read_move",
 ]
 
 
@@ -150,6 +154,35 @@ def _int_field(data: Mapping[str, Any], kind: MoveKind, key: str, default: int |
 
 
 _KINDS = {k.value: k for k in MoveKind}
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadableMove:
+    """A move map :meth:`Move.from_wire` refused (``bad_move``), as it came.
+
+    A request's move is read once, where the request is parsed
+    (protocol/wire.py), so that past the codec a move is typed. It is not refused
+    there: ``bad_move`` is one of the engine's reasons, which a move gets only
+    after the room's own refusals (docs/protocol.md, ``move``: ``not_in_room``,
+    ``wrong_state``, ``wrong_deal`` … come first). ``data`` is the map the client
+    sent, which is what a relayed request carries on (:meth:`to_wire`)."""
+
+    data: dict[str, Any]
+    message: str
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.data
+
+    def refusal(self) -> IllegalMove:
+        return IllegalMove(Reason.BAD_MOVE, self.message)
+
+
+def read_move(data: dict[str, Any]) -> Move | UnreadableMove:
+    """A move map read as the engine reads it: the move, or why it is none."""
+    try:
+        return Move.from_wire(data)
+    except IllegalMove as exc:
+        return UnreadableMove(data, exc.message)
 
 
 @dataclass(frozen=True, slots=True)

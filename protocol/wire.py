@@ -1,7 +1,8 @@
 """Frames on the wire: the two subprotocols, decoding with limits, typed requests.
 
 Pure, no I/O: the server, the clients and the tests all turn bytes into requests the
-same way. Everything a client sends is hostile until proven otherwise, so decoding
+same way, and the cluster relay turns a request back into its map the same way too
+(:func:`request_message`). Everything a client sends is hostile until proven otherwise, so decoding
 never raises anything but :class:`WireError`, whose ``code`` is the protocol's error
 code (docs/protocol.md, "Errors") and whose message names the offending field.
 
@@ -16,11 +17,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, TypeVar
+from types import MappingProxyType
+from typing import Any, ClassVar, Self, TypeVar
 
 import msgpack  # type: ignore[import-untyped]
 
-from .messages import ErrorCode, Reaction
+from .messages import ErrorCode, Reaction, RequestId, Role
+from .moves import Move, UnreadableMove, read_move
 from .strategy import Pace
 
 _E = TypeVar("_E", bound=Enum)
@@ -28,6 +31,7 @@ _E = TypeVar("_E", bound=Enum)
 __all__ = [
     "JSON",
     "MSGPACK",
+    "REQUESTS",
     "SUBPROTOCOLS",
     "VERSION",
     "AddBot",
@@ -42,9 +46,11 @@ __all__ = [
     "NextDeal",
     "Ping",
     "React",
+    "Ready",
     "Rematch",
     "RemovePlayer",
     "Request",
+    "RoomInfo",
     "Snapshot",
     "Start",
     "UpdateSettings",
@@ -61,6 +67,7 @@ __all__ = [
     "req_map",
     "req_str",
     "request_id",
+    "request_message",
 ]
 
 VERSION = 1
@@ -346,83 +353,164 @@ def request_id(msg: Mapping[str, Any]) -> int | str | None:
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """A parsed request; ``id`` is echoed in its reply."""
+    """A parsed request; ``id`` is echoed in its reply.
 
-    id: int | str | None
+    Each kind says both ways what it looks like on the wire: :meth:`parse` makes
+    it from a decoded map (refusing what a client got wrong), :meth:`fields` gives
+    its fields back. Both directions sit beside the fields they are about because
+    two paths use them: the socket parses a client's frame, and the cluster relay
+    (server/cluster/relay.py) hands a parsed request to the node that runs its room
+    as the very message the client sent (:func:`request_message`), parsed there
+    again by :func:`parse_request`. One codec, so the paths cannot drift apart.
+    """
+
+    TYPE: ClassVar[str]
+    id: RequestId
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        """The request from its map (``id`` already checked); a kind with fields
+        overrides this."""
+        return cls(rid)
+
+    def fields(self) -> dict[str, Any]:
+        """The request's fields as its map carries them (no ``type``, no ``id``):
+        :meth:`parse` of them gives an equal request."""
+        return {}
 
 
 @dataclass(frozen=True, slots=True)
 class Hello(Request):
+    TYPE: ClassVar[str] = "hello"
     version: int
     name: str | None
     token: str | None
 
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        version = req_int(msg, "version")
+        name = opt_str(msg, "name")
+        token = opt_str(msg, "token")
+        if name is None and token is None:
+            raise WireError(
+                ErrorCode.BAD_REQUEST, "hello needs a 'name' (new session) or a 'token' (resume)"
+            )
+        return cls(rid, version, name, token)
+
+    def fields(self) -> dict[str, Any]:
+        given = {"name": self.name, "token": self.token}
+        return {"version": self.version} | {k: v for k, v in given.items() if v is not None}
+
 
 @dataclass(frozen=True, slots=True)
 class Ping(Request):
-    pass
+    TYPE: ClassVar[str] = "ping"
 
 
 @dataclass(frozen=True, slots=True)
 class CreateRoom(Request):
+    """``settings`` as the client sent them: the room core checks each one and
+    names the one it refuses (``bad_setting``)."""
+
+    TYPE: ClassVar[str] = "create_room"
     settings: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_map(msg, "settings", optional=True))
+
+    def fields(self) -> dict[str, Any]:
+        return {"settings": self.settings}
 
 
 @dataclass(frozen=True, slots=True)
 class JoinRoom(Request):
+    """``role`` may be left out: both clients send it, but a join is a player's
+    unless it says otherwise (docs/protocol.md, "Rooms")."""
+
+    TYPE: ClassVar[str] = "join_room"
     code: str
-    role: str
+    role: Role = Role.PLAYER
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_str(msg, "code"), req_choice(msg, "role", Role, Role.PLAYER))
+
+    def fields(self) -> dict[str, Any]:
+        return {"code": self.code, "role": self.role.value}
 
 
 @dataclass(frozen=True, slots=True)
 class LeaveRoom(Request):
-    pass
+    TYPE: ClassVar[str] = "leave_room"
 
 
 @dataclass(frozen=True, slots=True)
 class UpdateSettings(Request):
+    TYPE: ClassVar[str] = "update_settings"
     settings: dict[str, Any]
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_map(msg, "settings"))
+
+    def fields(self) -> dict[str, Any]:
+        return {"settings": self.settings}
 
 
 @dataclass(frozen=True, slots=True)
 class Start(Request):
-    pass
+    TYPE: ClassVar[str] = "start"
 
 
 @dataclass(frozen=True, slots=True)
 class NextDeal(Request):
-    pass
+    TYPE: ClassVar[str] = "next_deal"
 
 
 @dataclass(frozen=True, slots=True)
 class RemovePlayer(Request):
+    TYPE: ClassVar[str] = "remove_player"
     player: str
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_str(msg, "player"))
+
+    def fields(self) -> dict[str, Any]:
+        return {"player": self.player}
 
 
 @dataclass(frozen=True, slots=True)
 class AddBot(Request):
     """The host seats a bot player the server plays for, at ``pace``."""
 
-    pace: Pace
+    TYPE: ClassVar[str] = "add_bot"
+    pace: Pace = Pace.STEADY
 
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_choice(msg, "pace", Pace, Pace.STEADY))
 
-def _add_bot(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
-    return AddBot(rid, req_choice(msg, "pace", Pace, Pace.STEADY))
+    def fields(self) -> dict[str, Any]:
+        return {"pace": self.pace.value}
 
 
 @dataclass(frozen=True, slots=True)
 class Rematch(Request):
-    pass
+    TYPE: ClassVar[str] = "rematch"
 
 
 @dataclass(frozen=True, slots=True)
 class CloseRoom(Request):
-    pass
+    TYPE: ClassVar[str] = "close_room"
 
 
 @dataclass(frozen=True, slots=True)
 class Ready(Request):
     """A player of the round is ready for the next deal (during a break)."""
+
+    TYPE: ClassVar[str] = "ready"
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,30 +518,61 @@ class RoomInfo(Request):
     """What anyone may know of a room by its code before joining it (its state,
     its players' names, the seats free), for an invite page."""
 
+    TYPE: ClassVar[str] = "room_info"
     code: str
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_str(msg, "code"))
+
+    def fields(self) -> dict[str, Any]:
+        return {"code": self.code}
 
 
 @dataclass(frozen=True, slots=True)
 class MoveRequest(Request):
     """``n`` is the move's index in the player's log of ``deal`` (every accepted
     move counts, undos too): what makes a resent move an idempotent retry rather
-    than a second move (docs/protocol.md, ``move``)."""
+    than a second move (docs/protocol.md, ``move``).
 
+    The move map is read here, once: ``move`` is a :class:`~protocol.moves.Move`,
+    or an :class:`~protocol.moves.UnreadableMove` that the room refuses
+    ``bad_move`` in the order docs/protocol.md gives (after its own refusals)."""
+
+    TYPE: ClassVar[str] = "move"
     deal: int
-    move: dict[str, Any]
+    move: Move | UnreadableMove
     n: int
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        deal, data, n = req_int(msg, "deal"), req_map(msg, "move"), req_int(msg, "n")
+        if not 0 <= n <= _MAX_SAFE_INT:  # and short enough to name in a refusal
+            raise WireError(ErrorCode.BAD_REQUEST, "field 'n' must be between 0 and 2**53")
+        return cls(rid, deal, read_move(data), n)
+
+    def fields(self) -> dict[str, Any]:
+        return {"deal": self.deal, "move": self.move.to_wire(), "n": self.n}
 
 
 @dataclass(frozen=True, slots=True)
 class Snapshot(Request):
-    pass
+    TYPE: ClassVar[str] = "snapshot"
 
 
 @dataclass(frozen=True, slots=True)
 class React(Request):
     """A member's reaction, for the room to see (docs/protocol.md, ``react``)."""
 
+    TYPE: ClassVar[str] = "react"
     reaction: Reaction
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_choice(msg, "reaction", Reaction))
+
+    def fields(self) -> dict[str, Any]:
+        return {"reaction": self.reaction.value}
 
 
 @dataclass(frozen=True, slots=True)
@@ -461,58 +580,43 @@ class DealLog(Request):
     """The logs of a deal of the round that is over for everyone: snapshots leave
     them out (docs/protocol.md, ``deal_log``)."""
 
+    TYPE: ClassVar[str] = "deal_log"
     deal: int
 
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_int(msg, "deal"))
 
-def _hello(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
-    version = req_int(msg, "version")
-    name = opt_str(msg, "name")
-    token = opt_str(msg, "token")
-    if name is None and token is None:
-        raise WireError(
-            ErrorCode.BAD_REQUEST, "hello needs a 'name' (new session) or a 'token' (resume)"
+    def fields(self) -> dict[str, Any]:
+        return {"deal": self.deal}
+
+
+REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
+    {
+        kind.TYPE: kind
+        for kind in (
+            Hello,
+            Ping,
+            CreateRoom,
+            JoinRoom,
+            LeaveRoom,
+            UpdateSettings,
+            Start,
+            NextDeal,
+            RemovePlayer,
+            AddBot,
+            Rematch,
+            CloseRoom,
+            Ready,
+            RoomInfo,
+            MoveRequest,
+            Snapshot,
+            React,
+            DealLog,
         )
-    return Hello(rid, version, name, token)
-
-
-def _join(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
-    role = req_str(msg, "role") if "role" in msg else "player"
-    if role not in ("player", "spectator"):
-        raise WireError(
-            ErrorCode.BAD_REQUEST, f"field 'role' must be 'player' or 'spectator', not {role!r:.32}"
-        )
-    return JoinRoom(rid, req_str(msg, "code"), role)
-
-
-def _move(rid: int | str | None, msg: Mapping[str, Any]) -> Request:
-    deal, move, n = req_int(msg, "deal"), req_map(msg, "move"), req_int(msg, "n")
-    if not 0 <= n <= _MAX_SAFE_INT:  # and short enough to name in a refusal
-        raise WireError(ErrorCode.BAD_REQUEST, "field 'n' must be between 0 and 2**53")
-    return MoveRequest(rid, deal, move, n)
-
-
-_PARSERS: dict[str, Any] = {
-    "hello": _hello,
-    "ping": lambda rid, msg: Ping(rid),
-    "create_room": lambda rid, msg: CreateRoom(rid, req_map(msg, "settings", optional=True)),
-    "join_room": _join,
-    "leave_room": lambda rid, msg: LeaveRoom(rid),
-    "update_settings": lambda rid, msg: UpdateSettings(rid, req_map(msg, "settings")),
-    "start": lambda rid, msg: Start(rid),
-    "next_deal": lambda rid, msg: NextDeal(rid),
-    "remove_player": lambda rid, msg: RemovePlayer(rid, req_str(msg, "player")),
-    "add_bot": _add_bot,
-    "rematch": lambda rid, msg: Rematch(rid),
-    "close_room": lambda rid, msg: CloseRoom(rid),
-    "ready": lambda rid, msg: Ready(rid),
-    "room_info": lambda rid, msg: RoomInfo(rid, req_str(msg, "code")),
-    "move": _move,
-    "snapshot": lambda rid, msg: Snapshot(rid),
-    "react": lambda rid, msg: React(rid, req_choice(msg, "reaction", Reaction)),
-    "deal_log": lambda rid, msg: DealLog(rid, req_int(msg, "deal")),
-}
-
-REQUEST_TYPES = frozenset(_PARSERS)
+    }
+)
+"""Every request a client may send, by its ``type``: the one table of the codec."""
 
 
 def parse_request(msg: Mapping[str, Any]) -> Request:
@@ -527,8 +631,16 @@ def parse_request(msg: Mapping[str, Any]) -> Request:
         raise WireError(
             ErrorCode.BAD_REQUEST, "field 'id' must be an integer (|id| <= 2**53) or a short string"
         )
-    parser = _PARSERS.get(kind)
-    if parser is None:
+    request = REQUESTS.get(kind)
+    if request is None:
         raise WireError(ErrorCode.UNKNOWN_TYPE, f"no such request type {kind!r:.40}")
-    request: Request = parser(request_id(msg), msg)
-    return request
+    return request.parse(request_id(msg), msg)
+
+
+def request_message(request: Request) -> dict[str, Any]:
+    """A typed request back to the map a client sends for it: what
+    :func:`parse_request` makes an equal request of."""
+    head: dict[str, Any] = {"type": request.TYPE}
+    if request.id is not None:
+        head["id"] = request.id
+    return head | request.fields()

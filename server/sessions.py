@@ -46,7 +46,7 @@ from .net.connection import Limits
 from .net.metrics import Metrics
 from .net.ratelimit import Allowance, Limiter
 from .peer import Peer, SessionState
-from .rooms.handlers import ROOM_HANDLERS, Handler
+from .rooms.handlers import ROOM_HANDLERS, Handler, on
 from .rooms.proofs import ProvenPools
 from .rooms.runner import Release, RoomRunner, Writer
 from .store.base import SessionRecord, Store, StoreUnavailable, unavailable
@@ -535,8 +535,6 @@ class Service:
         self.spawn(self._save(session))
 
 
-_HANDLERS: dict[type[Request], Handler] = {
-    Hello: Service._hello,
-    Ping: Service._ping,
-    **ROOM_HANDLERS,
-}
+_HANDLERS: dict[type[Request], Handler[Service]] = dict(
+    [on(Hello, Service._hello), on(Ping, Service._ping), *ROOM_HANDLERS.items()]
+)

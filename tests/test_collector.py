@@ -50,7 +50,7 @@ def test_a_move_leaves_no_object_for_the_collector() -> None:
             if h.room.running is not deal or board.status.value != "playing":
                 continue
             h.now += 500
-            move = Bot().decide(player_view(board)).to_wire()
+            move = Bot().decide(player_view(board))
             n = len(deal.logs[pid])
             h.run(C.decide_move(h.room, pid, deal.number, n, move, h.ctx()))
             played += 1

@@ -34,7 +34,7 @@ from protocol.settings import Settings
 from protocol.wire import (
     JSON,
     MSGPACK,
-    REQUEST_TYPES,
+    REQUESTS,
     Encoded,
     WireError,
     decode,
@@ -111,7 +111,7 @@ FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "junk": values,
 }
 hostile = st.fixed_dictionaries(
-    {"type": st.sampled_from(sorted(REQUEST_TYPES)) | values},
+    {"type": st.sampled_from(sorted(REQUESTS)) | values},
     optional=FIELDS,
 )
 

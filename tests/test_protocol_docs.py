@@ -135,3 +135,72 @@ def test_the_browser_has_words_for_every_code() -> None:
     body = text[text.index("export const TEXTS = {") : text.index("\n};", text.index("TEXTS"))]
     worded = set(re.findall(r"^  (\w+):", body, re.M))
     assert {c.value for c in M.ErrorCode} | {r.value for r in Reason} <= worded
+
+
+def _top_level(text: str) -> str:
+    """``text`` without what is in parentheses (which may nest)."""
+    depth, kept = 0, []
+    for ch in text:
+        depth += ch == "("
+        if depth == 0:
+            kept.append(ch)
+        depth -= ch == ")" and depth > 0
+    return "".join(kept)
+
+
+def _documented_fields(cell: str) -> dict[str, str]:
+    """A request table's field cell: each field with what the docs say of it
+    (its parenthesis, or what follows its colon)."""
+    head, _, after_colon = _top_level(cell).partition(":")
+    names = re.findall(r"`(\w+)`", head)
+    notes: dict[str, str] = {}
+    for name in names:
+        start = cell.index(f"`{name}`") + len(name) + 2
+        rest = cell[start:].lstrip()
+        if rest.startswith("("):
+            depth = 0
+            for i, ch in enumerate(rest):
+                depth += (ch == "(") - (ch == ")")
+                if depth == 0:
+                    notes[name] = rest[1:i]
+                    break
+        else:
+            notes[name] = after_colon
+    return notes
+
+
+def test_the_room_requests_are_the_documented_ones_with_their_fields() -> None:
+    """The "Rooms" table against the codec (protocol/wire.py): the same requests,
+    the same fields, "optional" exactly where the codec takes a request without
+    the field, and for a field naming an enum member, its members and default."""
+    from enum import Enum
+
+    from protocol.wire import REQUESTS, WireError, parse_request, request_message
+    from tests.support.requests import SAMPLES
+
+    rows = re.findall(r"^\| `(\w+)` \| (.+?) \| .+? \| .+? \|$", section("Rooms"), re.M)
+    table = dict(rows)
+    assert set(table) == set(REQUESTS) - {"hello", "ping"}
+    for title in (
+        "`hello` (must come first)",
+        '`ping` → `{"type": "pong", "id": n, "now": server_ms}`',
+    ):
+        section(title)
+    for kind, cell in table.items():
+        full = request_message(parse_request({"type": kind, **SAMPLES[kind]}))
+        fields = {k: v for k, v in full.items() if k not in ("type", "id")}
+        notes = _documented_fields(cell) if cell != "–" else {}
+        assert set(notes) == set(fields), kind
+        for name, note in notes.items():
+            without = {"type": kind, **{k: v for k, v in fields.items() if k != name}}
+            try:
+                default = getattr(parse_request(without), name)
+            except WireError:
+                default = None
+            assert note.startswith("optional") == (default is not None), (kind, name)
+            value = getattr(parse_request(full), name)
+            if isinstance(value, Enum):
+                named = re.findall(r"`(\w+)`", note)
+                assert named == [m.value for m in type(value)], (kind, name)
+                said = re.findall(r"`(\w+)` \(default\)", note)
+                assert said == ([default.value] if isinstance(default, Enum) else []), (kind, name)

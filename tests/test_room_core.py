@@ -49,9 +49,9 @@ def test_decide_does_not_touch_the_room_and_rebuild_is_exact() -> None:
         if board.status.value != "playing":
             continue
         bot = bots.setdefault((pid, deal.number), Bot())
-        move = bot.decide(player_view(board)).to_wire()
+        move = bot.decide(player_view(board))
         if step % 90 == 89:
-            move = {"kind": "resign"}
+            move = Move(MoveKind.RESIGN)
         state = copy.deepcopy(room_view(h.room, pid, h.now))
         fp = board.fingerprint()
         n = len(deal.logs[pid])
@@ -88,7 +88,7 @@ def test_leaving_last_player_ends_the_deal_and_round() -> None:
     h = Harness()
     ids = setup_room(h, players=2, spectators=1)
     h.run(C.decide_start(h.room, ids[0], h.ctx()))
-    h.run(C.decide_move(h.room, ids[0], 1, 0, {"kind": "resign"}, h.ctx()))
+    h.run(C.decide_move(h.room, ids[0], 1, 0, Move(MoveKind.RESIGN), h.ctx()))
     assert h.room.running is not None and h.room.running.number == 1
     h.run(C.decide_remove(h.room, ids[0], ids[1], h.ctx()))
     assert h.room.deal is not None and h.room.deal.number == 2  # p1 was the last one playing
@@ -138,13 +138,13 @@ def test_a_deal_ends_when_a_log_reaches_the_move_limit() -> None:
     for n in range(MAX_MOVES):
         h.now += 5
         kind = "draw" if deal.replays[pid].board.stock else "recycle"  # a copy per move
-        decision = h.run(C.decide_move(h.room, pid, 1, n, {"kind": kind}, h.ctx()))
+        decision = h.run(C.decide_move(h.room, pid, 1, n, Move(MoveKind(kind)), h.ctx()))
         assert decision.outcome is not None
         want = Status.DEAD if n == MAX_MOVES - 1 else Status.PLAYING
         assert decision.outcome.status is want, n
     assert deal.over and h.room.state == "round_over"
     with pytest.raises(RoomError) as info:
-        C.decide_move(h.room, pid, 1, MAX_MOVES, {"kind": "draw"}, h.ctx())
+        C.decide_move(h.room, pid, 1, MAX_MOVES, Move(MoveKind.DRAW), h.ctx())
     assert info.value.code == "wrong_state"
     summary = room_view(h.room, pid, h.now)["history"][0]["summary"][pid]
     assert summary == {"logged": MAX_MOVES, "moves": MAX_MOVES, "status": "dead", "score": 0}
@@ -176,7 +176,7 @@ def test_a_move_number_plays_retries_or_refuses() -> None:
     h.run(C.decide_start(h.room, p0, h.ctx()))
     sent: dict[tuple[int, str, int], tuple[Any, ...]] = {}  # what each reply said
 
-    def play(pid: str, move: dict[str, Any]) -> None:
+    def play(pid: str, move: Move) -> None:
         deal = h.room.running
         assert deal is not None
         h.now += 1500
@@ -194,43 +194,43 @@ def test_a_move_number_plays_retries_or_refuses() -> None:
     assert solution is not None
     board = deal.replays[p0].board
     takeback = next(m for m in board.legal_moves() if _undoable(board, m))
-    play(p0, takeback.to_wire())
-    play(p0, {"kind": "undo"})  # the log grows, the board's move count does not
+    play(p0, takeback)
+    play(p0, Move(MoveKind.UNDO))  # the log grows, the board's move count does not
     assert board_view(deal, p0)["moves"] == 0 and board_view(deal, p0)["logged"] == 2
     for move in solution:
-        play(p0, move.to_wire())
+        play(p0, move)
     assert deal.first == p0
-    play(p1, {"kind": "draw"})
+    play(p1, Move(MoveKind.DRAW))
 
     # Wrong numbers, in the running deal: ahead of the log, and a logged number
     # with another move. Neither adds a record.
     records = h.room.n_records
     with pytest.raises(RoomError) as err:
-        C.decide_move(h.room, p1, 1, 5, {"kind": "draw"}, h.ctx())
+        C.decide_move(h.room, p1, 1, 5, Move(MoveKind.DRAW), h.ctx())
     assert (err.value.code, err.value.extra) == ("wrong_move_number", {"expected": 1})
     with pytest.raises(RoomError) as err:
-        C.decide_move(h.room, p1, 1, 0, {"kind": "resign"}, h.ctx())
+        C.decide_move(h.room, p1, 1, 0, Move(MoveKind.RESIGN), h.ctx())
     assert (err.value.code, err.value.extra) == ("wrong_move_number", {"expected": 1})
     # The usual refusals come before a number ahead of the log.
     with pytest.raises(RoomError) as err:
-        C.decide_move(h.room, p0, 1, len(deal.logs[p0]) + 5, {"kind": "draw"}, h.ctx())
+        C.decide_move(h.room, p0, 1, len(deal.logs[p0]) + 5, Move(MoveKind.DRAW), h.ctx())
     assert err.value.code == "deal_over"
     with pytest.raises(RoomError) as err:
-        C.decide_move(h.room, p1, 2, 1, {"kind": "draw"}, h.ctx())
+        C.decide_move(h.room, p1, 2, 1, Move(MoveKind.DRAW), h.ctx())
     assert err.value.code == "wrong_deal"
     assert h.room.n_records == records
 
-    play(p1, {"kind": "resign"})  # deal 1 is over for everyone: deal 2 runs
+    play(p1, Move(MoveKind.RESIGN))  # deal 1 is over for everyone: deal 2 runs
     assert h.room.running is not None and h.room.running.number == 2
-    play(p0, {"kind": "resign"})
-    play(p1, {"kind": "resign"})  # the last deal: the round is over
+    play(p0, Move(MoveKind.RESIGN))
+    play(p1, Move(MoveKind.RESIGN))  # the last deal: the round is over
     assert h.room.state == "round_over"
 
     h.now += 60_000  # Timed: the score a retry carries is the one of its move's time
     state = copy.deepcopy(room_view(h.room, p0, h.now))
     for (number, pid, n), original in sent.items():
         d = h.room.deals[number - 1]
-        move = logged_move(d.logs[pid][n]).to_wire()
+        move = logged_move(d.logs[pid][n])
         decision = C.decide_move(h.room, pid, number, n, move, h.ctx())
         assert (decision.records, decision.retry, decision.deal_number) == ([], n, number)
         t, outcome, view, score = replayed_move(h.room, d, pid, n)
@@ -239,15 +239,15 @@ def test_a_move_number_plays_retries_or_refuses() -> None:
     sent_logs = h.room.deals[0].logs
     last = len(sent_logs[p0])
     with pytest.raises(RoomError) as err:
-        C.decide_move(h.room, p0, 1, 0, {"kind": "undo"}, h.ctx())
+        C.decide_move(h.room, p0, 1, 0, Move(MoveKind.UNDO), h.ctx())
     assert (err.value.code, err.value.extra) == ("wrong_move_number", {"expected": last})
     with pytest.raises(RoomError) as err:  # a new move once the round is over
-        C.decide_move(h.room, p0, 2, 1, {"kind": "draw"}, h.ctx())
+        C.decide_move(h.room, p0, 2, 1, Move(MoveKind.DRAW), h.ctx())
     assert err.value.code == "wrong_state"
 
     # A rematch drops the round's logs: deal 1 is the new round's, its log empty.
     h.run(C.decide_rematch(h.room, p0, h.ctx()))
-    old = logged_move(sent_logs[p0][3]).to_wire()
+    old = logged_move(sent_logs[p0][3])
     with pytest.raises(RoomError) as err:
         C.decide_move(h.room, p0, 1, 3, old, h.ctx())
     assert (err.value.code, err.value.extra) == ("wrong_move_number", {"expected": 0})
@@ -271,7 +271,7 @@ def test_snapshot_bytes_and_revealed_logs_match_the_replay() -> None:
         board = deal.replays[pid].board
         if board.status is not Status.PLAYING:
             continue
-        move = bots.setdefault((pid, deal.number), Bot()).decide(player_view(board)).to_wire()
+        move = bots.setdefault((pid, deal.number), Bot()).decide(player_view(board))
         h.run(C.decide_move(h.room, pid, deal.number, len(deal.logs[pid]), move, h.ctx()))
         if not deal.over:
             continue

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
+from protocol.moves import Move, MoveKind, UnreadableMove, read_move
 from protocol.strategy import Pace
 from protocol.views import player_view
 from server.core import decide as C
@@ -34,7 +35,9 @@ def room_in(state: RoomState) -> Harness:
         h.run(C.decide_start(h.room, HOST, h.ctx()))
     if state in (RoomState.BREAK, RoomState.ROUND_OVER):
         for pid in (HOST, GUEST):
-            h.run(C.decide_move(h.room, pid, 1, next_n(h.room, pid), {"kind": "resign"}, h.ctx()))
+            h.run(
+                C.decide_move(h.room, pid, 1, next_n(h.room, pid), Move(MoveKind.RESIGN), h.ctx())
+            )
     if state == RoomState.CLOSED:
         h.run(C.decide_close(h.room, HOST))
     assert h.room.state == state
@@ -70,7 +73,7 @@ def request(h: Harness, action: Action) -> Callable[[], Decision]:
         Action.CLOSE: lambda: C.decide_close(room, HOST),
         Action.READY: lambda: C.decide_ready(room, HOST, ctx),
         Action.MOVE: lambda: C.decide_move(
-            room, HOST, deal, next_n(room, HOST), {"kind": "draw"}, ctx
+            room, HOST, deal, next_n(room, HOST), Move(MoveKind.DRAW), ctx
         ),
         Action.RETRY_MOVE: lambda: retry_first_move(h),
     }[action]
@@ -82,9 +85,9 @@ def retry_first_move(h: Harness) -> Decision:
     room, ctx = h.room, h.ctx()
     deal = room.deal
     if room.running is not None and not room.running.logs[HOST]:
-        h.run(C.decide_move(room, HOST, room.running.number, 0, {"kind": "draw"}, ctx))
+        h.run(C.decide_move(room, HOST, room.running.number, 0, Move(MoveKind.DRAW), ctx))
     logged = deal.logs.get(HOST, []) if deal is not None else []
-    data = logged_move(logged[0]).to_wire() if logged else {"kind": "draw"}
+    data = logged_move(logged[0]) if logged else Move(MoveKind.DRAW)
     return C.decide_move(room, HOST, deal.number if deal else 1, 0, data, ctx)
 
 
@@ -142,7 +145,9 @@ def test_who_is_not_in_the_room() -> None:
         lambda: C.decide_leave(room, "stranger", ctx),
         lambda: C.decide_settings(room, "stranger", {}, ctx),
         lambda: C.decide_close(room, "stranger"),
-        lambda: C.decide_move(room, "stranger", 1, next_n(room, "stranger"), {"kind": "draw"}, ctx),
+        lambda: C.decide_move(
+            room, "stranger", 1, next_n(room, "stranger"), Move(MoveKind.DRAW), ctx
+        ),
     ):
         assert refused(decide).code == "not_in_room"
     err = refused(lambda: C.decide_remove(room, HOST, "pNOBODY", ctx))
@@ -170,18 +175,18 @@ def test_move_refusals() -> None:
     h = room_in(RoomState.PLAYING)
     room, ctx = h.room, h.ctx()
 
-    def move(actor: str, deal: int, data: object) -> RoomError:
+    def move(actor: str, deal: int, data: Move | UnreadableMove) -> RoomError:
         return refused(lambda: C.decide_move(room, actor, deal, next_n(room, actor), data, ctx))
 
-    assert move(SPEC, 1, {"kind": "draw"}).code == "not_a_player"
-    assert move(HOST, 2, {"kind": "draw"}).code == "wrong_deal"
-    assert move(HOST, 1, {"kind": "jump"}).code == "bad_move"
-    assert move(HOST, 1, {"kind": "waste_foundation"}).code == "waste_empty"
-    assert move(HOST, 1, {"kind": "undo"}).code == "undo_off"
-    assert move(HOST, 1, {"kind": "recycle"}).code == "stock_not_empty"
-    assert move(HOST, 1, {"kind": "tableau_tableau", "from": 9, "to": 0}).code == ("no_such_pile")
+    assert move(SPEC, 1, Move(MoveKind.DRAW)).code == "not_a_player"
+    assert move(HOST, 2, Move(MoveKind.DRAW)).code == "wrong_deal"
+    assert move(HOST, 1, read_move({"kind": "jump"})).code == "bad_move"
+    assert move(HOST, 1, Move(MoveKind.WASTE_TO_FOUNDATION)).code == "waste_empty"
+    assert move(HOST, 1, Move(MoveKind.UNDO)).code == "undo_off"
+    assert move(HOST, 1, Move(MoveKind.RECYCLE)).code == "stock_not_empty"
+    assert move(HOST, 1, Move(MoveKind.TABLEAU_TO_TABLEAU, 9, 0)).code == ("no_such_pile")
     h.run(C.decide_join(room, "late", "Late", Role.SPECTATOR, h.ctx()))
-    assert move("late", 1, {"kind": "draw"}).code == "not_a_player"
+    assert move("late", 1, Move(MoveKind.DRAW)).code == "not_a_player"
 
 
 def test_a_move_after_the_deal_is_won_is_deal_over() -> None:
@@ -193,14 +198,14 @@ def test_a_move_after_the_deal_is_won_is_deal_over() -> None:
     solution = solve(board_from_view(player_view(deal.replays[HOST].board)))
     assert solution is not None
     for move in solution:
-        h.run(C.decide_move(h.room, HOST, 1, next_n(h.room, HOST), move.to_wire(), h.ctx()))
+        h.run(C.decide_move(h.room, HOST, 1, next_n(h.room, HOST), move, h.ctx()))
     assert deal.replays[HOST].board.status.value == "won"
     err = refused(
-        lambda: C.decide_move(h.room, HOST, 1, next_n(h.room, HOST), {"kind": "draw"}, h.ctx())
+        lambda: C.decide_move(h.room, HOST, 1, next_n(h.room, HOST), Move(MoveKind.DRAW), h.ctx())
     )
     assert err.code == "deal_over"
     h.run(
-        C.decide_move(h.room, GUEST, 1, next_n(h.room, GUEST), {"kind": "draw"}, h.ctx())
+        C.decide_move(h.room, GUEST, 1, next_n(h.room, GUEST), Move(MoveKind.DRAW), h.ctx())
     )  # the deal goes on
 
 
@@ -216,7 +221,7 @@ def test_join_rules() -> None:
     h.run(C.decide_leave(h.room, ids[7], h.ctx()))
     h.run(C.decide_join(h.room, "p9", "P9", Role.PLAYER, h.ctx()))  # a seat is free
     assert h.room.joining("p9") and "p9" in h.room.round_players
-    err = refused(lambda: C.decide_move(h.room, "p9", 1, 0, {"kind": "draw"}, h.ctx()))
+    err = refused(lambda: C.decide_move(h.room, "p9", 1, 0, Move(MoveKind.DRAW), h.ctx()))
     assert err.code == "wrong_state"  # sits the running deal out
 
 
@@ -236,7 +241,7 @@ def test_refusals_add_nothing() -> None:
     views = copy.deepcopy([room_view(h.room, m, h.now) for m in h.room.members])
     for decide in (
         lambda: C.decide_move(
-            h.room, GUEST, 1, next_n(h.room, GUEST), {"kind": "recycle"}, h.ctx()
+            h.room, GUEST, 1, next_n(h.room, GUEST), Move(MoveKind.RECYCLE), h.ctx()
         ),
         lambda: C.decide_settings(h.room, HOST, {"race_bonus": 7}, h.ctx()),
         lambda: C.decide_start(h.room, HOST, h.ctx()),

@@ -17,13 +17,15 @@ kind     direction   payload
 ``open`` edge→owner  ``[binary, token, address]``: a new tunnel (token: attach
                      the session now, for a client that said hello at the
                      edge; address: the client's, which its limits go by)
-``req``  edge→owner  ``[request class name, fields]``
+``req``  edge→owner  the request, as the map its client sends
+                     (``protocol.wire.request_message``)
 ``bye``  edge→owner  the client's socket closed
 ``live`` both ways   ``[conn ids]``: the tunnels this node still has with you
 ``out``  owner→edge  one frame for the client
 ``shut`` owner→edge  ``[code, reason]``: close the client's socket
 ``move``  owner→edge  ``[node, request]``: the client, in no room here, asks
                      to join a room that runs on ``node``: tunnel it there
+                     (the request as in ``req``)
 ======== =========== ====================================================
 
 Pub/sub drops messages while a connection to Redis is down. ``n`` numbers the
@@ -31,64 +33,35 @@ owner's frames per tunnel, so an edge that sees a gap closes the client with 100
 and the client resumes with its token, which gets it a fresh snapshot: the same
 "gap → snapshot" rule clients already follow for room events. ``live`` lists are
 the anti-entropy for lost ``bye``/``shut`` messages.
+
+A request crosses as the map its client sent, made again by the codec that parsed
+it (protocol/wire.py) and parsed by the same codec at the owner: one codec for the
+socket and the relay, so a request cannot arrive other than it left.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import enum
 import logging
 from collections.abc import Callable
-from typing import Any, get_type_hints
+from typing import Any
 
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
 from protocol import messages as M
 from protocol import wire
 from protocol.messages import CloseCode, Code, ErrorCode
-from protocol.wire import WireError, encode
+from protocol.wire import WireError, encode, request_message
 
 from ..core.values import RoomError
 from ..peer import SessionState
 from ..sessions import Service
 
-__all__ = ["Outbox", "RemoteConn", "decode_batch", "request_from_wire", "request_to_wire"]
+__all__ = ["Outbox", "RemoteConn", "decode_batch"]
 
 log = logging.getLogger("klondike_race.relay")
 
 OPEN, REQ, BYE, LIVE, OUT, SHUT, MOVE = "open", "req", "bye", "live", "out", "shut", "move"
-
-_REQUESTS: dict[str, type[wire.Request]] = {
-    cls.__name__: cls
-    for cls in vars(wire).values()
-    if isinstance(cls, type) and issubclass(cls, wire.Request) and cls is not wire.Request
-}
-
-
-# The fields of each request that hold an enum (``AddBot.pace``, ``React.reaction``):
-# msgpack carries their values as plain strings, and the owner's handlers want the
-# enum back, as the edge's parser made it.
-_ENUMS: dict[type[wire.Request], dict[str, type[enum.Enum]]] = {
-    cls: {
-        name: hint
-        for name, hint in get_type_hints(cls).items()
-        if isinstance(hint, type) and issubclass(hint, enum.Enum)
-    }
-    for cls in _REQUESTS.values()
-}
-
-
-def request_to_wire(req: wire.Request) -> list[Any]:
-    return [type(req).__name__, dataclasses.asdict(req)]
-
-
-def request_from_wire(payload: list[Any]) -> wire.Request:
-    name, fields = payload
-    cls = _REQUESTS[name]
-    for field, kind in _ENUMS[cls].items():
-        fields[field] = kind(fields[field])
-    return cls(**fields)
 
 
 def decode_batch(data: bytes) -> list[list[Any]]:
@@ -239,7 +212,7 @@ class RemoteConn:
         """Send the client on to ``node`` (its edge re-tunnels it) and end here."""
         if not self.closing:
             self._n += 1
-            entry = [MOVE, self.me, self.conn_id, self._n, [node, request_to_wire(req)]]
+            entry = [MOVE, self.me, self.conn_id, self._n, [node, request_message(req)]]
             self.outbox.put(self.node, entry)
         self.end()
 

@@ -19,7 +19,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
 from protocol.messages import CloseCode
-from protocol.wire import Request
+from protocol.wire import Request, parse_request, request_message
 
 from ..core.values import RoomError
 from ..peer import Peer
@@ -38,8 +38,6 @@ from .relay import (
     Outbox,
     RemoteConn,
     decode_batch,
-    request_from_wire,
-    request_to_wire,
 )
 
 __all__ = ["Tunnels"]
@@ -168,7 +166,7 @@ class Tunnels:
         self.outbox.put(node, [OPEN, self.node_id, id(conn), 0, [conn.binary, token, conn.address]])
 
     def forward(self, node: str, conn: Peer, req: Request) -> None:
-        self.outbox.put(node, [REQ, self.node_id, id(conn), req.id, request_to_wire(req)])
+        self.outbox.put(node, [REQ, self.node_id, id(conn), req.id, request_message(req)])
 
     def disconnected(self, conn: Peer, *, keep_session: bool = False) -> None:
         tunnel = self._tunnels.pop(id(conn), None)
@@ -238,7 +236,7 @@ class Tunnels:
                 shut = [int(CloseCode.GOING_AWAY), "resume"]
                 self.outbox.put(src, [SHUT, self.node_id, conn_id, 0, shut])
             else:
-                remote.submit(request_from_wire(payload))
+                remote.submit(parse_request(payload))
         elif kind == BYE:
             remote = self._remotes.get((src, conn_id))
             if remote is not None:
@@ -261,8 +259,8 @@ class Tunnels:
             code, reason = payload
             conn.close(CloseCode(code), reason)
         else:  # MOVE: the owner sends the client on to the node of the room it asks for
-            node, wired = payload
-            req = request_from_wire(wired)
+            node, message = payload
+            req = parse_request(message)
             self.disconnected(conn, keep_session=True)
             if node == self.node_id:
                 self.service.spawn(self._here(conn, req))

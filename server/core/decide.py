@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from protocol.messages import ClosedReason, DealEnd, ErrorCode
-from protocol.moves import IllegalMove, Move, Reason, Status
+from protocol.moves import IllegalMove, Move, Reason, Status, UnreadableMove
 from protocol.names import unique_in
 from protocol.settings import DealRules, Deals, Scoring, Settings, SettingsError, Spectators
 from protocol.sheet import DealEntry, build_sheet
@@ -514,14 +514,16 @@ def _wrong_number(n: int, expected: int, why: str) -> RoomError:
     )
 
 
-def _parse_move(data: Any) -> Move:
-    try:
-        return Move.from_wire(data)
-    except IllegalMove as exc:
-        raise RoomError(exc.reason, exc.message) from None
+def _readable(move: Move | UnreadableMove) -> Move:
+    if isinstance(move, UnreadableMove):
+        refusal = move.refusal()
+        raise RoomError(refusal.reason, refusal.message)
+    return move
 
 
-def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx) -> Decision:
+def decide_move(
+    room: Room, actor: str, number: int, n: int, sent: Move | UnreadableMove, ctx: Ctx
+) -> Decision:
     """A move is the ``n``-th of the player's log of deal ``number`` (docs/protocol.md,
     ``move``). The next one (``n`` = the log's length) is played; one the log holds
     already, sent again with the same move, is a retry: no records, and the
@@ -539,7 +541,7 @@ def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx
     if past is not None:
         lifecycle.check(room.state, Action.RETRY_MOVE)
         deal, entry = past
-        if _parse_move(data) != logged_move(entry):
+        if _readable(sent) != logged_move(entry):
             raise _wrong_number(n, len(deal.logs[actor]), "is another move in your log")
         return Decision(deal_number=number, retry=n)
     lifecycle.check(room.state, Action.MOVE)
@@ -557,7 +559,7 @@ def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx
     log = running.logs[actor]
     if n != len(log):
         raise _wrong_number(n, len(log), "is ahead of your log")
-    move = _parse_move(data)
+    move = _readable(sent)
     board = replay.board.copy()
     try:
         outcome = board.apply(move)

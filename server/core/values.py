@@ -16,7 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from protocol.board import Board
-from protocol.messages import Code, Message
+from protocol.messages import Code, Message, Role
 from protocol.moves import Move, MoveKind, Outcome
 from protocol.scoring import DealReplay
 from protocol.settings import DealRules, Settings
@@ -45,11 +45,6 @@ __all__ = [
 MAX_PLAYERS = 8
 MAX_SPECTATORS = 100
 LOBBY_MS = 2 * 60 * 60_000  # a room never started closes this long after it was made
-
-
-class Role(StrEnum):
-    PLAYER = "player"
-    SPECTATOR = "spectator"
 
 
 class RoomState(StrEnum):

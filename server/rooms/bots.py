@@ -210,8 +210,8 @@ class BotDriver:
         move: Move = RESIGN
         if self._refused < 3:  # the engine disagreed thrice: give the deal up
             move = await asyncio.to_thread(self.strategy.decide, board)
-        data, n = move.to_wire(), int(board["logged"])
-        await self.runner.run(lambda room, ctx: decide_move(room, self.bot, number, n, data, ctx))
+        n = int(board["logged"])
+        await self.runner.run(lambda room, ctx: decide_move(room, self.bot, number, n, move, ctx))
         self._refused = 0
 
 

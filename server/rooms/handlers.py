@@ -5,7 +5,8 @@ A reply is built right after the command's commit, from the room as the command
 left it, and sent only once the command is durable (server/rooms/runner.py): by
 then later commands may have changed the room.
 
-Each handler is ``async (front, peer, request)``; refusals are raised as
+Each handler is ``async (front, peer, request)`` for one kind of request, paired
+with it by :func:`on`; refusals are raised as
 :class:`~server.core.values.RoomError` and become error frames in the connection.
 Session requests (``hello``, ``ping``) live in server/sessions.py.
 """
@@ -13,7 +14,7 @@ Session requests (``hello``, ``ping``) live in server/sessions.py.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Protocol, TypeVar, cast
 
 from protocol import messages as M
 from protocol.views import outcome_view
@@ -43,7 +44,7 @@ from protocol.wire import (
 from .. import ids
 from ..core import decide as D
 from ..core.room import Room
-from ..core.values import Decision, Role, RoomError
+from ..core.values import Decision, RoomError
 from ..core.views import (
     board_view,
     deal_logs,
@@ -57,7 +58,7 @@ from ..peer import Peer, SessionState
 from ..store.base import StoreUnavailable, unavailable
 from .runner import Release, Reply, RoomRunner, Venue
 
-__all__ = ["ROOM_HANDLERS", "Front", "Handler"]
+__all__ = ["ROOM_HANDLERS", "Front", "Handler", "on"]
 
 
 class Front(Venue, Protocol):
@@ -75,7 +76,20 @@ class Front(Venue, Protocol):
     def admit(self, what: str, peer: Peer, *, spend: bool = True) -> None: ...
 
 
-Handler = Callable[[Any, Peer, Any], Awaitable[None]]
+_F = TypeVar("_F", bound=Front)
+_R = TypeVar("_R", bound=Request)
+
+Handler = Callable[[_F, Peer, Request], Awaitable[None]]
+"""What a dispatch table holds: a handler, for the requests its key names."""
+
+
+def on(
+    kind: type[_R], handler: Callable[[_F, Peer, _R], Awaitable[None]]
+) -> tuple[type[Request], Handler[_F]]:
+    """One entry of a dispatch table: ``handler`` takes requests of ``kind``, which
+    mypy checks here. A table is looked up by the request's exact type, so its
+    handler never sees another kind: that is what makes the cast sound."""
+    return kind, cast(Handler[_F], handler)
 
 
 def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply:
@@ -150,7 +164,7 @@ async def _join(front: Front, conn: Peer, req: JoinRoom) -> None:
     _not_in_a_room(session)
     runner = _room_by_code(front, conn, req.code)
     await runner.run(
-        lambda r, c: D.decide_join(r, session.player, session.name, Role(req.role), c),
+        lambda r, c: D.decide_join(r, session.player, session.name, req.role, c),
         _joined(front, conn, req, runner),
     )
 
@@ -326,21 +340,23 @@ async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
         raise
 
 
-ROOM_HANDLERS: dict[type[Request], Handler] = {
-    CreateRoom: _create,
-    JoinRoom: _join,
-    LeaveRoom: _leave,
-    UpdateSettings: _settings,
-    Start: _start,
-    NextDeal: _next_deal,
-    RemovePlayer: _remove,
-    AddBot: _add_bot,
-    Rematch: _rematch,
-    CloseRoom: _close,
-    Ready: _ready,
-    RoomInfo: _room_info,
-    Snapshot: _snapshot,
-    React: _react,
-    DealLog: _deal_log,
-    MoveRequest: _move,
-}
+ROOM_HANDLERS: dict[type[Request], Handler[Front]] = dict(
+    [
+        on(CreateRoom, _create),
+        on(JoinRoom, _join),
+        on(LeaveRoom, _leave),
+        on(UpdateSettings, _settings),
+        on(Start, _start),
+        on(NextDeal, _next_deal),
+        on(RemovePlayer, _remove),
+        on(AddBot, _add_bot),
+        on(Rematch, _rematch),
+        on(CloseRoom, _close),
+        on(Ready, _ready),
+        on(RoomInfo, _room_info),
+        on(Snapshot, _snapshot),
+        on(React, _react),
+        on(DealLog, _deal_log),
+        on(MoveRequest, _move),
+    ]
+)

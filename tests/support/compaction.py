@@ -101,9 +101,8 @@ async def play_randomly(
             else:
                 move = rng.choice(board.legal_moves())
             n = len(deal.logs[pid])
-            wire = move.to_wire()
             await run(
-                lambda r, ctx, p=pid, d=deal.number, k=n, m=wire: D.decide_move(r, p, d, k, m, ctx)
+                lambda r, ctx, p=pid, d=deal.number, k=n, m=move: D.decide_move(r, p, d, k, m, ctx)
             )
         elif roll < 0.89:
             role = Role.PLAYER if who.startswith("p") else Role.SPECTATOR

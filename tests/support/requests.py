@@ -1,0 +1,34 @@
+"""A sample of every request a client may send, by its ``type``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Every field set, none left to its default: each is a map a client may send, as
+# ``request_message`` makes it (so a test of that direction compares them as they
+# are). tests/test_requests.py sends them all through the relay, ``leave_room``
+# last: it is the client's way out.
+SAMPLES: dict[str, dict[str, Any]] = {
+    "hello": {"version": 1, "name": "Bea", "token": "not-a-token"},
+    "ping": {},
+    "create_room": {"settings": {"draw": 3, "deals_per_round": 2}},
+    "update_settings": {"settings": {"scoring": "vegas"}},
+    "start": {},
+    "next_deal": {},
+    "remove_player": {"player": "pNOBODY"},
+    "add_bot": {"pace": "fast"},
+    "rematch": {},
+    "close_room": {},
+    "ready": {},
+    "room_info": {"code": "ZZZZZZ"},
+    "move": {
+        "deal": 1,
+        "move": {"kind": "tableau_tableau", "from": 2, "to": 5, "count": 3},
+        "n": 7,
+    },
+    "snapshot": {},
+    "react": {"reaction": "wow"},
+    "deal_log": {"deal": 1},
+    "join_room": {"code": "ZZZZZZ", "role": "spectator"},
+    "leave_room": {},
+}
