@@ -23,7 +23,7 @@ from protocol.wire import Request
 
 from ..core.values import RoomError
 from ..peer import Peer
-from ..sessions import Service
+from ..service import Service
 from ..store.base import StoreUnavailable, unavailable
 from ..store.redis import RedisStore
 from ..store.redis_conn import Link, guard
@@ -181,12 +181,8 @@ class Tunnels:
         # This node's copy of the session was only a stub for the tunnel; the next
         # hello reads the store again, wherever the room runs by then.
         session = conn.session
-        if (
-            session is not None
-            and self.service.sessions.get(session.player) is session
-            and session.peer in (None, conn)
-        ):
-            del self.service.sessions[session.player]
+        if session is not None and session.peer in (None, conn):
+            self.service.sessions.forget(session)
 
     # -- messages ------------------------------------------------------------------
 
@@ -265,7 +261,7 @@ class Tunnels:
             req = request_from_wire(wired)
             self.disconnected(conn, keep_session=True)
             if node == self.node_id:
-                self.service.spawn(self._here(conn, req))
+                self.service.tasks.spawn(self._here(conn, req))
             else:
                 assert conn.session is not None
                 self.open(node, conn, conn.session.token)

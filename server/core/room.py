@@ -95,7 +95,7 @@ class Room:
         """Fold one record in (as on a rebuild: no events), yielding between steps
         of work: a snapshot replays every board of its round through the engine,
         one board a step, which is what a caller that must not hold its event loop
-        needs (server/sessions.py folds in slices of a few ms)."""
+        needs (server/service/adoption.py folds in slices of a few ms)."""
         if record["k"] == R.SNAPSHOT:
             self.n_records += 1
             yield from self._restore(record)

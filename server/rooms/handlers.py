@@ -7,7 +7,7 @@ then later commands may have changed the room.
 
 Each handler is ``async (front, peer, request)``; refusals are raised as
 :class:`~server.core.values.RoomError` and become error frames in the connection.
-Session requests (``hello``, ``ping``) live in server/sessions.py.
+Session requests (``hello``, ``ping``) live in server/service/dispatch.py.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ from ..core.views import (
     room_info,
     snapshot,
 )
+from ..net.allowances import Allowances, Quota
 from ..net.metrics import Metrics
 from ..peer import Peer, SessionState
 from ..store.base import StoreUnavailable, unavailable
@@ -61,18 +62,17 @@ __all__ = ["ROOM_HANDLERS", "Front", "Handler"]
 
 
 class Front(Venue, Protocol):
-    """What the room handlers need of the sessions layer (server/sessions.py)."""
+    """What the room handlers need of the service (server/service/)."""
 
     rooms: dict[str, RoomRunner]
     metrics: Metrics
+    allowances: Allowances
 
     def session_of(self, peer: Peer) -> SessionState: ...
 
     def room_of(self, peer: Peer) -> tuple[SessionState, RoomRunner]: ...
 
     def save_session(self, session: SessionState) -> None: ...
-
-    def admit(self, what: str, peer: Peer, *, spend: bool = True) -> None: ...
 
 
 Handler = Callable[[Any, Peer, Any], Awaitable[None]]
@@ -106,7 +106,7 @@ async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
     session = front.session_of(conn)
     _not_in_a_room(session)
     D.validate_settings(req.settings)  # before a code is reserved for nothing
-    front.admit("rooms", conn)
+    front.allowances.admit(Quota.ROOMS, conn)
     code = await _reserve_code(front)
     runner = RoomRunner(front, Room(code))
     front.rooms[code] = runner
@@ -137,10 +137,10 @@ async def _reserve_code(front: Front) -> str:
 def _room_by_code(front: Front, conn: Peer, code: str) -> RoomRunner:
     """The room a join code names. A wrong code spends one of the address's
     guesses, and once they are spent no code is answered, right or wrong."""
-    front.admit("join_codes", conn, spend=False)  # once out of guesses, no answers
+    front.allowances.admit(Quota.JOIN_CODES, conn, spend=False)  # once out of guesses, no answers
     runner = front.rooms.get(code.strip().upper())
     if runner is None:
-        front.admit("join_codes", conn)
+        front.allowances.admit(Quota.JOIN_CODES, conn)
         raise RoomError(M.ErrorCode.NO_SUCH_ROOM, "no open room has that code")
     return runner
 
@@ -243,7 +243,7 @@ async def _react(front: Front, conn: Peer, req: React) -> None:
     turn, never ahead of a command not yet durable). An address has so many a
     minute (``limit_reached``), kept across reconnects like every allowance."""
     session, runner = front.room_of(conn)
-    front.admit("reactions", conn)
+    front.allowances.admit(Quota.REACTIONS, conn)
     player = session.player
 
     def make() -> Release:

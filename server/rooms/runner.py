@@ -120,7 +120,7 @@ nodes, to the lease token of this runner's incarnation."""
 
 
 class Venue(Protocol):
-    """What a runner needs of the server around it (server/sessions.py ``Service``
+    """What a runner needs of the server around it (server/service/ ``Service``
     is one): a protocol, so that the runner imports nothing above it."""
 
     store: Store
