@@ -334,8 +334,8 @@ class Cluster:
             return False
         if isinstance(req, Hello):
             assert req.token is not None
-            session = await self.service.sessions.resume(req.token)
-            conn.session, session.peer = session, conn
+            sessions = self.service.sessions
+            sessions.attach(await sessions.resume(req.token), conn)
             token = None  # the relayed hello resumes the session over there
         else:
             assert conn.session is not None

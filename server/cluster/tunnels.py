@@ -171,16 +171,28 @@ class Tunnels:
         self.outbox.put(node, [REQ, self.node_id, id(conn), req.id, request_to_wire(req)])
 
     def disconnected(self, conn: Peer, *, keep_session: bool = False) -> None:
+        """The tunnel of ``conn`` is done: its stand-in over there ends (a bye).
+
+        Except when ``conn`` was closed for a newer connection of its session
+        (4001) that is tunnelled to the same node: that connection's hello makes
+        the stand-in's session its own there and ends the stand-in itself, as one
+        connection hands a session to the next on one node. A bye could overtake
+        that hello and show the player leaving and coming back. Should the hello
+        never get that far, the next liveness check ends the stand-in
+        (:meth:`check_peers`)."""
         tunnel = self._tunnels.pop(id(conn), None)
         self._next_in.pop(id(conn), None)
         if tunnel is None:
+            return
+        session = conn.session
+        newer = session.peer if session is not None else None
+        if newer is not None and newer is not conn and self.owner_of(newer) == tunnel[0]:
             return
         self.outbox.put(tunnel[0], [BYE, self.node_id, id(conn), 0, None])
         if keep_session:
             return
         # This node's copy of the session was only a stub for the tunnel; the next
         # hello reads the store again, wherever the room runs by then.
-        session = conn.session
         if session is not None and session.peer in (None, conn):
             self.service.sessions.forget(session)
 
