@@ -314,7 +314,6 @@ class Room:
         deal = self.deals[rec["n"] - 1]
         deal.ended_at = rec["at"]
         deal.ended_by = rec["reason"]
-        deal.view = None  # kept for the moves of a running deal only (views.board_view)
         for p, replay in deal.replays.items():
             if replay.board.status is Status.PLAYING:
                 deal.end_t[p] = deal.t(rec["at"])  # scored where they stand

@@ -36,7 +36,6 @@ from protocol.wire import (
     Snapshot,
     Start,
     UpdateSettings,
-    encode_value,
     encode_with,
 )
 
@@ -44,14 +43,7 @@ from .. import ids
 from ..core import decide as D
 from ..core.room import Room
 from ..core.values import Decision, Role, RoomError
-from ..core.views import (
-    board_view,
-    deal_logs,
-    reaction_event,
-    replayed_move,
-    room_info,
-    snapshot,
-)
+from ..core.views import board_view, reaction_event, room_info, snapshot
 from ..net.allowances import Allowances, Quota
 from ..net.metrics import Metrics
 from ..peer import Peer, SessionState
@@ -82,10 +74,11 @@ def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply
     session = front.session_of(conn)
 
     def reply(_d: Decision) -> Release:
-        msg = M.joined(
-            req.id,
-            room=snapshot(runner.room, session.player, front.clock.now(), runner.seeds.finding),
+        now = front.clock.now()
+        view = snapshot(
+            runner.room, session.player, now, runner.seeds.finding, revealed=runner.memo.revealed
         )
+        msg = M.joined(req.id, room=view)
 
         def send() -> None:
             session.room_code = runner.code
@@ -228,10 +221,11 @@ async def _snapshot(front: Front, conn: Peer, req: Snapshot) -> None:
     session, runner = front.room_of(conn)
 
     def make() -> Release:
-        msg = M.snapshot(
-            req.id,
-            room=snapshot(runner.room, session.player, front.clock.now(), runner.seeds.finding),
+        now = front.clock.now()
+        view = snapshot(
+            runner.room, session.player, now, runner.seeds.finding, revealed=runner.memo.revealed
         )
+        msg = M.snapshot(req.id, room=view)
         return lambda: conn.send(msg)
 
     await runner.read(make)  # never shows a command before it is durable
@@ -266,9 +260,8 @@ async def _deal_log(front: Front, conn: Peer, req: DealLog) -> None:
 
     The replay that gives each move its result, and the encoding, are work in
     the length of the logs, and every member may ask (again after each resume):
-    so each deal's logs are encoded once per subprotocol and kept with the deal,
-    and a request costs a copy of those bytes. A deal over takes no more moves,
-    so they never go stale; a rematch drops them with the round."""
+    so each deal's logs are encoded once per subprotocol and kept by the runner
+    (server/rooms/memo.py), and a request costs a copy of those bytes."""
     _session, runner = front.room_of(conn)
 
     def make() -> Release:
@@ -278,11 +271,8 @@ async def _deal_log(front: Front, conn: Peer, req: DealLog) -> None:
             # Released in turn like any answer of a read, never ahead of it.
             text = f"deal {req.deal} of this round is not over for everyone: no log to show"
             return lambda: conn.error(req.id, M.ErrorCode.WRONG_DEAL, text)
-        binary = conn.binary
-        logs = deal.encoded_logs.get(binary)
-        if logs is None:
-            logs = deal.encoded_logs[binary] = encode_value(deal_logs(deal), binary).data
-        data = encode_with(M.deal_log(req.id, deal=deal.number, logs=Encoded(logs)), binary)
+        logs = Encoded(runner.memo.deal_logs(deal, conn.binary))
+        data = encode_with(M.deal_log(req.id, deal=deal.number, logs=logs), conn.binary)
         return lambda: conn.send_data(data)
 
     await runner.read(make)  # like a snapshot: never ahead of what is durable
@@ -299,7 +289,7 @@ async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
             # A move the log holds already: its original reply, rebuilt. It is
             # queued behind the commands before it like any reply, so it leaves
             # only once the move it repeats is durable.
-            t, outcome, board, score = replayed_move(room, deal, player, d.retry)
+            t, outcome, board, score = runner.memo.replayed_move(room, deal, player, d.retry)
         else:
             assert d.outcome is not None
             outcome = d.outcome

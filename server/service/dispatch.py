@@ -83,7 +83,13 @@ async def _hello(desk: Desk, conn: Peer, req: Hello) -> None:
         # ones), sent when they are durable.
         member = session.player in runner.room.members
         view = (
-            snapshot(runner.room, session.player, desk.clock.now(), runner.seeds.finding)
+            snapshot(
+                runner.room,
+                session.player,
+                desk.clock.now(),
+                runner.seeds.finding,
+                revealed=runner.memo.revealed,
+            )
             if member
             else None
         )
