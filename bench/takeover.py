@@ -9,7 +9,7 @@ default of ``serve``) in the two shapes a store may hold it:
 - ``whole``: every record, as a server without compaction keeps it;
 - ``compacted``: what this server keeps, the last snapshot and the records after it.
 
-and each is taken over ``--repeat`` times by a fresh service (``adopt_room``: load,
+and each is taken over ``--repeat`` times by a fresh service (``Adoption.adopt``: load,
 fold, presence decided, runner published), three ways:
 
 - ``whole, at once``: the whole log folded in one go, as before compaction;
@@ -42,7 +42,6 @@ from typing import Any
 from protocol.board import Board
 from protocol.moves import Move, MoveKind, Status
 from protocol.wire import encode
-from server import sessions
 from server.core import decide as D
 from server.core import records as R
 from server.core.records import decode_record
@@ -52,7 +51,7 @@ from server.core.views import room_view
 from server.net.clock import SystemClock
 from server.net.metrics import Metrics
 from server.rooms.runner import RoomRunner
-from server.sessions import Service
+from server.service import Service, adoption
 from server.store.memory import MemoryStore
 from server.store.sqlite import SqliteStore
 
@@ -183,7 +182,7 @@ async def take_over(store: SqliteStore, code: str) -> tuple[float, float]:
     monitor.start()
     start = time.perf_counter()
     try:
-        assert await service.adopt_room(code)
+        assert await service.adoption.adopt(code)
         runner = service.rooms[code]
         answered = asyncio.get_running_loop().create_future()
 
@@ -219,13 +218,13 @@ async def measure(log: list[bytes], repeat: int) -> dict[str, dict[str, Any]]:
                     code = f"{name[:4].upper()}{i:02d}"
                     await store.reserve_room(code)
                     await store.append(code, forms[form])
-                    saved = sessions.FOLD_SLICE_S
+                    saved = adoption.FOLD_SLICE_S
                     if at_once:
-                        sessions.FOLD_SLICE_S = float("inf")
+                        adoption.FOLD_SLICE_S = float("inf")
                     try:
                         took, hold = await take_over(store, code)
                     finally:
-                        sessions.FOLD_SLICE_S = saved
+                        adoption.FOLD_SLICE_S = saved
                     takes.append(took)
                     holds.append(hold)
                 out[name] = {

@@ -13,7 +13,8 @@
   limits, metrics, the clock.
 - ``rooms/`` — the asyncio runner of one room (its pipeline to the store, its
   timer) and the room requests' handlers.
-- ``sessions.py`` — sessions, and which room a request goes to.
+- ``service/`` — sessions, and which room a request goes to: its pieces
+  (sessions, room adoption, dispatch, seeds) each a module.
 - ``cluster/`` — several nodes on one Redis: leases, the relay, tunnels.
 - ``app.py``, ``cli.py`` — wiring and the command line.
 """

@@ -31,7 +31,7 @@ from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, too_many
 from .net.metrics import Metrics
 from .net.ratelimit import client_address
 from .rooms.proofs import ProvenPools
-from .sessions import IDLE_ROOM_MS, Service
+from .service import IDLE_ROOM_MS, Service
 from .store.base import Store, StoreUnavailable
 from .store.memory import MemoryStore
 
@@ -152,8 +152,8 @@ class RaceServer:
     async def start(self) -> None:
         """Connect the store (when it needs the loop), rebuild open rooms, listen."""
         if self._store_factory is not None:
-            self.store = self.service.store = await self._store_factory()
-            self.service.proofs.use(self.store)
+            self.store = await self._store_factory()
+            self.service.use_store(self.store)
             self._store_factory = None
         if self.clustered:
             from .cluster.leases import Cluster
@@ -199,7 +199,7 @@ class RaceServer:
         """Close every client with 1001 (going away), then the store."""
         # First the proven-seed pools: a room waiting for one is refused at once
         # rather than holding its connection, and so the shutdown, open.
-        await self.service.proofs.close()
+        await self.service.seeding.proofs.close()
         if self._server is not None:
             self._server.close(close_connections=True)
             await self._server.wait_closed()

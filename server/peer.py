@@ -1,6 +1,6 @@
 """The server's view of one client: a session, and the connection it speaks through.
 
-A leaf module on purpose. The sessions layer (server/sessions.py), the room
+A leaf module on purpose. The service (server/service/), the room
 runners (server/rooms/) and the cluster's relay (server/cluster/) all hand frames
 to "a client connection" without knowing whether it is a local socket
 (server/net/connection.py) or a client of another node reached through the relay

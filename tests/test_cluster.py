@@ -286,3 +286,33 @@ async def test_a_relayed_host_seats_a_bot_and_everyone_reacts(
             got = await c.event("reaction")
             assert (got["player"], got["reaction"]) == (bob.player, "gg")
         assert lease_holder(redis, code) == holder  # the room never moved to B
+
+
+async def test_a_session_opened_again_closes_its_older_connection(
+    redis: RedisServer, tmp_path: Path
+) -> None:
+    """Bob, relayed through B to Ann's room on A, opens his session again: on B,
+    then on A. Each time his older connection is closed with 4001, the newer one
+    plays on, and the room never sees him go offline: as on one node, one
+    connection hands the session to the next."""
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann, bob = await player(a.url, "Ann"), await player(b.url, "Bob")
+        code = (await ann.ok("create_room"))["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        await ann.event("members")  # Bob arrives
+
+        again, welcome = await resume(b.url, bob.token)  # the node he was on
+        assert await bob.closed() == 4001
+        assert welcome["room"]["code"] == code
+        third, welcome = await resume(a.url, bob.token)  # the room's own node
+        assert await again.closed() == 4001
+        assert welcome["room"]["code"] == code
+
+        await third.ok("react", reaction="gg")
+        got = await ann.event("reaction")
+        assert got["player"] == bob.player
+        await ann.caught_up()
+        for event in ann.events:
+            if event["type"] == "members":
+                seen = {p["id"]: p["connected"] for p in event["players"]}
+                assert seen.get(bob.player, True), event  # (before he came: absent)

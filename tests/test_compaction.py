@@ -20,7 +20,7 @@ import pytest
 from server.core import records as R
 from server.core.records import decode_record, encode_record
 from server.core.room import Room
-from server.sessions import fold_room
+from server.service.adoption import fold_room
 from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
 from server.store.redis import RedisStore
@@ -130,7 +130,7 @@ async def test_adoption_folds_in_slices(monkeypatch: pytest.MonkeyPatch) -> None
     monitor = asyncio.create_task(watch())
     await asyncio.sleep(0)
     try:
-        assert await other.adopt_room("ROOM01")
+        assert await other.adoption.adopt("ROOM01")
         done.set()
         await monitor
         assert len(gaps) > 3  # it let the loop run, more than once

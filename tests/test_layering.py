@@ -26,7 +26,16 @@ SERVER_LAYERS = [
     ("server.store",),
     ("server.net",),
     ("server.rooms",),
-    ("server.sessions",),
+    # server/service/'s pieces (server/service/__init__.py), in their own order
+    (
+        "server.service.tasks",
+        "server.service.hooks",
+        "server.service.presence",
+        "server.service.sessions",
+        "server.service.seeding",
+    ),
+    ("server.service.adoption", "server.service.dispatch"),
+    ("server.service",),
     ("server.cluster",),
     ("server.app", "server.cli", "server.__main__", "server"),
 ]

@@ -37,7 +37,8 @@ from server.core.values import Role, RoomError
 from server.net.clock import SystemClock
 from server.net.metrics import Metrics
 from server.rooms.runner import RoomRunner
-from server.sessions import Service, fold_room
+from server.service import Service
+from server.service.adoption import fold_room
 from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
 from server.store.redis import LeaseLost, RedisStore
@@ -230,7 +231,7 @@ async def test_concurrent_adoptions_make_one_runner_and_a_stale_one_cannot_appen
     try:
         found = await asyncio.gather(
             *(cluster.locate(code) for _ in range(8)),
-            *(service.adopt_room(code) for _ in range(4)),
+            *(service.adoption.adopt(code) for _ in range(4)),
         )
         assert found == [LOCAL] * 8 + [True] * 4
         assert adoptions_of(service) == 1
@@ -244,7 +245,7 @@ async def test_concurrent_adoptions_make_one_runner_and_a_stale_one_cannot_appen
         # the first forgotten, not stopped): a new token, and the store refuses
         # the first one although nothing told it to stop.
         del service.rooms[code]
-        assert await service.adopt_room(code)
+        assert await service.adoption.adopt(code)
         second = service.rooms[code]
         assert second is not first and not first.stopped
         assert adoptions_of(service) == 2

@@ -17,7 +17,7 @@ from protocol.settings import DealRules
 from server.app import RaceServer
 from server.core.views import room_view
 from server.rooms.proofs import ProvenPools, Verdict, prove_seed
-from server.sessions import fold_room
+from server.service.adoption import fold_room
 from server.store.memory import MemoryStore
 from tests.support.gated import GatedExecutor
 from tests.support.inprocess import FakeClock, Seeds, running_server

@@ -247,14 +247,14 @@ async def test_storage_unavailable_move_not_applied() -> None:
 
 async def test_internal_error_keeps_connection(server: Any, monkeypatch: Any) -> None:
     from protocol.wire import Ping
-    from server import sessions as service
+    from server.service import dispatch
 
     client = await player(server, "Ann")
 
     async def broken(*_a: Any) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setitem(service._HANDLERS, Ping, broken)
+    monkeypatch.setitem(dispatch.HANDLERS, Ping, broken)
     reply = await client.request("ping")
     assert reply["code"] == "internal_error"
     monkeypatch.undo()

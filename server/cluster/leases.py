@@ -15,7 +15,7 @@ lease — frozen, cut off, declared dead — cannot write another word to the lo
 held the lease already, and a runner appends with the token of the claim it was
 made for (:meth:`Cluster.writer`). So a runner that was replaced or given up,
 even in this process, is fenced off by the store like a dead node is. Claims are
-only made by the service's single-flight adoption (server/sessions.py), so
+only made by the service's single-flight adoption (server/service/adoption.py), so
 concurrent requests for one room make one claim and one runner.
 
 **Liveness is a subscription.** Each node subscribes to its own channel
@@ -51,7 +51,7 @@ from protocol.wire import Hello, JoinRoom, Request
 
 from ..peer import Peer
 from ..rooms.runner import Writer
-from ..sessions import Service
+from ..service import Service
 from ..store.base import StoreUnavailable, unavailable
 from ..store.redis import RedisStore
 from ..store.redis_conn import Script, guard
@@ -231,17 +231,17 @@ class Cluster:
         another node's id, or None when there is no such open room.
 
         Any number of calls for one room at once (clients resuming together, the
-        scan) share one adoption: :meth:`Service.adopt_room` is single-flight."""
+        scan) share one adoption: :meth:`Adoption.adopt` is single-flight."""
         for _ in range(3):
             if code in self.service.rooms:
                 return LOCAL
-            if not self.service.adopting(code):
+            if code not in self.service.adoption:
                 held = await self._lease_holder(code)
                 if held is not None and _node_of(held) != self.node_id:
                     node = _node_of(held)
                     if not await self.tunnels.is_dead(node):
                         return node
-            if await self.service.adopt_room(code):
+            if await self.service.adoption.adopt(code):
                 return LOCAL
             async with guard("locate", self.store.pool.timeout):
                 index = self.store.pool.protocol()
@@ -282,7 +282,7 @@ class Cluster:
     async def _tick(self) -> None:
         """Renew our leases (all in one script call), then check on our peers."""
         for code in [c for c in self._leases if c not in self.service.rooms]:
-            if not self.service.adopting(code):  # (an adoption holds its lease already)
+            if code not in self.service.adoption:  # (an adoption holds its lease already)
                 self._leases.pop(code, None)  # closed here: close_room deleted the lease
         if self._leases:
             codes = list(self._leases)
@@ -334,8 +334,8 @@ class Cluster:
             return False
         if isinstance(req, Hello):
             assert req.token is not None
-            session = await self.service.resume_session(req.token)
-            conn.session, session.peer = session, conn
+            sessions = self.service.sessions
+            sessions.attach(await sessions.resume(req.token), conn)
             token = None  # the relayed hello resumes the session over there
         else:
             assert conn.session is not None

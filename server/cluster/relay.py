@@ -55,7 +55,7 @@ from protocol.wire import WireError, encode, request_message
 
 from ..core.values import RoomError
 from ..peer import SessionState
-from ..sessions import Service
+from ..service import Service
 
 __all__ = ["Outbox", "RemoteConn", "decode_batch"]
 
@@ -171,7 +171,8 @@ class RemoteConn:
     async def _attach(self, token: str) -> None:
         """The client said hello at its edge (it joins a room that runs here):
         take its session over here too, before any of its requests runs."""
-        self.service.attach(await self.service.resume_session(token), self)
+        sessions = self.service.sessions
+        sessions.attach(await sessions.resume(token), self)
 
     async def _work(self, token: str | None) -> None:
         try:

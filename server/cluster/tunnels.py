@@ -23,7 +23,7 @@ from protocol.wire import Request, parse_request, request_message
 
 from ..core.values import RoomError
 from ..peer import Peer
-from ..sessions import Service
+from ..service import Service
 from ..store.base import StoreUnavailable, unavailable
 from ..store.redis import RedisStore
 from ..store.redis_conn import Link, guard
@@ -169,22 +169,30 @@ class Tunnels:
         self.outbox.put(node, [REQ, self.node_id, id(conn), req.id, request_message(req)])
 
     def disconnected(self, conn: Peer, *, keep_session: bool = False) -> None:
+        """The tunnel of ``conn`` is done: its stand-in over there ends (a bye).
+
+        Except when ``conn`` was closed for a newer connection of its session
+        (4001) that is tunnelled to the same node: that connection's hello makes
+        the stand-in's session its own there and ends the stand-in itself, as one
+        connection hands a session to the next on one node. A bye could overtake
+        that hello and show the player leaving and coming back. Should the hello
+        never get that far, the next liveness check ends the stand-in
+        (:meth:`check_peers`)."""
         tunnel = self._tunnels.pop(id(conn), None)
         self._next_in.pop(id(conn), None)
         if tunnel is None:
+            return
+        session = conn.session
+        newer = session.peer if session is not None else None
+        if newer is not None and newer is not conn and self.owner_of(newer) == tunnel[0]:
             return
         self.outbox.put(tunnel[0], [BYE, self.node_id, id(conn), 0, None])
         if keep_session:
             return
         # This node's copy of the session was only a stub for the tunnel; the next
         # hello reads the store again, wherever the room runs by then.
-        session = conn.session
-        if (
-            session is not None
-            and self.service.sessions.get(session.player) is session
-            and session.peer in (None, conn)
-        ):
-            del self.service.sessions[session.player]
+        if session is not None and session.peer in (None, conn):
+            self.service.sessions.forget(session)
 
     # -- messages ------------------------------------------------------------------
 
@@ -263,7 +271,7 @@ class Tunnels:
             req = parse_request(message)
             self.disconnected(conn, keep_session=True)
             if node == self.node_id:
-                self.service.spawn(self._here(conn, req))
+                self.service.tasks.spawn(self._here(conn, req))
             else:
                 assert conn.session is not None
                 self.open(node, conn, conn.session.token)

@@ -68,7 +68,7 @@ class DurableLog:
         """Rebuild a room from its log as the store holds it (it is all durable),
         and its durable log with it, in steps (a record decoded, a record or a board
         folded in), for a caller that must not hold its event loop for the whole
-        log (server/sessions.py ``fold_room``): returns (room, durable log)."""
+        log (server/service/adoption.py ``fold_room``): returns (room, durable log)."""
         decoded: list[Record] = []
         start = 0
         for i in range(len(data) - 1, -1, -1):  # back to the last snapshot

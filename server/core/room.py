@@ -95,7 +95,7 @@ class Room:
         """Fold one record in (as on a rebuild: no events), yielding between steps
         of work: a snapshot replays every board of its round through the engine,
         one board a step, which is what a caller that must not hold its event loop
-        needs (server/sessions.py folds in slices of a few ms)."""
+        needs (server/service/adoption.py folds in slices of a few ms)."""
         if record["k"] == R.SNAPSHOT:
             self.n_records += 1
             yield from self._restore(record)
@@ -314,7 +314,6 @@ class Room:
         deal = self.deals[rec["n"] - 1]
         deal.ended_at = rec["at"]
         deal.ended_by = rec["reason"]
-        deal.view = None  # kept for the moves of a running deal only (views.board_view)
         for p, replay in deal.replays.items():
             if replay.board.status is Status.PLAYING:
                 deal.end_t[p] = deal.t(rec["at"])  # scored where they stand

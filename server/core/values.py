@@ -163,9 +163,12 @@ def logged_move(entry: LogEntry) -> Move:
     return Move(MoveKind(entry[1]), entry[2], entry[3], entry[4])
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class Deal:
-    """One deal of the current round: a replay per player, and its timed logs."""
+    """One deal of the current round: a replay per player, and its timed logs.
+
+    A value: what views build from it is kept, where it is kept at all, by the
+    shell (server/rooms/memo.py, by a weak reference, hence the slot)."""
 
     number: int
     seed: str
@@ -182,14 +185,6 @@ class Deal:
     ended_at: int | None = None
     ended_by: str | None = None  # protocol.messages.DealEnd: why it ended (nil: not yet)
     first: str | None = None  # first winner
-    # views.board_view's last view (player, log length, view): one per deal, for
-    # the reply and the spectators' event of one move to share.
-    view: tuple[str, int, dict[str, Any]] | None = None
-    retried: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # views.replayed_move
-    revealed: bytes | None = None  # views.revealed_deal, packed, once the deal is over
-    # The deal_log reply's logs, encoded once per subprotocol (True: msgpack) by
-    # server/rooms/handlers.py: a deal over takes no more moves.
-    encoded_logs: dict[bool, bytes | str] = field(default_factory=dict)
     proof: str | None = None  # deals: winnable — the solver's winning line, secret till over
     # The deal in a snapshot record, encoded once it is over (it changes no more):
     # a snapshot late in a round re-encodes only the running deal.

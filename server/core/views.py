@@ -1,5 +1,10 @@
 """The maps the room sends: room views, deal views, member lists. Pure.
 
+A view builds what it returns and changes nothing: built twice, it is the same
+map, and the room is as it was. What is worth keeping between two calls (a past
+deal's revealed map, a retried move's reply, a deal's encoded logs) the shell
+keeps (server/rooms/memo.py).
+
 This is the one place where room state turns into wire content, so it is the one
 place to audit for hidden information (docs/rules.md §8). Boards leave only through the
 engine's views: :func:`protocol.views.player_view` (face-up cards only) while a deal
@@ -10,10 +15,9 @@ are :func:`protocol.views.progress` only, until the deal is over.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, Protocol
-
-import msgpack  # type: ignore[import-untyped]
 
 from protocol import messages as M
 from protocol.messages import Message, Reaction
@@ -28,6 +32,7 @@ from .series import Series
 from .values import MAX_PLAYERS, Deal, Fanout, Member, Role, RoomState, logged_move
 
 __all__ = [
+    "Reveal",
     "board_view",
     "deal_logs",
     "deal_over_event",
@@ -83,24 +88,12 @@ class RoomLike(Protocol):
 
 
 def board_view(deal: Deal, player: str) -> dict[str, Any]:
-    """``player``'s board as they (and spectators) see it, built once per move:
-    the mover's reply and the spectators' progress event share it.
-
-    Only the deal's last view is kept: one per player would hold a view of every
-    board for seconds, tens of thousands of containers on a busy server that the
-    collector's young passes scan again and again before they die.
+    """``player``'s board as they (and spectators) see it.
 
     ``logged`` is the length of the player's log of the deal: the number their
     next move carries (docs/protocol.md, ``move``). The board's own ``moves``
     will not do, since an undo takes one off it while the log grows."""
-    version = len(deal.logs[player])
-    cached = deal.view
-    if cached is not None and cached[0] == player and cached[1] == version:
-        return cached[2]
-    view = {**player_view(deal.replays[player].board), "logged": version}
-    if not deal.over:
-        deal.view = (player, version, view)
-    return view
+    return {**player_view(deal.replays[player].board), "logged": len(deal.logs[player])}
 
 
 def replayed_move(
@@ -115,16 +108,9 @@ def replayed_move(
     the deal's first win — counted under the room's scoring now (the same unless
     the host changed scoring or bonus since).
 
-    A replay costs up to a few ms for a long log, so the last one per player is
-    kept: a client that sends one move again and again pays for one replay. A
-    log's first ``n + 1`` moves never change while the room holds the deal (a
-    rollback builds a new room)."""
+    A replay costs up to a few ms for a long log; the shell keeps the last one
+    per player (server/rooms/memo.py)."""
     settings = room.settings
-    key = (n, settings.scoring, settings.race_bonus)
-    cached = deal.retried.get(player)
-    if cached is not None and cached[0] == key:
-        parts: tuple[int, Outcome, dict[str, Any], int] = cached[1]
-        return parts
     log = deal.logs[player]
     entries = [log[i] for i in range(n + 1)]
     # ``seq`` only orders wins across players for the sheet; one score ignores it.
@@ -134,9 +120,7 @@ def replayed_move(
     score = replay.score(settings.scoring, t)
     if outcome.status is Status.WON and deal.first == player:
         score += settings.race_bonus
-    parts = (t, outcome, {**player_view(replay.board), "logged": n + 1}, score)
-    deal.retried[player] = (key, parts)
-    return parts
+    return t, outcome, {**player_view(replay.board), "logged": n + 1}, score
 
 
 def members_payload(room: RoomLike) -> dict[str, Any]:
@@ -199,15 +183,8 @@ def revealed_deal(deal: Deal) -> dict[str, Any]:
     """What is on show of a deal that is over for everyone: its seed and every
     final board (face-down cards too), but not its logs (:func:`deal_logs`).
 
-    A deal that is over takes no more moves, so its map is built once and kept in
-    ``deal.revealed``, packed: a round's deals over would otherwise hold a few
-    hundred containers each (every card of every board) for the collector to walk
-    on each full pass, for as long as the round lasts. Each call unpacks a fresh
-    map (the caller may add to it: a snapshot adds :func:`past_summary`).
-    """
-    if deal.revealed is not None:
-        unpacked: dict[str, Any] = msgpack.unpackb(deal.revealed, raw=False)
-        return unpacked
+    Work in the number of boards (and a proof's length): a snapshot shows every
+    deal over of the round, so the shell keeps each one's (server/rooms/memo.py)."""
     revealed = {
         "number": deal.number,
         "seed": deal.seed,
@@ -220,9 +197,12 @@ def revealed_deal(deal: Deal) -> dict[str, Any]:
         revealed["proof"] = check_proof(
             deal.seed, deal.rules, moves_from_solver(deal.proof)
         ).to_wire()
-    if deal.over:
-        deal.revealed = msgpack.packb(revealed, use_bin_type=True)
     return revealed
+
+
+Reveal = Callable[[Deal], dict[str, Any]]
+"""How a view has a past deal's revealed map: :func:`revealed_deal`, or the
+shell's kept copy of it (server/rooms/memo.py ``ViewMemo.revealed``)."""
 
 
 def deal_logs(deal: Deal) -> dict[str, list[dict[str, Any]]]:
@@ -234,7 +214,7 @@ def deal_logs(deal: Deal) -> dict[str, list[dict[str, Any]]]:
     the fold), so nothing is replayed; still, the maps are work in the length of
     the logs, which is why only ``deal_over`` (once, to everyone) and the
     ``deal_log`` request (encoded once per deal and subprotocol, by
-    server/rooms/handlers.py) carry them, and no snapshot does.
+    server/rooms/memo.py) carry them, and no snapshot does.
     """
     logs: dict[str, list[dict[str, Any]]] = {}
     n = RESULT_FIELDS
@@ -274,10 +254,12 @@ def past_summary(room: RoomLike, deal: Deal, now: int) -> dict[str, dict[str, An
     }
 
 
-def past_deal(room: RoomLike, deal: Deal, now: int) -> dict[str, Any]:
+def past_deal(
+    room: RoomLike, deal: Deal, now: int, *, revealed: Reveal = revealed_deal
+) -> dict[str, Any]:
     """A ``history`` entry: the revealed deal and its summary, no logs. Work in
     the number of players, whatever the length of their logs."""
-    return {**revealed_deal(deal), "summary": past_summary(room, deal, now)}
+    return {**revealed(deal), "summary": past_summary(room, deal, now)}
 
 
 def deal_over_event(room: RoomLike, deal: Deal, now: int, seq: int) -> Message:
@@ -286,12 +268,18 @@ def deal_over_event(room: RoomLike, deal: Deal, now: int, seq: int) -> Message:
 
 
 def room_view(
-    room: RoomLike, member: str, now: int, finding_deal: int | None = None
+    room: RoomLike,
+    member: str,
+    now: int,
+    finding_deal: int | None = None,
+    *,
+    revealed: Reveal = revealed_deal,
 ) -> dict[str, Any]:
     """The room as ``member`` may see it now: the ``room`` of ``joined``, of the
     ``snapshot`` reply and of a resuming ``welcome`` (docs/protocol.md "Room
     view"). ``finding_deal``: the number of the deal the shell is finding a proven
-    seed for (``deals: winnable``), if any.
+    seed for (``deals: winnable``), if any; ``revealed``: how its past deals'
+    revealed maps are had.
 
     Bounded work per call, however long the round: its past deals come as
     summaries and boards (built once per deal), their logs only on request."""
@@ -299,7 +287,7 @@ def room_view(
     role = m.role if m is not None else Role.SPECTATOR
     who = member if role != Role.SPECTATOR else SPECTATOR_VIEW
     deal = room.deal
-    history = [past_deal(room, d, now) for d in room.deals if d.over]
+    history = [past_deal(room, d, now, revealed=revealed) for d in room.deals if d.over]
     return {
         "code": room.code,
         "seq": room.seq,

@@ -102,7 +102,7 @@ def _quick_id(frame: bytes | str, binary: bool) -> Any:
 
 
 class Dispatcher(Protocol):
-    """Where a connection's requests go (server/sessions.py ``Service`` is one)."""
+    """Where a connection's requests go (server/service/ ``Service`` is one)."""
 
     metrics: Metrics
     connections: set[Peer]

@@ -13,9 +13,9 @@ forgiven only once it has filled up again, i.e. after the client has been quiet
 for a while: a flooder that paces itself to just above the limit, or reconnects,
 still piles them up, and is closed with 4008.
 
-What an address may **create** is capped per minute — sessions, rooms, wrong
-join codes (a code guessed at 12,000 a second finds a room in minutes; at 20 a
-minute, in years) — by :class:`Allowance`, a bucket without strikes.
+What an address may **create** is capped per minute (server/net/allowances.py)
+by :class:`Allowance`, a bucket without strikes, kept here beside the frame
+buckets.
 
 Buckets that are full again and idle are dropped (:meth:`Limiter.prune`), so
 memory follows the clients active in the last minutes, whatever came before.

@@ -37,6 +37,7 @@ from ..core.room import Room
 from ..core.values import Decision, Fanout, Member, RoomError, RoomState
 from ..core.views import reaction_event, room_view
 from ..net.clock import Clock
+from .memo import ViewMemo
 from .timer import RETRY_S, Release
 
 __all__ = ["BotDriver", "BotSeats"]
@@ -65,6 +66,7 @@ class Seated(Protocol):
     """What a driver needs of its room's runner (server/rooms/runner.py)."""
 
     room: Room
+    memo: ViewMemo
 
     @property
     def code(self) -> str: ...
@@ -151,7 +153,9 @@ class BotDriver:
         got: list[dict[str, Any]] = []
 
         def make() -> Release:
-            view = room_view(runner.room, self.bot, runner.clock.now())
+            view = room_view(
+                runner.room, self.bot, runner.clock.now(), revealed=runner.memo.revealed
+            )
             return lambda: got.append(view)
 
         await runner.read(make)

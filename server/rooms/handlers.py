@@ -8,7 +8,7 @@ then later commands may have changed the room.
 Each handler is ``async (front, peer, request)`` for one kind of request, paired
 with it by :func:`on`; refusals are raised as
 :class:`~server.core.values.RoomError` and become error frames in the connection.
-Session requests (``hello``, ``ping``) live in server/sessions.py.
+Session requests (``hello``, ``ping``) live in server/service/dispatch.py.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ from protocol.wire import (
     Snapshot,
     Start,
     UpdateSettings,
-    encode_value,
     encode_with,
 )
 
@@ -45,14 +44,8 @@ from .. import ids
 from ..core import decide as D
 from ..core.room import Room
 from ..core.values import Decision, RoomError
-from ..core.views import (
-    board_view,
-    deal_logs,
-    reaction_event,
-    replayed_move,
-    room_info,
-    room_view,
-)
+from ..core.views import board_view, reaction_event, room_info, room_view
+from ..net.allowances import Allowances, Quota
 from ..net.metrics import Metrics
 from ..peer import Peer, SessionState
 from ..store.base import StoreUnavailable, unavailable
@@ -62,18 +55,17 @@ __all__ = ["ROOM_HANDLERS", "Front", "Handler", "on"]
 
 
 class Front(Venue, Protocol):
-    """What the room handlers need of the sessions layer (server/sessions.py)."""
+    """What the room handlers need of the service (server/service/)."""
 
     rooms: dict[str, RoomRunner]
     metrics: Metrics
+    allowances: Allowances
 
     def session_of(self, peer: Peer) -> SessionState: ...
 
     def room_of(self, peer: Peer) -> tuple[SessionState, RoomRunner]: ...
 
     def save_session(self, session: SessionState) -> None: ...
-
-    def admit(self, what: str, peer: Peer, *, spend: bool = True) -> None: ...
 
 
 _F = TypeVar("_F", bound=Front)
@@ -96,10 +88,11 @@ def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply
     session = front.session_of(conn)
 
     def reply(_d: Decision) -> Release:
-        msg = M.joined(
-            req.id,
-            room=room_view(runner.room, session.player, front.clock.now(), runner.seeds.finding),
+        now = front.clock.now()
+        view = room_view(
+            runner.room, session.player, now, runner.seeds.finding, revealed=runner.memo.revealed
         )
+        msg = M.joined(req.id, room=view)
 
         def send() -> None:
             session.room_code = runner.code
@@ -120,7 +113,7 @@ async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
     session = front.session_of(conn)
     _not_in_a_room(session)
     D.validate_settings(req.settings)  # before a code is reserved for nothing
-    front.admit("rooms", conn)
+    front.allowances.admit(Quota.ROOMS, conn)
     code = await _reserve_code(front)
     runner = RoomRunner(front, Room(code))
     front.rooms[code] = runner
@@ -151,10 +144,10 @@ async def _reserve_code(front: Front) -> str:
 def _room_by_code(front: Front, conn: Peer, code: str) -> RoomRunner:
     """The room a join code names. A wrong code spends one of the address's
     guesses, and once they are spent no code is answered, right or wrong."""
-    front.admit("join_codes", conn, spend=False)  # once out of guesses, no answers
+    front.allowances.admit(Quota.JOIN_CODES, conn, spend=False)  # once out of guesses, no answers
     runner = front.rooms.get(code.strip().upper())
     if runner is None:
-        front.admit("join_codes", conn)
+        front.allowances.admit(Quota.JOIN_CODES, conn)
         raise RoomError(M.ErrorCode.NO_SUCH_ROOM, "no open room has that code")
     return runner
 
@@ -242,10 +235,11 @@ async def _snapshot(front: Front, conn: Peer, req: Snapshot) -> None:
     session, runner = front.room_of(conn)
 
     def make() -> Release:
-        msg = M.snapshot(
-            req.id,
-            room=room_view(runner.room, session.player, front.clock.now(), runner.seeds.finding),
+        now = front.clock.now()
+        view = room_view(
+            runner.room, session.player, now, runner.seeds.finding, revealed=runner.memo.revealed
         )
+        msg = M.snapshot(req.id, room=view)
         return lambda: conn.send(msg)
 
     await runner.read(make)  # never shows a command before it is durable
@@ -257,7 +251,7 @@ async def _react(front: Front, conn: Peer, req: React) -> None:
     turn, never ahead of a command not yet durable). An address has so many a
     minute (``limit_reached``), kept across reconnects like every allowance."""
     session, runner = front.room_of(conn)
-    front.admit("reactions", conn)
+    front.allowances.admit(Quota.REACTIONS, conn)
     player = session.player
 
     def make() -> Release:
@@ -280,9 +274,8 @@ async def _deal_log(front: Front, conn: Peer, req: DealLog) -> None:
 
     The replay that gives each move its result, and the encoding, are work in
     the length of the logs, and every member may ask (again after each resume):
-    so each deal's logs are encoded once per subprotocol and kept with the deal,
-    and a request costs a copy of those bytes. A deal over takes no more moves,
-    so they never go stale; a rematch drops them with the round."""
+    so each deal's logs are encoded once per subprotocol and kept by the runner
+    (server/rooms/memo.py), and a request costs a copy of those bytes."""
     _session, runner = front.room_of(conn)
 
     def make() -> Release:
@@ -292,11 +285,8 @@ async def _deal_log(front: Front, conn: Peer, req: DealLog) -> None:
             # Released in turn like any answer of a read, never ahead of it.
             text = f"deal {req.deal} of this round is not over for everyone: no log to show"
             return lambda: conn.error(req.id, M.ErrorCode.WRONG_DEAL, text)
-        binary = conn.binary
-        logs = deal.encoded_logs.get(binary)
-        if logs is None:
-            logs = deal.encoded_logs[binary] = encode_value(deal_logs(deal), binary).data
-        data = encode_with(M.deal_log(req.id, deal=deal.number, logs=Encoded(logs)), binary)
+        logs = Encoded(runner.memo.deal_logs(deal, conn.binary))
+        data = encode_with(M.deal_log(req.id, deal=deal.number, logs=logs), conn.binary)
         return lambda: conn.send_data(data)
 
     await runner.read(make)  # like a snapshot: never ahead of what is durable
@@ -313,7 +303,7 @@ async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
             # A move the log holds already: its original reply, rebuilt. It is
             # queued behind the commands before it like any reply, so it leaves
             # only once the move it repeats is durable.
-            t, outcome, board, score = replayed_move(room, deal, player, d.retry)
+            t, outcome, board, score = runner.memo.replayed_move(room, deal, player, d.retry)
         else:
             assert d.outcome is not None
             outcome = d.outcome

@@ -92,6 +92,7 @@ from ..net.clock import Clock
 from ..peer import Peer
 from ..store.base import Store, StoreUnavailable, StoreUncertain, unavailable, uncertain
 from .bots import BotSeats
+from .memo import ViewMemo
 from .seeds import DealSeeds
 from .timer import Release, RoomTimer
 
@@ -120,7 +121,7 @@ nodes, to the lease token of this runner's incarnation."""
 
 
 class Venue(Protocol):
-    """What a runner needs of the server around it (server/sessions.py ``Service``
+    """What a runner needs of the server around it (server/service/ ``Service``
     is one): a protocol, so that the runner imports nothing above it."""
 
     store: Store
@@ -182,6 +183,7 @@ class RoomRunner:
         self.venue = venue
         self.room = room  # live: every command decided so far, durable or not
         self.durable = durable if durable is not None else DurableLog.empty(room.code)
+        self.memo = ViewMemo()  # what its views built, kept for the next time
         self.appends = 0  # batches sent to the store (the batching test counts them)
         self._queue: deque[_Entry] = deque()
         self._unsent: list[bytes] = []  # records committed, waiting for the next append

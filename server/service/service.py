@@ -1,0 +1,192 @@
+"""The service: the pieces of this package wired together.
+
+It owns the registry of live rooms (their runners,
+:class:`~server.rooms.runner.RoomRunner`) and is what every piece is handed: the
+runners' :class:`~server.rooms.runner.Venue`, the handlers'
+:class:`~server.service.dispatch.Desk`, the connections'
+:class:`~server.net.connection.Dispatcher`. Everything a room decides goes
+through its runner; the service only resolves the room and turns results into
+replies, and keeps sessions in step with what the rooms record.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
+from protocol.messages import ErrorCode
+from protocol.settings import DealRules
+from protocol.wire import Request
+
+from .. import ids
+from ..core import records as R
+from ..core.durable import DurableLog
+from ..core.room import Room
+from ..core.values import Decision, RoomError
+from ..net.allowances import Allowances
+from ..net.clock import Clock
+from ..net.connection import Limits
+from ..net.metrics import Metrics
+from ..net.ratelimit import Limiter
+from ..peer import Peer, SessionState
+from ..rooms.proofs import ProvenPools
+from ..rooms.runner import RoomRunner, Writer
+from ..store.base import Store, StoreUnavailable
+from .adoption import Adoption
+from .dispatch import dispatch
+from .hooks import ClusterHooks
+from .presence import presence
+from .seeding import Seeding
+from .sessions import Sessions
+from .tasks import Tasks
+
+__all__ = ["IDLE_ROOM_MS", "Service"]
+
+log = logging.getLogger("klondike_race.service")
+
+IDLE_ROOM_MS = 30 * 60_000  # see server/rooms/timer.py
+
+
+class Service:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        metrics: Metrics,
+        draw_seed: Callable[[], str] = ids.new_seed,
+        idle_room_ms: int = IDLE_ROOM_MS,
+        limits: Limits | None = None,
+        proofs: ProvenPools | None = None,
+    ) -> None:
+        limits = limits or Limits()
+        self.limiter = Limiter(limits.rate, limits.burst, limits.max_strikes, limits.address_factor)
+        self.allowances = Allowances(self.limiter, limits)
+        self.store = store
+        self.clock = clock
+        self.metrics = metrics
+        self.seeding = Seeding(draw_seed, proofs or ProvenPools(), store, metrics)
+        self.idle_room_ms = idle_room_ms  # rooms with nobody connected this long close
+        self.tasks = Tasks()
+        self.sessions = Sessions(self)
+        self.rooms: dict[str, RoomRunner] = {}
+        self.adoption = Adoption(self)
+        self.connections: set[Peer] = set()
+        self.cluster: ClusterHooks | None = None  # several nodes: server/cluster/
+
+    def use_store(self, store: Store) -> None:
+        """The store, connected once the event loop runs (server/app.py): the
+        proven seeds live there too."""
+        self.store = store
+        self.seeding.proofs.use(store)
+
+    # ------------------------------------------------------------------ runners
+
+    def draw_seed(self) -> str:
+        return self.seeding.draw()
+
+    async def proven_seed(self, rules: DealRules, dry: Callable[[], None]) -> tuple[str, str]:
+        return await self.seeding.proven(rules, dry)
+
+    def want_proven(self, rules: DealRules) -> None:
+        self.seeding.proofs.want(rules)
+
+    def peer_of(self, player: str) -> Peer | None:
+        return self.sessions.peer_of(player)
+
+    def connected(self, player: str) -> bool:
+        return self.sessions.peer_of(player) is not None
+
+    def writer(self, code: str) -> Writer:
+        """How a runner made now appends to ``code``'s log: with several nodes,
+        fenced by this incarnation's lease token (the cluster's); alone, plainly."""
+        if self.cluster is not None:
+            return self.cluster.writer(code)
+        store = self.store
+
+        def append(records: Sequence[bytes]) -> Awaitable[int]:
+            return store.append(code, records)
+
+        return append
+
+    def runner(self, room: Room, durable: DurableLog) -> RoomRunner:
+        return RoomRunner(self, room, durable)
+
+    def after_commit(self, runner: RoomRunner, decision: Decision) -> None:
+        """Keep sessions in step with membership: who left, who was removed, and
+        everyone when the room closes."""
+        for record in decision.records:
+            kind = record["k"]
+            if kind in (R.LEFT, R.REMOVED):
+                self.sessions.set_room(record["p"], None)
+            elif kind == R.CLOSED:
+                for pid in list(runner.room.members):
+                    self.sessions.set_room(pid, None)
+                self.rooms.pop(runner.code, None)
+                runner.stop()
+                self.tasks.spawn(self._forget_room(runner.code))
+
+    async def _forget_room(self, code: str) -> None:
+        try:
+            await self.store.close_room(code)
+        except StoreUnavailable:
+            log.warning("room %s closed but the store could not forget it", code)
+
+    # ------------------------------------------------------------------ rooms
+
+    async def recover(self) -> None:
+        """Rebuild every open room from its log (after a restart, or a crash of
+        another node); with several nodes, only those this node may run."""
+        for code in await self.store.open_rooms():
+            if code not in self.rooms:
+                await self.adoption.adopt(code)
+
+    async def stop(self) -> None:
+        """At shutdown: give up rebuilds under way and stop every runner."""
+        await self.adoption.stop()
+        for runner in self.rooms.values():
+            runner.stop()
+        await self.seeding.proofs.close()
+
+    def role_of(self, conn: Peer) -> str:
+        session = conn.session
+        if session is None or session.room_code is None:
+            return "none"
+        runner = self.rooms.get(session.room_code)
+        member = runner.room.members.get(session.player) if runner else None
+        return member.role.value if member is not None else "none"
+
+    # ------------------------------------------------------------------ connections
+
+    async def handle(self, conn: Peer, req: Request) -> None:
+        await dispatch(self, conn, req)
+
+    async def disconnected(self, conn: Peer) -> None:
+        self.connections.discard(conn)
+        if self.cluster is not None:
+            self.cluster.disconnected(conn)
+        session = self.sessions.detach(conn)
+        if session is None:
+            return  # never said hello, or resumed elsewhere
+        runner = self.rooms.get(session.room_code) if session.room_code else None
+        if runner is None:
+            self.sessions.forget_if_idle(session)
+            return
+        try:
+            await runner.run(presence(session.player, False))
+        except RoomError as exc:
+            log.warning("presence of %s not recorded: %s", session.player, exc.message)
+
+    def session_of(self, peer: Peer) -> SessionState:
+        assert peer.session is not None  # the connection checks hello first
+        return peer.session
+
+    def room_of(self, peer: Peer) -> tuple[SessionState, RoomRunner]:
+        """The requester's session and room, or ``not_in_room``."""
+        session = self.session_of(peer)
+        runner = self.rooms.get(session.room_code) if session.room_code else None
+        if runner is None:
+            raise RoomError(ErrorCode.NOT_IN_ROOM, "you are not in a room")
+        return session, runner
+
+    def save_session(self, session: SessionState) -> None:
+        self.sessions.save(session)

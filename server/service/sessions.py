@@ -1,0 +1,130 @@
+"""Sessions: who is who, and which connection speaks for them.
+
+A session is an identity (public player id, name) behind a secret token; it
+outlives connections — a client that reconnects with its token gets the same
+id, role, room and board — and its current room is kept in the store next to
+its hashed token. Memory holds only the sessions in use: connected here, or in
+a room that runs here.
+
+A connection speaks for a session through :meth:`Sessions.attach` alone, on a
+local socket, a relayed client's stand-in and the cluster's edge alike: it is
+the one place that closes an older connection of the session (4001).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from protocol import messages as M
+from protocol.messages import ErrorCode
+
+from .. import ids
+from ..core.values import RoomError
+from ..peer import Peer, SessionState
+from ..store.base import SessionRecord, Store, StoreUnavailable, unavailable
+from .tasks import Tasks
+
+__all__ = ["Sessions"]
+
+log = logging.getLogger("klondike_race.service")
+
+
+class Keeper(Protocol):
+    """Where sessions are saved (the store may be connected after the service is
+    made: server/app.py), and the tasks that save them."""
+
+    store: Store
+    tasks: Tasks
+
+
+class Sessions:
+    """The sessions in use on this node, by public player id."""
+
+    def __init__(self, keeper: Keeper) -> None:
+        self._keeper = keeper
+        self._by_player: dict[str, SessionState] = {}
+
+    def __contains__(self, player: str) -> bool:
+        return player in self._by_player
+
+    def peer_of(self, player: str) -> Peer | None:
+        """The connection that speaks for ``player`` now, if any."""
+        session = self._by_player.get(player)
+        return session.peer if session is not None else None
+
+    def attach(self, session: SessionState, conn: Peer) -> None:
+        """``conn`` speaks for ``session`` from now on; an older connection of the
+        same session is closed (4001)."""
+        old, session.peer, conn.session = session.peer, conn, session
+        if old is not None and old is not conn:
+            old.close(M.CloseCode.RESUMED_ELSEWHERE, "session resumed on another connection")
+
+    def detach(self, conn: Peer) -> SessionState | None:
+        """``conn`` is gone: the session it spoke for, now spoken for by nobody;
+        None if it never said hello or its session was resumed elsewhere."""
+        session = conn.session
+        if session is None or session.peer is not conn:
+            return None
+        session.peer = None
+        return session
+
+    async def resume(self, token: str) -> SessionState:
+        """The session behind ``token`` (``unknown_token`` if none)."""
+        try:
+            record = await self._keeper.store.get_session(token)
+        except StoreUnavailable:
+            raise unavailable() from None
+        if record is None:
+            raise RoomError(ErrorCode.UNKNOWN_TOKEN, "this server does not know that token")
+        session = self._by_player.get(record.player)
+        if session is None:
+            session = SessionState(token, record.player, record.name, record.room_code)
+            self._by_player[record.player] = session
+        return session
+
+    async def open(self, name: str) -> SessionState:
+        """A new session, stored before it is used."""
+        token = ids.new_token()
+        player = "p" + ids.new_id()
+        while player in self._by_player:
+            player = "p" + ids.new_id()
+        session = SessionState(token, player, name)
+        try:
+            await self._keeper.store.put_session(token, SessionRecord(player, name, None))
+        except StoreUnavailable:
+            raise unavailable() from None
+        self._by_player[player] = session
+        return session
+
+    def set_room(self, player: str, code: str | None) -> None:
+        """``player``'s session is in room ``code`` now (None: in none)."""
+        session = self._by_player.get(player)
+        if session is None or session.room_code == code:
+            return
+        session.room_code = code
+        self.save(session)
+        self.forget_if_idle(session)
+
+    def save(self, session: SessionState) -> None:
+        self._keeper.tasks.spawn(self._save(session))
+
+    async def _save(self, session: SessionState) -> None:
+        try:
+            await self._keeper.store.put_session(
+                session.token, SessionRecord(session.player, session.name, session.room_code)
+            )
+        except StoreUnavailable:
+            log.warning("could not save session of %s", session.player)
+
+    def forget_if_idle(self, session: SessionState) -> None:
+        """A session with no connection and no room lives on in the store only
+        (:meth:`resume` reads it back): memory holds just the sessions in use."""
+        if session.peer is None and session.room_code is None:
+            self.forget(session)
+
+    def forget(self, session: SessionState) -> None:
+        """Keep ``session`` in the store only (the cluster's edge forgets its copy
+        of a session whose room runs on another node, once its tunnel is gone)."""
+        if self._by_player.get(session.player) is session:
+            del self._by_player[session.player]
