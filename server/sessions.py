@@ -38,8 +38,9 @@ from . import ids
 from .core import decide as D
 from .core import records as R
 from .core.durable import DurableLog
+from .core.records import Decision
 from .core.room import Room
-from .core.values import Decision, RoomError
+from .core.values import RoomError
 from .core.views import snapshot
 from .net.clock import Clock
 from .net.connection import Limits
@@ -361,10 +362,9 @@ class Service:
         """Keep sessions in step with membership: who left, who was removed, and
         everyone when the room closes."""
         for record in decision.records:
-            kind = record["k"]
-            if kind in (R.LEFT, R.REMOVED):
-                self._set_room(record["p"], None)
-            elif kind == R.CLOSED:
+            if isinstance(record, (R.Left, R.Removed)):
+                self._set_room(record.player, None)
+            elif isinstance(record, R.Closed):
                 for pid in list(runner.room.members):
                     self._set_room(pid, None)
                 self.rooms.pop(runner.code, None)

@@ -16,8 +16,9 @@ from protocol.strategy import Pace
 from protocol.views import player_view
 from server.core import decide as C
 from server.core.lifecycle import TABLE, Action
+from server.core.records import Decision
 from server.core.room import Room
-from server.core.values import MAX_PLAYERS, Decision, Role, RoomError, RoomState, logged_move
+from server.core.values import MAX_PLAYERS, Role, RoomError, RoomState, logged_move
 from server.core.views import snapshot
 from tests.support.room_core import Harness, setup_room
 from tests.support.solver import board_from_view, solve

@@ -1,7 +1,7 @@
 """Deciding: what a request means for a room, as records. Pure, and read-only.
 
 Every function here inspects a :class:`~server.core.room.Room` and returns a
-:class:`~server.core.values.Decision` (records to append) or raises
+:class:`~server.core.records.Decision` (records to append) or raises
 :class:`~server.core.values.RoomError`; none of them changes the room. What each
 room state allows is not decided here but looked up in the lifecycle table
 (server/core/lifecycle.py). That is what lets
@@ -35,13 +35,12 @@ from protocol.strategy import Pace
 from . import lifecycle
 from . import records as R
 from .lifecycle import Action
-from .records import Record
+from .records import Decision, Record
 from .room import Room
 from .values import (
     MAX_PLAYERS,
     MAX_SPECTATORS,
     Deal,
-    Decision,
     LogEntry,
     Role,
     RoomError,
@@ -167,21 +166,8 @@ def _deal_started(room: Room, settings: Settings, number: int, ctx: Ctx) -> Reco
         except SeedWanted as wanted:
             wanted.number = number
             raise
-        return {
-            "k": R.DEAL,
-            "n": number,
-            "seed": seed,
-            "at": ctx.now,
-            "rules": rules.to_wire(),
-            "proof": line,
-        }
-    return {
-        "k": R.DEAL,
-        "n": number,
-        "seed": ctx.draw_seed(),
-        "at": ctx.now,
-        "rules": rules.to_wire(),
-    }
+        return R.DealStarted(number, seed, ctx.now, rules.to_wire(), line)
+    return R.DealStarted(number, ctx.draw_seed(), ctx.now, rules.to_wire())
 
 
 def _close_deal(
@@ -197,9 +183,7 @@ def _close_deal(
     if deal is None:
         return []
     settings = settings or room.settings
-    out: list[Record] = [
-        {"k": R.DEAL_ENDED, "n": deal.number, "at": ctx.now, "reason": reason.value}
-    ]
+    out: list[Record] = [R.DealEnded(deal.number, ctx.now, reason)]
     ends = round_deadline(settings, room.round_started_at)
     time_up = ends is not None and ctx.now >= ends
     remaining = len(room.round_players) if players_left is None else players_left
@@ -209,14 +193,14 @@ def _close_deal(
         or deal.number >= settings.deals_per_round
         or remaining == 0
     ):
-        out.append({"k": R.ROUND_OVER, "at": ctx.now})
+        out.append(R.RoundOver(ctx.now))
     elif settings.break_seconds > 0:
-        out.append({"k": R.BREAK, "at": ctx.now})
+        out.append(R.BreakStarted(ctx.now))
     else:
         try:
             out.append(_deal_started(room, settings, deal.number + 1, ctx))
         except SeedComing:
-            out.append({"k": R.BREAK, "at": ctx.now})  # over at once: the tick deals
+            out.append(R.BreakStarted(ctx.now))  # over at once: the tick deals
     return out
 
 
@@ -238,7 +222,7 @@ def _end_break(
     time_up = ends is not None and ctx.now >= ends
     remaining = len(room.round_players) if players_left is None else players_left
     if time_up or deal.number >= settings.deals_per_round or remaining == 0:
-        return [{"k": R.ROUND_OVER, "at": ctx.now}]
+        return [R.RoundOver(ctx.now)]
     return [_deal_started(room, settings, deal.number + 1, ctx)]
 
 
@@ -264,11 +248,11 @@ def _all_ended_without(room: Room, leaving: str) -> bool:
     return True
 
 
-def _departure(room: Room, actor: str, kind: str, ctx: Ctx) -> list[Record]:
-    out: list[Record] = [{"k": kind, "p": actor, "host": _next_host(room, actor)}]
+def _departure(room: Room, actor: str, kind: type[R.Left | R.Removed], ctx: Ctx) -> list[Record]:
+    out: list[Record] = [kind(actor, _next_host(room, actor))]
     if not any(m.bot is None for m in room.members.values() if m.id != actor):
         # The last person is gone: bots do not play on in a room nobody is in.
-        return [*out, {"k": R.CLOSED, "reason": ClosedReason.EMPTY.value}]
+        return [*out, R.Closed(ClosedReason.EMPTY)]
     if actor not in room.round_players:
         return out
     left = len(room.round_players) - 1
@@ -288,8 +272,8 @@ def decide_create(
     settings = _settings(Settings(), changes)
     return Decision(
         [
-            {"k": R.CREATED, "settings": settings.to_wire(), "host": actor, "at": ctx.now},
-            {"k": R.JOINED, "p": actor, "name": name, "role": Role.PLAYER.value},
+            R.Created(settings.to_wire(), actor, ctx.now),
+            R.Joined(actor, name, Role.PLAYER),
         ]
     )
 
@@ -320,10 +304,7 @@ def decide_join(
                 ErrorCode.ROOM_FULL, f"the room has {MAX_SPECTATORS} spectators already"
             )
     name = unique_in(name, (m.name for m in room.members.values()))
-    record: Record = {"k": R.JOINED, "p": actor, "name": name, "role": role.value, "at": ctx.now}
-    if bot is not None:
-        record["bot"] = bot.value
-    return Decision([record])
+    return Decision([R.Joined(actor, name, role, ctx.now, bot)])
 
 
 def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace, ctx: Ctx) -> Decision:
@@ -341,7 +322,7 @@ def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace, ctx: Ctx) -> De
 
 def decide_leave(room: Room, actor: str, ctx: Ctx) -> Decision:
     _member_or_fail(room, actor)
-    return Decision(_departure(room, actor, R.LEFT, ctx))
+    return Decision(_departure(room, actor, R.Left, ctx))
 
 
 def decide_remove(room: Room, actor: str, target: str, ctx: Ctx) -> Decision:
@@ -350,7 +331,7 @@ def decide_remove(room: Room, actor: str, target: str, ctx: Ctx) -> Decision:
         raise RoomError(ErrorCode.NO_SUCH_PLAYER, f"{target!r:.40} is not in this room")
     if target == actor:
         raise RoomError(ErrorCode.BAD_REQUEST, "the host leaves with leave_room, not remove_player")
-    return Decision(_departure(room, target, R.REMOVED, ctx))
+    return Decision(_departure(room, target, R.Removed, ctx))
 
 
 def decide_presence(room: Room, actor: str, connected: bool) -> Decision:
@@ -359,12 +340,12 @@ def decide_presence(room: Room, actor: str, connected: bool) -> Decision:
         return Decision()
     if member.bot is not None:
         return Decision()  # the server plays for it: it has no connection to lose
-    return Decision([{"k": R.PRESENCE, "p": actor, "on": connected}])
+    return Decision([R.Presence(actor, connected)])
 
 
 def decide_close(room: Room, actor: str) -> Decision:
     _host_only(room, actor, Action.CLOSE)
-    return Decision([{"k": R.CLOSED, "reason": ClosedReason.HOST.value}])
+    return Decision([R.Closed(ClosedReason.HOST)])
 
 
 def decide_idle_close(room: Room, ctx: Ctx) -> Decision:
@@ -373,7 +354,7 @@ def decide_idle_close(room: Room, ctx: Ctx) -> Decision:
     way, unless someone came back meanwhile."""
     if room.state == RoomState.CLOSED or people_connected(room.members.values()):
         return Decision()
-    return Decision([{"k": R.CLOSED, "reason": ClosedReason.IDLE.value}])
+    return Decision([R.Closed(ClosedReason.IDLE)])
 
 
 def decide_expiry(room: Room, ctx: Ctx) -> Decision:
@@ -382,7 +363,7 @@ def decide_expiry(room: Room, ctx: Ctx) -> Decision:
     expires = room.expires_at
     if expires is None or ctx.now < expires:
         return Decision()
-    return Decision([{"k": R.CLOSED, "reason": ClosedReason.EXPIRED.value}])
+    return Decision([R.Closed(ClosedReason.EXPIRED)])
 
 
 # ---------------------------------------------------------------------- settings, rounds
@@ -408,11 +389,11 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
     settings = _settings(room.settings, changes)
     wire = settings.to_wire()
     valid = {k: wire[k] for k in changes}
-    out: list[Record] = [{"k": R.SETTINGS, "changes": valid, "at": ctx.now}]
+    out: list[Record] = [R.SettingsSet(valid, ctx.now)]
     if settings.spectators is Spectators.NONE and room.settings.spectators is not Spectators.NONE:
         for m in room.members.values():  # no spectators: those watching leave
             if m.role == Role.SPECTATOR and m.id != actor:
-                out.append({"k": R.REMOVED, "p": m.id, "host": room.host})
+                out.append(R.Removed(m.id, room.host))
     ends = round_deadline(settings, room.round_started_at)
     if room.running is not None and ends is not None and ctx.now >= ends:
         out += _close_deal(room, ctx, DealEnd.TIME, settings=settings)
@@ -451,9 +432,7 @@ def decide_rematch(room: Room, actor: str, ctx: Ctx) -> Decision:
 def _new_round(room: Room, carry: dict[str, int], ctx: Ctx) -> Decision:
     if not room.players():
         raise lifecycle.no_players()
-    return Decision(
-        [{"k": R.ROUND, "at": ctx.now, "carry": carry}, _deal_started(room, room.settings, 1, ctx)]
-    )
+    return Decision([R.RoundStarted(ctx.now, carry), _deal_started(room, room.settings, 1, ctx)])
 
 
 def decide_next_deal(room: Room, actor: str, ctx: Ctx) -> Decision:
@@ -474,7 +453,7 @@ def decide_ready(room: Room, actor: str, ctx: Ctx) -> Decision:
         raise lifecycle.not_in_round()
     if actor in room.ready:
         return Decision()
-    out: list[Record] = [{"k": R.READY, "p": actor}]
+    out: list[Record] = [R.Ready(actor)]
     if _all_ready_with(room, ready=actor):
         out += _end_break(room, ctx)
     return Decision(out)
@@ -486,7 +465,7 @@ def decide_tick(room: Room, ctx: Ctx) -> Decision:
     the break does (the next deal)."""
     if room.time_up(ctx.now):
         if room.state == RoomState.BREAK:
-            return Decision([{"k": R.ROUND_OVER, "at": ctx.now}])
+            return Decision([R.RoundOver(ctx.now)])
         return Decision(_close_deal(room, ctx, DealEnd.TIME))
     if room.break_over(ctx.now):
         return Decision(_end_break(room, ctx))
@@ -564,9 +543,7 @@ def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx
     except IllegalMove as exc:
         raise RoomError(exc.reason, exc.message) from None
     t = max(running.t(ctx.now), log.last_t)
-    out: list[Record] = [
-        {"k": R.MOVE, "p": actor, "d": number, "t": t, "s": room.n_records, "m": move.to_wire()}
-    ]
+    out: list[Record] = [R.MovePlayed(actor, number, t, room.n_records, move)]
     if outcome.status is not Status.PLAYING and _all_ended_without(room, actor):
         out += _close_deal(room, ctx, DealEnd.ALL_ENDED)
     return Decision(out, deal=number, outcome=outcome)

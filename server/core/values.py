@@ -1,5 +1,4 @@
-"""The room core's value types: states, roles, members, deals, events, decisions,
-refusals.
+"""The room core's value types: states, roles, members, deals, events, refusals.
 
 The leaf of the core: the fold (server/core/room.py), the deciders
 (server/core/decide.py), the lifecycle table (server/core/lifecycle.py) and the
@@ -17,18 +16,15 @@ from typing import Any
 
 from protocol.board import Board
 from protocol.messages import Code, Message
-from protocol.moves import Move, MoveKind, Outcome
+from protocol.moves import Move, MoveKind
 from protocol.scoring import DealReplay
 from protocol.settings import DealRules, Settings
 from protocol.strategy import Pace
-
-from .records import Record
 
 __all__ = [
     "MAX_PLAYERS",
     "MAX_SPECTATORS",
     "Deal",
-    "Decision",
     "Fanout",
     "LogEntry",
     "Member",
@@ -235,18 +231,3 @@ class Fanout:
         if member.role == Role.PLAYER and self.players is not None:
             return self.players
         return self.everyone
-
-
-@dataclass(slots=True)
-class Decision:
-    """What a request means: records to persist, and what to reply once they are.
-
-    ``retry`` is set (and ``records`` empty) when a move request repeats one the
-    player's log already holds: the index of that move in the log of ``deal``, so
-    the reply can be the original one, rebuilt from the log.
-    """
-
-    records: list[Record] = field(default_factory=list)
-    deal: int = 0  # for "moved": the deal the move was for
-    outcome: Outcome | None = None
-    retry: int | None = None

@@ -42,8 +42,9 @@ from protocol.wire import (
 
 from .. import ids
 from ..core import decide as D
+from ..core.records import Decision
 from ..core.room import Room
-from ..core.values import Decision, Role, RoomError
+from ..core.values import Role, RoomError
 from ..core.views import (
     board_view,
     deal_logs,

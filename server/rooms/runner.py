@@ -85,9 +85,9 @@ from protocol.wire import encode
 from ..core import records as R
 from ..core.decide import Ctx, SeedWanted, decide_tick
 from ..core.durable import DurableLog
-from ..core.records import encode_record
+from ..core.records import Decision, encode_record
 from ..core.room import Room
-from ..core.values import Decision, Fanout, Member, RoomError, RoomState
+from ..core.values import Fanout, Member, RoomError, RoomState
 from ..net.clock import Clock
 from ..peer import Peer
 from ..store.base import Store, StoreUnavailable, StoreUncertain, unavailable, uncertain
@@ -102,8 +102,8 @@ log = logging.getLogger("klondike_race.room")
 SNAPSHOT_EVERY = 2000
 """Records after which a snapshot is written even in the middle of a deal (a long
 deal of many players, or a lobby that sees many comings and goings)."""
-_SNAPSHOT_AFTER = frozenset((R.DEAL_ENDED, R.ROUND))
-_MOVE_ONLY = frozenset((R.MOVE,))  # a decision of moves alone changes no deadline
+_SNAPSHOT_AFTER: frozenset[type] = frozenset((R.DealEnded, R.RoundStarted))
+_MOVE_ONLY: frozenset[type] = frozenset((R.MovePlayed,))  # changes no deadline
 
 # Release (from the timer, which needs it too): sends what was prepared; called
 # once the command is durable.
@@ -251,7 +251,7 @@ class RoomRunner:
             told, dealt = self.seeds.finding, False
             try:
                 decision = await self.run(decide, reply)
-                dealt = any(r["k"] == R.DEAL for r in decision.records)
+                dealt = any(isinstance(r, R.DealStarted) for r in decision.records)
                 return decision
             finally:
                 self.seeds.settle(wanted.rules, taken, told if not dealt else None)
@@ -306,12 +306,12 @@ class RoomRunner:
             self._queue.append(entry)
             return entry
         entry = _Entry(room.n_records, decision)
-        kinds = {r["k"] for r in decision.records}  # one pass, for the checks below
+        kinds = {type(r) for r in decision.records}  # one pass, for the checks below
         if decision.records:
             data = [encode_record(r) for r in decision.records]
             entry.recipients = dict(room.members)  # removed members learn of it too
             entry.events = self._commit(decision)
-            if R.DEAL in kinds:
+            if R.DealStarted in kinds:
                 self.seeds.dealt()
             data += self._snapshot_after(kinds)
             entry.recipients.update(self.room.members)
@@ -340,7 +340,7 @@ class RoomRunner:
             self.room = self.durable.restore([*pending, *self._unsent])
             raise
 
-    def _snapshot_after(self, kinds: set[str]) -> list[bytes]:
+    def _snapshot_after(self, kinds: set[type]) -> list[bytes]:
         """The snapshot to append after a decision's records (of ``kinds``), if
         one is due: see "Compaction" in the module docstring."""
         room = self.room

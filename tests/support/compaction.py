@@ -12,9 +12,9 @@ from typing import Any
 
 from protocol.moves import Status
 from server.core import decide as D
-from server.core.records import decode_record
+from server.core.records import Decision, Record, decode_record
 from server.core.room import Room
-from server.core.values import Decision, Role, RoomError, logged_move
+from server.core.values import Role, RoomError, logged_move
 from server.core.views import SPECTATOR_VIEW, snapshot
 from server.net.metrics import Metrics
 from server.rooms.runner import RoomRunner
@@ -143,7 +143,7 @@ async def play_randomly(
     return service, runner, clock
 
 
-def decoded(data: Sequence[bytes]) -> list[dict[str, Any]]:
+def decoded(data: Sequence[bytes]) -> list[Record]:
     return [decode_record(raw) for raw in data]
 
 

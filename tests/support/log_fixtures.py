@@ -21,6 +21,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
+from server.core.records import encode_record
 from server.core.room import Room
 from server.core.views import snapshot
 
@@ -99,4 +100,6 @@ def describe(room: Room, now: int) -> dict[str, Any]:
         "sheet": room.sheet(now).to_wire(),
     }
     views = {pid: snapshot(room, pid, now) for pid in room.members}
-    return _plain({"room": state, "snapshot_record": room.snapshot_record(), "views": views})
+    # The snapshot record in its stored form, decoded as plain msgpack.
+    stored = msgpack.unpackb(encode_record(room.snapshot_record()), raw=False)
+    return _plain({"room": state, "snapshot_record": stored, "views": views})
