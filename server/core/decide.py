@@ -120,13 +120,12 @@ class Ctx:
 
 
 def _member_or_fail(room: Room, actor: str) -> None:
-    # A closed room takes nothing more (the lifecycle table says "not in room"):
-    # with commands pipelined, a request may reach it after its close was
-    # decided and before members heard of it.
+    # A closed room takes nothing more (the lifecycle table's MEMBER row): with
+    # commands pipelined, a request may reach it after its close was decided and
+    # before members heard of it.
     if actor not in room.members:
         raise RoomError(ErrorCode.NOT_IN_ROOM, "you are not in this room")
-    if room.state == RoomState.CLOSED:
-        lifecycle.check(room.state, Action.LEAVE)
+    lifecycle.check(room.state, Action.MEMBER)
 
 
 def _host_only(room: Room, actor: str, action: Action) -> None:
@@ -286,17 +285,15 @@ def decide_join(
     A player may join at any time while a seat is free: mid-round (``playing``
     or ``break``) they are in the round from now on and dealt in from the next
     deal (server/core/room.py, ``_f_joined``)."""
-    if room.state == RoomState.CLOSED:
-        lifecycle.check(room.state, Action.JOIN_AS_SPECTATOR)
+    join = Action.JOIN_AS_PLAYER if role == Role.PLAYER else Action.JOIN_AS_SPECTATOR
+    lifecycle.check(room.state, join)
     if actor in room.members:
         raise RoomError(ErrorCode.ALREADY_IN_ROOM, "you are in this room already")
     roles = [m.role for m in room.members.values()]
     if role == Role.PLAYER:
-        lifecycle.check(room.state, Action.JOIN_AS_PLAYER)
         if roles.count(Role.PLAYER) >= MAX_PLAYERS:
             raise RoomError(ErrorCode.ROOM_FULL, f"the room has {MAX_PLAYERS} players already")
     else:
-        lifecycle.check(room.state, Action.JOIN_AS_SPECTATOR)
         if room.settings.spectators is Spectators.NONE:
             raise RoomError(ErrorCode.NO_SPECTATORS, "this room takes no spectators")
         if roles.count(Role.SPECTATOR) >= MAX_SPECTATORS:
@@ -336,7 +333,9 @@ def decide_remove(room: Room, actor: str, target: str, ctx: Ctx) -> Decision:
 
 def decide_presence(room: Room, actor: str, connected: bool) -> Decision:
     member = room.members.get(actor)
-    if member is None or member.connected == connected or room.state == RoomState.CLOSED:
+    if member is None or member.connected == connected:
+        return Decision()
+    if not lifecycle.takes(room.state, R.Presence):
         return Decision()
     if member.bot is not None:
         return Decision()  # the server plays for it: it has no connection to lose
@@ -352,7 +351,7 @@ def decide_idle_close(room: Room, ctx: Ctx) -> Decision:
     """The shell's timer found nobody connected for the idle limit (it keeps the
     time: the room does not record when members drop). Close the room the normal
     way, unless someone came back meanwhile."""
-    if room.state == RoomState.CLOSED or people_connected(room.members.values()):
+    if not lifecycle.takes(room.state, R.Closed) or people_connected(room.members.values()):
         return Decision()
     return Decision([R.Closed(ClosedReason.IDLE)])
 

@@ -126,11 +126,11 @@ class DurableLog:
         durable yet, still to be appended) folded on top when there are any."""
         room = _copy(self._base)
         for raw in self._tail:
-            room.apply(decode_record(raw), emit=False)
+            room.fold(decode_record(raw))
         self._rounds = []
         for raw in pending:
             record = decode_record(raw)
-            room.apply(record, emit=False)
+            room.fold(record)
             if isinstance(record, R.RoundStarted):
                 self.round_started(room)
         return room

@@ -38,6 +38,7 @@ from protocol.sheet import DealEntry, Sheet, build_sheet
 from protocol.strategy import Pace
 from protocol.views import logged_result
 
+from . import lifecycle
 from . import records as R
 from . import views as V
 from .records import Decision, Record, SnapshotDeal, encode_record
@@ -56,6 +57,10 @@ from .values import (
 )
 
 __all__ = ["Room"]
+
+_Event = Callable[[int], Fanout]
+"""One room event the fold will send, given its seq: built only when the record
+is applied (a rebuild numbers it and builds nothing)."""
 
 
 class Room:
@@ -87,7 +92,7 @@ class Room:
     def rebuild(cls, code: str, records: Iterable[Record]) -> Room:
         room = cls(code)
         for record in records:
-            room.apply(record, emit=False)
+            room.fold(record)
         return room
 
     def applying(self, record: Record) -> Iterator[None]:
@@ -96,10 +101,10 @@ class Room:
         one board a step, which is what a caller that must not hold its event loop
         needs (server/sessions.py folds in slices of a few ms)."""
         if isinstance(record, R.Snapshot):
-            self.n_records += 1
+            self._enter(record)
             yield from self._restore(record)
         else:
-            self.apply(record, emit=False)
+            self.fold(record)
 
     def commit(
         self, decision: Decision, on_round: Callable[[Room], None] | None = None
@@ -113,55 +118,66 @@ class Room:
                 on_round(self)
         return out
 
-    def apply(self, record: Record, *, emit: bool = True) -> list[Fanout]:
-        """Fold one record in; return its events (none when ``emit`` is false,
-        but seq advances the same, so a rebuilt room numbers on where it stopped)."""
+    def apply(self, record: Record) -> list[Fanout]:
+        """Fold one record in and build its events."""
+        return [make(seq) for seq, make in self._fold(record)]
+
+    def fold(self, record: Record) -> None:
+        """Fold one record in without building its events (a rebuild): seq
+        advances the same, so a rebuilt room numbers on where it stopped."""
+        self._fold(record)
+
+    def _fold(self, record: Record) -> list[tuple[int, _Event]]:
+        """The one fold: the record's state change, then its handler's, then its
+        events numbered (built or not, by the caller)."""
         handler = _FOLD.get(type(record))
         if handler is None:
             raise ValueError(f"not a room record: {record!r}")
-        self.n_records += 1
-        events: list[Fanout] = handler(self, record, emit)
-        return events
-
-    def _emit(self, emit: bool, *makers: Callable[[int], Message]) -> list[Fanout]:
-        """One room event per maker, each given the next seq. On a rebuild
-        (``emit`` false) seq advances the same but no message is built."""
-        out: list[Fanout] = []
-        for make in makers:
+        self._enter(record)
+        out = []
+        for make in handler(self, record):
             self.seq += 1
-            if emit:
-                out.append(Fanout(self.seq, make(self.seq)))
+            out.append((self.seq, make))
         return out
 
-    def _members(self, seq: int) -> Message:
-        return V.members_event(self, seq)
+    def _enter(self, record: Record) -> None:
+        """Count the record, and enter the state the lifecycle table gives it:
+        the only place the room's state is set."""
+        self.state = lifecycle.next_state(self.state, record)
+        self.n_records += 1
 
-    def _f_created(self, rec: R.Created, _emit: bool) -> list[Fanout]:
+    def _members(self, seq: int) -> Fanout:
+        return Fanout(seq, V.members_event(self, seq))
+
+    def _sheet_at(self, at: int) -> _Event:
+        # ``at`` is in every record that changes the sheet (a ``joined`` of
+        # before late joins had none; it changed no sheet then).
+        return lambda seq: Fanout(seq, M.sheet(seq, sheet=self.sheet(at).to_wire()))
+
+    def _f_created(self, rec: R.Created) -> list[_Event]:
         self.settings = Settings.from_wire(rec.settings)
         self.host = rec.host
         self.created_at = rec.at
         return []
 
-    def _f_joined(self, rec: R.Joined, emit: bool) -> list[Fanout]:
+    def _f_joined(self, rec: R.Joined) -> list[_Event]:
         player = rec.player
         self._set_member(Member(player, rec.name, rec.role, bot=rec.bot))
         late = rec.role is Role.PLAYER
         late = late and self.state in (RoomState.PLAYING, RoomState.BREAK)
-        if late:
-            # A late friend: in the round from now on (a column of the sheet,
-            # absent from the deals before), dealt in from the next deal; the
-            # members list shows them "joining" until then.
-            self.round_players.append(player)
-        out = self._emit(emit, self._members)
-        if late:
-            out += self._emit(emit, lambda seq: self._sheet_at(seq, rec.at or 0))
-        return out
+        if not late:
+            return [self._members]
+        # A late friend: in the round from now on (a column of the sheet, absent
+        # from the deals before), dealt in from the next deal; the members list
+        # shows them "joining" until then.
+        self.round_players.append(player)
+        return [self._members, self._sheet_at(rec.at or 0)]
 
-    def _f_presence(self, rec: R.Presence, emit: bool) -> list[Fanout]:
+    def _f_presence(self, rec: R.Presence) -> list[_Event]:
         member = self.members.get(rec.player)
         if member is not None:
             member.connected = bool(rec.on)
-        return self._emit(emit, self._members)
+        return [self._members]
 
     def _set_member(self, member: Member) -> None:
         self.members[member.id] = member
@@ -180,50 +196,46 @@ class Room:
         if player in self.ready:
             self.ready.remove(player)
 
-    def _f_left(self, rec: R.Left, emit: bool) -> list[Fanout]:
+    def _f_left(self, rec: R.Left) -> list[_Event]:
         self._drop(rec.player, rec.host)
-        return self._emit(emit, self._members)
+        return [self._members]
 
-    def _f_removed(self, rec: R.Removed, emit: bool) -> list[Fanout]:
-        out = self._emit(emit, lambda seq: M.removed(seq, player=rec.player))
+    def _f_removed(self, rec: R.Removed) -> list[_Event]:
         self._drop(rec.player, rec.host)
-        return out + self._emit(emit, self._members)
+        return [lambda seq: Fanout(seq, M.removed(seq, player=rec.player)), self._members]
 
-    def _f_settings(self, rec: R.SettingsSet, emit: bool) -> list[Fanout]:
+    def _f_settings(self, rec: R.SettingsSet) -> list[_Event]:
         before = self.settings
         self.settings = now = before.updated(rec.changes)
-        out = self._emit(
-            emit,
-            lambda seq: M.settings(
+        round_ends_at, next_deal_at = self.round_ends_at, self.next_deal_at
+        out: list[_Event] = [
+            lambda seq: Fanout(
                 seq,
-                settings=now.to_wire(),
-                round_ends_at=self.round_ends_at,
-                next_deal_at=self.next_deal_at,
-            ),
-        )
+                M.settings(
+                    seq,
+                    settings=now.to_wire(),
+                    round_ends_at=round_ends_at,
+                    next_deal_at=next_deal_at,
+                ),
+            )
+        ]
         rescored = (before.scoring, before.race_bonus) != (now.scoring, now.race_bonus)
         if rescored and self.deals:
-            out += self._emit(emit, lambda seq: self._sheet_at(seq, rec.at))
+            out.append(self._sheet_at(rec.at))
         return out
 
-    def _sheet_at(self, seq: int, at: int) -> Message:
-        # ``at`` is in every record that changes the sheet (a ``joined`` of
-        # before late joins had none; it changed no sheet then).
-        return M.sheet(seq, sheet=self.sheet(at).to_wire())
-
-    def _f_round(self, rec: R.RoundStarted, emit: bool) -> list[Fanout]:
+    def _f_round(self, rec: R.RoundStarted) -> list[_Event]:
         self.round += 1
         self.round_started_at = rec.at
         self.round_players = self.players()
         self.deals = []
         self.carry = dict(rec.carry)
         self.ready = []
-        self.state = RoomState.PLAYING
         # The new round's empty sheet (its players, banks carried), so that no
         # client keeps showing the last round's.
-        return self._emit(emit, lambda seq: self._sheet_at(seq, rec.at))
+        return [self._sheet_at(rec.at)]
 
-    def _f_deal(self, rec: R.DealStarted, emit: bool) -> list[Fanout]:
+    def _f_deal(self, rec: R.DealStarted) -> list[_Event]:
         rules = DealRules.from_wire(rec.rules)
         seed = rec.seed
         last = self.deal
@@ -241,29 +253,24 @@ class Room:
             proof=rec.proof,
         )
         self.deals.append(deal)
-        self.state = RoomState.PLAYING
         self.ready = []
-        self.seq += 1
-        if not emit:
-            if joined:
-                self.seq += 1  # the members event below
-            return []
 
-        def started(who: str | None) -> Message:
-            return V.deal_started_event(self, deal, who, deal.started_at, self.seq)
+        def started(seq: int) -> Fanout:
+            def view(who: str | None) -> Message:
+                return V.deal_started_event(self, deal, who, deal.started_at, seq)
 
-        # Each player gets their own board, spectators every board.
-        fan = Fanout(self.seq, started(None))
-        if self.has_spectators():
-            fan.spectators = started(V.SPECTATOR_VIEW)
-        for p in deal.replays:
-            fan.personal[p] = started(p)
-        out = [fan]
-        if joined:  # the late friends are dealt in: nobody is "joining" any more
-            out += self._emit(emit, self._members)
-        return out
+            # Each player gets their own board, spectators every board.
+            fan = Fanout(seq, view(None))
+            if self.has_spectators():
+                fan.spectators = view(V.SPECTATOR_VIEW)
+            for p in deal.replays:
+                fan.personal[p] = view(p)
+            return fan
 
-    def _f_move(self, rec: R.MovePlayed, emit: bool) -> list[Fanout]:
+        # The late friends are dealt in: nobody is "joining" any more.
+        return [started, self._members] if joined else [started]
+
+    def _f_move(self, rec: R.MovePlayed) -> list[_Event]:
         deal = self.deals[rec.deal - 1]
         player = rec.player
         replay = deal.replays[player]
@@ -279,33 +286,33 @@ class Room:
         first = outcome.status is Status.WON and deal.first is None
         if first:
             deal.first = player
-        self.seq += 1
-        out: list[Fanout] = []
-        if emit:
+
+        def progress(seq: int) -> Fanout:
             now = deal.started_at + timed.t
             seen = V.progress_of(self, deal, player, now)
             # Rivals see progress only; spectators see the board too.
-            fan = Fanout(
-                self.seq, M.progress(self.seq, player=player, deal=deal.number, progress=seen)
-            )
+            fan = Fanout(seq, M.progress(seq, player=player, deal=deal.number, progress=seen))
             if self.settings.spectators.see_boards and self.has_spectators():
                 fan.spectators = M.progress(
-                    self.seq,
+                    seq,
                     player=player,
                     deal=deal.number,
                     progress=seen,
                     board=V.board_view(deal, player),
                 )
-            out.append(fan)
-        if first:
-            bonus = self.settings.race_bonus
-            out += self._emit(
-                emit,
-                lambda seq: M.first_finisher(seq, player=player, deal=deal.number, bonus=bonus),
-            )
-        return out
+            return fan
 
-    def _f_deal_ended(self, rec: R.DealEnded, emit: bool) -> list[Fanout]:
+        if not first:
+            return [progress]
+        bonus = self.settings.race_bonus
+        return [
+            progress,
+            lambda seq: Fanout(
+                seq, M.first_finisher(seq, player=player, deal=deal.number, bonus=bonus)
+            ),
+        ]
+
+    def _f_deal_ended(self, rec: R.DealEnded) -> list[_Event]:
         deal = self.deals[rec.number - 1]
         deal.ended_at = rec.at
         deal.ended_by = rec.reason.value
@@ -313,31 +320,28 @@ class Room:
         for p, replay in deal.replays.items():
             if replay.board.status is Status.PLAYING:
                 deal.end_t[p] = deal.t(rec.at)  # scored where they stand
-        return self._emit(
-            emit,
-            lambda seq: V.deal_over_event(self, deal, rec.at, seq),
-            lambda seq: self._sheet_at(seq, rec.at),
-        )
+        return [
+            lambda seq: Fanout(seq, V.deal_over_event(self, deal, rec.at, seq)),
+            self._sheet_at(rec.at),
+        ]
 
-    def _f_break(self, rec: R.BreakStarted, emit: bool) -> list[Fanout]:
-        self.state = RoomState.BREAK
+    def _f_break(self, rec: R.BreakStarted) -> list[_Event]:
         self.ready = []
         deal = self.deals[-1]
-        return self._emit(
-            emit,
-            lambda seq: M.break_started(
-                seq, deal=deal.number, next_deal_at=self.next_deal_at, ready=[]
-            ),
-        )
+        next_deal_at = self.next_deal_at
+        return [
+            lambda seq: Fanout(
+                seq, M.break_started(seq, deal=deal.number, next_deal_at=next_deal_at, ready=[])
+            )
+        ]
 
-    def _f_ready(self, rec: R.Ready, emit: bool) -> list[Fanout]:
+    def _f_ready(self, rec: R.Ready) -> list[_Event]:
         if rec.player not in self.ready:
             self.ready.append(rec.player)
         ready = list(self.ready)
-        return self._emit(emit, lambda seq: M.ready(seq, player=rec.player, ready=ready))
+        return [lambda seq: Fanout(seq, M.ready(seq, player=rec.player, ready=ready))]
 
-    def _f_round_over(self, rec: R.RoundOver, emit: bool) -> list[Fanout]:
-        self.state = RoomState.ROUND_OVER
+    def _f_round_over(self, rec: R.RoundOver) -> list[_Event]:
         sheet = self.sheet(rec.at)
         settings = self.settings
         seeds = [d.seed for d in self.deals]
@@ -346,20 +350,21 @@ class Room:
         )
         self.series.add(result, {m.id: m.name for m in self.members.values()})
         self.ready = []
+        series = self.series.to_wire()
 
-        def over(seq: int) -> Message:
-            return M.round_over(
-                seq, sheet=sheet.to_wire(), winners=sheet.winners, series=self.series.to_wire()
+        def over(seq: int) -> Fanout:
+            return Fanout(
+                seq,
+                M.round_over(seq, sheet=sheet.to_wire(), winners=sheet.winners, series=series),
             )
 
-        return self._emit(emit, over)
+        return [over]
 
-    def _f_closed(self, rec: R.Closed, emit: bool) -> list[Fanout]:
-        self.state = RoomState.CLOSED
+    def _f_closed(self, rec: R.Closed) -> list[_Event]:
         reason = self.closed_reason = rec.reason
-        return self._emit(emit, lambda seq: M.room_closed(seq, reason=reason))
+        return [lambda seq: Fanout(seq, M.room_closed(seq, reason=reason))]
 
-    def _f_snapshot(self, rec: R.Snapshot, _emit: bool) -> list[Fanout]:
+    def _f_snapshot(self, rec: R.Snapshot) -> list[_Event]:
         for _ in self._restore(rec):
             pass
         return []
@@ -416,10 +421,10 @@ class Room:
         return data
 
     def _restore(self, rec: R.Snapshot) -> Iterator[None]:
-        """Replace the state with a snapshot's (``n_records`` is the snapshot's own
-        index + 1 whatever it was: the log may start with it). Yields after each
-        board replayed."""
-        self.state = rec.state
+        """Replace the rest of the state with a snapshot's (the lifecycle state is
+        set by :meth:`_enter`; ``n_records`` is the snapshot's own index + 1
+        whatever it was: the log may start with it). Yields after each board
+        replayed."""
         self.settings = Settings.from_wire(rec.settings)
         self.host = rec.host
         self.members = {}
