@@ -20,9 +20,9 @@ Time and randomness come in through :class:`Ctx`, from the shell.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.messages import ClosedReason, DealEnd, ErrorCode
@@ -45,6 +45,7 @@ from .values import (
     Role,
     RoomError,
     RoomState,
+    SeedWanted,
     break_deadline,
     logged_move,
     people_connected,
@@ -58,8 +59,6 @@ usual suffix."""
 __all__ = [
     "BOT_NAMES",
     "Ctx",
-    "SeedComing",
-    "SeedWanted",
     "decide_add_bot",
     "decide_close",
     "decide_create",
@@ -80,40 +79,23 @@ __all__ = [
 ]
 
 
-class SeedWanted(Exception):
-    """A decision would deal a ``deals: winnable`` deal under ``rules`` and the
-    shell has handed in no proven seed for them: the shell gets one (from its pool
-    of proven seeds, waiting while it is dry) and decides again. Decisions change
-    nothing, so deciding again is safe."""
-
-    def __init__(self, rules: DealRules, number: int = 1) -> None:
-        super().__init__(f"a proven seed is wanted for {rules.to_wire()}")
-        self.rules = rules
-        self.number = number  # the deal that waits for it (docs/protocol.md finding_deal)
-
-
-class SeedComing(SeedWanted):
-    """The deal's proven seed is on its way but not here: it was taken ahead while
-    the deal before was played, and the pool was dry all that deal. A decision
-    that ends a deal need not wait for it: the deal ends now and a break lasts
-    until the seed is there (the clock's tick then deals, waiting as it must)."""
-
-
-def _no_proven_seed(rules: DealRules) -> tuple[str, str]:
-    raise SeedWanted(rules)
-
-
 @dataclass(frozen=True, slots=True)
 class Ctx:
     """What the shell brings to a decision: the server clock and seed source.
 
-    ``proven_seed(rules)`` gives a seed proven winnable under ``rules`` and the
-    solver's winning line (server/rooms/proofs.py), or raises :class:`SeedWanted`.
+    ``proven`` holds the seeds proven winnable the shell has in hand, by rules,
+    each with the solver's winning line (server/rooms/proofs.py); ``coming``, the
+    rules whose seed was taken ahead and still waits on a dry pool. A decision
+    that would deal a ``deals: winnable`` deal with no seed in hand for its rules
+    decides nothing but :class:`SeedWanted` (``Decision.wanted``); one that ends
+    a deal whose successor's seed is coming ends it in a break instead, which
+    the clock ends by dealing once the seed is there.
     """
 
     now: int  # ms since the epoch
     draw_seed: Callable[[], str]
-    proven_seed: Callable[[DealRules], tuple[str, str]] = _no_proven_seed
+    proven: Mapping[DealRules, tuple[str, str]] = field(default_factory=dict)
+    coming: AbstractSet[DealRules] = frozenset()
 
 
 # ---------------------------------------------------------------------- helpers
@@ -155,16 +137,17 @@ def _next_host(room: Room, leaving: str) -> str | None:
     return None
 
 
-def _deal_started(room: Room, settings: Settings, number: int, ctx: Ctx) -> Record:
+def _deal_started(
+    room: Room, settings: Settings, number: int, ctx: Ctx
+) -> R.DealStarted | SeedWanted:
     rules = settings.deal_rules()
     if settings.deals is Deals.WINNABLE:
         # Proven before it is dealt; the line stays in the log, shown once the
         # deal is over for everyone (views.revealed_deal).
-        try:
-            seed, line = ctx.proven_seed(rules)
-        except SeedWanted as wanted:
-            wanted.number = number
-            raise
+        got = ctx.proven.get(rules)
+        if got is None:
+            return SeedWanted(rules, number, rules in ctx.coming)
+        seed, line = got
         return R.DealStarted(number, seed, ctx.now, rules.to_wire(), line)
     return R.DealStarted(number, ctx.draw_seed(), ctx.now, rules.to_wire())
 
@@ -176,7 +159,7 @@ def _close_deal(
     *,
     settings: Settings | None = None,
     players_left: int | None = None,
-) -> list[Record]:
+) -> list[Record] | SeedWanted:
     """``deal_ended`` and what follows it: the next deal, or the round's end."""
     deal = room.running
     if deal is None:
@@ -196,10 +179,13 @@ def _close_deal(
     elif settings.break_seconds > 0:
         out.append(R.BreakStarted(ctx.now))
     else:
-        try:
-            out.append(_deal_started(room, settings, deal.number + 1, ctx))
-        except SeedComing:
+        dealt = _deal_started(room, settings, deal.number + 1, ctx)
+        if isinstance(dealt, SeedWanted):
+            if not dealt.coming:
+                return dealt
             out.append(R.BreakStarted(ctx.now))  # over at once: the tick deals
+        else:
+            out.append(dealt)
     return out
 
 
@@ -209,7 +195,7 @@ def _end_break(
     *,
     settings: Settings | None = None,
     players_left: int | None = None,
-) -> list[Record]:
+) -> list[Record] | SeedWanted:
     """The break's end: the next deal, or the round's end when the settings
     changed meanwhile say so (its time ran out, fewer deals per round) or nobody
     is left to deal to."""
@@ -222,7 +208,17 @@ def _end_break(
     remaining = len(room.round_players) if players_left is None else players_left
     if time_up or deal.number >= settings.deals_per_round or remaining == 0:
         return [R.RoundOver(ctx.now)]
-    return [_deal_started(room, settings, deal.number + 1, ctx)]
+    dealt = _deal_started(room, settings, deal.number + 1, ctx)
+    return dealt if isinstance(dealt, SeedWanted) else [dealt]
+
+
+def _then(out: list[Record], more: list[Record] | SeedWanted) -> list[Record] | SeedWanted:
+    """``out`` and then ``more``, unless ``more`` waits for a seed: then nothing."""
+    return more if isinstance(more, SeedWanted) else [*out, *more]
+
+
+def _decided(out: list[Record] | SeedWanted) -> Decision:
+    return Decision(wanted=out) if isinstance(out, SeedWanted) else Decision(out)
 
 
 def _all_ready_with(room: Room, ready: str | None = None, leaving: str | None = None) -> bool:
@@ -247,7 +243,9 @@ def _all_ended_without(room: Room, leaving: str) -> bool:
     return True
 
 
-def _departure(room: Room, actor: str, kind: type[R.Left | R.Removed], ctx: Ctx) -> list[Record]:
+def _departure(
+    room: Room, actor: str, kind: type[R.Left | R.Removed], ctx: Ctx
+) -> list[Record] | SeedWanted:
     out: list[Record] = [kind(actor, _next_host(room, actor))]
     if not any(m.bot is None for m in room.members.values() if m.id != actor):
         # The last person is gone: bots do not play on in a room nobody is in.
@@ -256,9 +254,9 @@ def _departure(room: Room, actor: str, kind: type[R.Left | R.Removed], ctx: Ctx)
         return out
     left = len(room.round_players) - 1
     if _all_ended_without(room, actor):
-        out += _close_deal(room, ctx, DealEnd.ALL_ENDED, players_left=left)
-    elif room.state == RoomState.BREAK and (left == 0 or _all_ready_with(room, leaving=actor)):
-        out += _end_break(room, ctx, players_left=left)
+        return _then(out, _close_deal(room, ctx, DealEnd.ALL_ENDED, players_left=left))
+    if room.state == RoomState.BREAK and (left == 0 or _all_ready_with(room, leaving=actor)):
+        return _then(out, _end_break(room, ctx, players_left=left))
     return out
 
 
@@ -319,7 +317,7 @@ def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace, ctx: Ctx) -> De
 
 def decide_leave(room: Room, actor: str, ctx: Ctx) -> Decision:
     _member_or_fail(room, actor)
-    return Decision(_departure(room, actor, R.Left, ctx))
+    return _decided(_departure(room, actor, R.Left, ctx))
 
 
 def decide_remove(room: Room, actor: str, target: str, ctx: Ctx) -> Decision:
@@ -328,7 +326,7 @@ def decide_remove(room: Room, actor: str, target: str, ctx: Ctx) -> Decision:
         raise RoomError(ErrorCode.NO_SUCH_PLAYER, f"{target!r:.40} is not in this room")
     if target == actor:
         raise RoomError(ErrorCode.BAD_REQUEST, "the host leaves with leave_room, not remove_player")
-    return Decision(_departure(room, target, R.Removed, ctx))
+    return _decided(_departure(room, target, R.Removed, ctx))
 
 
 def decide_presence(room: Room, actor: str, connected: bool) -> Decision:
@@ -395,7 +393,7 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
                 out.append(R.Removed(m.id, room.host))
     ends = round_deadline(settings, room.round_started_at)
     if room.running is not None and ends is not None and ctx.now >= ends:
-        out += _close_deal(room, ctx, DealEnd.TIME, settings=settings)
+        return _decided(_then(out, _close_deal(room, ctx, DealEnd.TIME, settings=settings)))
     elif room.state == RoomState.BREAK:
         # The break's length, the round's time limit and its number of deals
         # apply at once: a break they end now ends now.
@@ -407,8 +405,9 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
             # Should its deal want a proven seed, the clock's tick deals it (the
             # shell's timer, re-armed by this change, waits for the seed): the
             # settings apply now all the same.
-            with contextlib.suppress(SeedWanted):
-                out += _end_break(room, ctx, settings=settings)
+            more = _end_break(room, ctx, settings=settings)
+            if not isinstance(more, SeedWanted):
+                out += more
     return Decision(out)
 
 
@@ -431,7 +430,10 @@ def decide_rematch(room: Room, actor: str, ctx: Ctx) -> Decision:
 def _new_round(room: Room, carry: dict[str, int], ctx: Ctx) -> Decision:
     if not room.players():
         raise lifecycle.no_players()
-    return Decision([R.RoundStarted(ctx.now, carry), _deal_started(room, room.settings, 1, ctx)])
+    dealt = _deal_started(room, room.settings, 1, ctx)
+    if isinstance(dealt, SeedWanted):
+        return Decision(wanted=dealt)
+    return Decision([R.RoundStarted(ctx.now, carry), dealt])
 
 
 def decide_next_deal(room: Room, actor: str, ctx: Ctx) -> Decision:
@@ -439,8 +441,8 @@ def decide_next_deal(room: Room, actor: str, ctx: Ctx) -> Decision:
     stand), which starts the break; during the break: the next deal, at once."""
     _host_only(room, actor, Action.NEXT_DEAL)
     if room.state == RoomState.BREAK:
-        return Decision(_end_break(room, ctx))
-    return Decision(_close_deal(room, ctx, DealEnd.HOST))
+        return _decided(_end_break(room, ctx))
+    return _decided(_close_deal(room, ctx, DealEnd.HOST))
 
 
 def decide_ready(room: Room, actor: str, ctx: Ctx) -> Decision:
@@ -454,7 +456,7 @@ def decide_ready(room: Room, actor: str, ctx: Ctx) -> Decision:
         return Decision()
     out: list[Record] = [R.Ready(actor)]
     if _all_ready_with(room, ready=actor):
-        out += _end_break(room, ctx)
+        return _decided(_then(out, _end_break(room, ctx)))
     return Decision(out)
 
 
@@ -465,9 +467,9 @@ def decide_tick(room: Room, ctx: Ctx) -> Decision:
     if room.time_up(ctx.now):
         if room.state == RoomState.BREAK:
             return Decision([R.RoundOver(ctx.now)])
-        return Decision(_close_deal(room, ctx, DealEnd.TIME))
+        return _decided(_close_deal(room, ctx, DealEnd.TIME))
     if room.break_over(ctx.now):
-        return Decision(_end_break(room, ctx))
+        return _decided(_end_break(room, ctx))
     return Decision()
 
 
@@ -544,5 +546,8 @@ def decide_move(room: Room, actor: str, number: int, n: int, data: Any, ctx: Ctx
     t = max(running.t(ctx.now), log.last_t)
     out: list[Record] = [R.MovePlayed(actor, number, t, room.n_records, move)]
     if outcome.status is not Status.PLAYING and _all_ended_without(room, actor):
-        out += _close_deal(room, ctx, DealEnd.ALL_ENDED)
+        more = _close_deal(room, ctx, DealEnd.ALL_ENDED)
+        if isinstance(more, SeedWanted):
+            return Decision(wanted=more)
+        out += more
     return Decision(out, deal=number, outcome=outcome)

@@ -88,7 +88,7 @@ from protocol.messages import ClosedReason, DealEnd
 from protocol.moves import Move, Outcome
 from protocol.strategy import Pace
 
-from .values import Role, RoomState
+from .values import Role, RoomState, SeedWanted
 
 __all__ = [
     "BreakStarted",
@@ -410,10 +410,12 @@ class Decision:
 
     ``retry`` is set (and ``records`` empty) when a move request repeats one the
     player's log already holds: the index of that move in the log of ``deal``, so
-    the reply can be the original one, rebuilt from the log.
+    the reply can be the original one, rebuilt from the log. ``wanted`` is set
+    (and ``records`` empty) when the decision waits for a proven seed.
     """
 
     records: list[Record] = field(default_factory=list)
     deal: int = 0  # for "moved": the deal the move was for
     outcome: Outcome | None = None
     retry: int | None = None
+    wanted: SeedWanted | None = None

@@ -32,6 +32,7 @@ __all__ = [
     "Role",
     "RoomError",
     "RoomState",
+    "SeedWanted",
     "break_deadline",
     "logged_move",
     "people_connected",
@@ -74,6 +75,20 @@ def break_deadline(settings: Settings, deal_ended_at: int | None) -> int | None:
     if deal_ended_at is None:
         return None
     return deal_ended_at + settings.break_seconds * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class SeedWanted:
+    """A decision would deal deal ``number``, ``deals: winnable``, under ``rules``,
+    and the shell has no proven seed for them in hand: nothing is decided
+    (``Decision.wanted``). The shell's runner gets one (from its pool of proven
+    seeds, waiting while it is dry: server/rooms/seeds.py) and decides again;
+    deciding changes nothing, so deciding again is safe. ``coming``: a seed for
+    them was taken ahead and waits on a dry pool."""
+
+    rules: DealRules
+    number: int
+    coming: bool = False
 
 
 class RoomError(Exception):
