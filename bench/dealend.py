@@ -34,9 +34,9 @@ from protocol.views import player_view
 from protocol.wire import encode
 from server.core import decide as C
 from server.core import records as R
-from server.core.records import encode_record
+from server.core.records import Decision, encode_record
 from server.core.room import Room
-from server.core.values import Decision, Fanout, Role
+from server.core.values import Fanout, Role
 
 T = TypeVar("T")
 PLAYERS = 8
@@ -79,7 +79,7 @@ def play(rounds: int, seed: int) -> dict[str, list[float]]:
         into = stages if stages is not None else {}
         timed(into, "encode records", lambda: [encode_record(r) for r in decision.records])
         events = timed(into, "commit (fold + events)", lambda: room.commit(decision))
-        if any(r["k"] in (R.DEAL_ENDED, R.ROUND) for r in decision.records):
+        if any(isinstance(r, (R.DealEnded, R.RoundStarted)) for r in decision.records):
             timed(into, "snapshot (build + encode)", room.take_snapshot)
             last_snapshot[0] = room.n_records
         timed(into, "fan-out encode", lambda: fan_out(room, events))
@@ -110,7 +110,7 @@ def play(rounds: int, seed: int) -> dict[str, list[float]]:
                 t0 = time.perf_counter()
                 decision = C.decide_move(room, pid, deal.number, n, move, ctx())
                 stages["decide"] = [(time.perf_counter() - t0) * 1000]
-                ends = any(r["k"] == R.DEAL_ENDED for r in decision.records)
+                ends = any(isinstance(r, R.DealEnded) for r in decision.records)
                 run(decision, stages)
                 label = "deal end" if ends else "move"
                 for stage, ms in stages.items():

@@ -44,9 +44,9 @@ from protocol.moves import Move, MoveKind, Status
 from protocol.wire import encode
 from server.core import decide as D
 from server.core import records as R
-from server.core.records import decode_record
+from server.core.records import Decision, decode_record
 from server.core.room import Room
-from server.core.values import Decision, Role, RoomError
+from server.core.values import Role, RoomError
 from server.core.views import room_view
 from server.net.clock import SystemClock
 from server.net.metrics import Metrics
@@ -142,10 +142,10 @@ async def play_history(deals: int, seed: int = 1) -> list[bytes]:
 
 
 def shapes(log: list[bytes]) -> dict[str, list[bytes]]:
-    kinds = [decode_record(raw)["k"] for raw in log]
-    last = max(i for i, k in enumerate(kinds) if k == R.SNAPSHOT)
+    snapshots = [isinstance(decode_record(raw), R.Snapshot) for raw in log]
+    last = max(i for i, snap in enumerate(snapshots) if snap)
     return {
-        "whole": [raw for raw, k in zip(log, kinds, strict=True) if k != R.SNAPSHOT],
+        "whole": [raw for raw, snap in zip(log, snapshots, strict=True) if not snap],
         "compacted": log[last:],
     }
 
@@ -261,7 +261,9 @@ async def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     log = await play_history(args.deals)
     result: dict[str, Any] = {"deals": args.deals, "repeat": args.repeat}
-    result["records_written"] = sum(1 for raw in log if decode_record(raw)["k"] != R.SNAPSHOT)
+    result["records_written"] = sum(
+        1 for raw in log if not isinstance(decode_record(raw), R.Snapshot)
+    )
     result.update(await measure(log, args.repeat))
     whole, compacted = result["whole_at_once"], result["compacted"]
     result["speedup"] = round(whole["takeover_ms_p50"] / max(compacted["takeover_ms_p50"], 0.1), 1)

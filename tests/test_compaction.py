@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from server.core import records as R
-from server.core.records import decode_record, encode_record
+from server.core.records import decode_record
 from server.core.room import Room
 from server.service.adoption import fold_room
 from server.store.base import StoreUnavailable
@@ -39,10 +39,10 @@ async def test_folding_from_any_snapshot_gives_the_same_room(seed: int) -> None:
         whole = Room.rebuild("ROOM01", records)
         expected = describe(whole, now)
         assert describe(runner.room, now) == expected  # the live room too
-        cuts = [i for i, r in enumerate(records) if r["k"] == R.SNAPSHOT]
+        cuts = [i for i, r in enumerate(records) if isinstance(r, R.Snapshot)]
         assert cuts or whole.round == 0, "a room that played has snapshots"
         for i in cuts:
-            assert records[i]["r"] == i  # numbered as the whole log is
+            assert records[i].index == i  # numbered as the whole log is
             assert describe(Room.rebuild("ROOM01", records[i:]), now) == expected
         # What adoption folds: from the last snapshot, however much is left before it.
         for start in [0, *cuts]:
@@ -52,7 +52,7 @@ async def test_folding_from_any_snapshot_gives_the_same_room(seed: int) -> None:
             assert durable.head == start
             assert describe(durable.restore(), now) == expected
         # Every compaction the runner asked for cut at a snapshot, in order.
-        assert all(records[i]["k"] == R.SNAPSHOT for i in store.compacted)
+        assert all(isinstance(records[i], R.Snapshot) for i in store.compacted)
         assert store.compacted == sorted(set(store.compacted))
         assert not whole.round or store.compacted
     finally:
@@ -68,7 +68,7 @@ async def test_a_compacted_room_plays_on_exactly_like_the_whole_log() -> None:
     try:
         kept = store._logs["ROOM01"]
         assert runner.compactions > 0
-        assert decode_record(kept[0])["k"] == R.SNAPSHOT
+        assert isinstance(decode_record(kept[0]), R.Snapshot)
         room, durable = await fold_room("ROOM01", kept)
         assert describe(room, clock.now()) == describe(runner.room, clock.now())
         assert durable.length == runner.room.n_records
@@ -112,7 +112,7 @@ async def test_adoption_folds_in_slices(monkeypatch: pytest.MonkeyPatch) -> None
     service, runner, _clock = await play_randomly(random.Random(3), store, 3000, leaving=False)
     runner.stop()
     await service.stop()
-    whole = [r for r in store._logs["ROOM01"] if decode_record(r)["k"] != R.SNAPSHOT]
+    whole = [r for r in store._logs["ROOM01"] if not isinstance(decode_record(r), R.Snapshot)]
     fresh = MemoryStore()
     fresh._logs["ROOM01"] = list(whole)
     other = type(service)(fresh, _clock, type(service.metrics)())
@@ -146,8 +146,15 @@ async def test_adoption_folds_in_slices(monkeypatch: pytest.MonkeyPatch) -> None
 # ---------------------------------------------------------------------- the stores
 
 
+def _snapshot(index: int) -> bytes:
+    """A snapshot record that says it is record ``index`` of its log."""
+    room = Room("CMPCT1")
+    room.n_records = index
+    return room.take_snapshot()
+
+
 def _log() -> list[bytes]:
-    snap = encode_record({"k": R.SNAPSHOT, "r": 3, "deals": []})
+    snap = _snapshot(3)
     return [b"r0", b"r1", b"r2", snap, b"r4"]
 
 
@@ -168,7 +175,7 @@ async def _check_store(store: MemoryStore | SqliteStore | RedisStore) -> None:
     assert await store.load(code) == log[3:]
     await store.append(code, [b"r5", b"r6"])
     assert await store.load(code) == [*log[3:], b"r5", b"r6"]
-    again = encode_record({"k": R.SNAPSHOT, "r": 7, "deals": []})
+    again = _snapshot(7)
     await store.append(code, [again, b"r8"])
     await store.compact(code, 4, again)
     assert await store.load(code) == [again, b"r8"]
@@ -188,7 +195,7 @@ async def test_sqlite_store_compacts(tmp_path: Path) -> None:
         await store.close()
     again = await SqliteStore.at(tmp_path / "data")  # as a restart finds it
     try:
-        snap = encode_record({"k": R.SNAPSHOT, "r": 7, "deals": []})
+        snap = _snapshot(7)
         assert await again.load("CMPCT1") == [snap, b"r8", b"r9"]
         await again.append("CMPCT1", [b"r10"])
         assert (await again.load("CMPCT1"))[-1] == b"r10"

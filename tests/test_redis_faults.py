@@ -147,7 +147,7 @@ class Racer:
             n = int(self.view["logged"])
 
 
-def read_log(redis: RedisServer, code: str) -> list[dict[str, Any]]:
+def read_log(redis: RedisServer, code: str) -> list[R.Record]:
     return [R.decode_record(r) for r in redis("LRANGE", f"klondike:room:{code}:log", 0, -1)]
 
 
@@ -155,22 +155,30 @@ async def counts(redis: RedisServer, code: str, racers: list[Racer]) -> dict[str
     log = read_log(redis, code)
     # A compacted log starts at a snapshot (its moves so far in its deals' logs),
     # numbered on from the snapshot's own index.
-    head = log[0]["r"] if log and log[0]["k"] == R.SNAPSHOT else 0
+    first = log[0] if log else None
+    head = first.index if isinstance(first, R.Snapshot) else 0
     before: dict[str, list[Any]] = {r.player: [] for r in racers}
-    if head:
-        for deal in log[0]["deals"]:
-            for p, entries in deal["logs"].items():
+    if isinstance(first, R.Snapshot):
+        for deal in first.deals:
+            assert isinstance(deal, R.SnapshotDeal)
+            for p, entries in deal.logs.items():
                 before.setdefault(p, []).extend(logged_move(tuple(e)).to_wire() for e in entries)
     lost = refused_applied = twice = 0
     for r in racers:
-        moved = [rec["m"] for rec in log if rec["k"] == R.MOVE and rec["p"] == r.player]
+        moved = [
+            rec.move.to_wire()
+            for rec in log
+            if isinstance(rec, R.MovePlayed) and rec.player == r.player
+        ]
         mine = before[r.player] + moved
         at = dict(enumerate(mine))
         lost += sum(at.get(n) != m for n, m in r.acked.items())
         refused_applied += sum(at.get(n) == m and r.acked.get(n) != m for n, m in r.refused)
         twice += sum(len({n for n, m in tries if at.get(n) == m}) > 1 for tries in r.sent)
         assert len(mine) == len(r.acked), (mine, r.acked)  # nothing unaccounted for
-    stale = [i for i, rec in enumerate(log, head) if rec["k"] == R.MOVE and rec["s"] != i]
+    stale = [
+        i for i, rec in enumerate(log, head) if isinstance(rec, R.MovePlayed) and rec.index != i
+    ]
     offline = 0
     for r in racers:
         room = (await r.client.ok("snapshot"))["room"]

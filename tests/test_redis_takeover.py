@@ -170,11 +170,15 @@ async def test_owner_killed_while_eight_clients_resume_on_the_other_node(
         raw: list[bytes] = redis("LRANGE", f"klondike:room:{code}:log", 0, -1)
         log = [R.decode_record(r) for r in raw]
         # Compacted at the round's start: the log starts at that snapshot, numbered on.
-        head = log[0]["r"] if log[0]["k"] == R.SNAPSHOT else 0
-        stale = [i for i, r in enumerate(log, head) if r["k"] == R.MOVE and r["s"] != i]
+        head = log[0].index if isinstance(log[0], R.Snapshot) else 0
+        stale = [i for i, r in enumerate(log, head) if isinstance(r, R.MovePlayed) and r.index != i]
         lost = twice = 0
         for m in movers:
-            logged = [r["m"] for r in log if r["k"] == R.MOVE and r["p"] == m.player]
+            logged = [
+                r.move.to_wire()
+                for r in log
+                if isinstance(r, R.MovePlayed) and r.player == m.player
+            ]
             assert logged == m.acked[: len(logged)] or logged[: len(m.acked)] == m.acked
             lost += max(0, len(m.acked) - len(logged))
             twice += max(0, len(logged) - len(m.acked))
@@ -261,7 +265,7 @@ async def test_concurrent_adoptions_make_one_runner_and_a_stale_one_cannot_appen
         try:
             elsewhere.fence(code, first_token)
             with pytest.raises(LeaseLost):
-                await elsewhere.append(code, [R.encode_record({"k": R.PRESENCE, "p": "x"})])
+                await elsewhere.append(code, [R.encode_record(R.Presence("x", True))])
         finally:
             await elsewhere.close()
         assert redis("LLEN", f"klondike:room:{code}:log") == length

@@ -4,6 +4,7 @@ exactly, host hand-over, time limits. Its refusals: tests/test_room_refusals.py.
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from protocol.scoring import replay_outcomes
 from protocol.settings import DealRules
 from protocol.views import outcome_view, player_view
 from server.core import decide as C
+from server.core import records as R
 from server.core.records import decode_record
 from server.core.values import RoomError, logged_move
 from server.core.views import board_view, deal_logs, replayed_move, room_view
@@ -95,8 +97,8 @@ def test_leaving_last_player_ends_the_deal_and_round() -> None:
     h.run(C.decide_leave(h.room, ids[0], h.ctx()))
     assert h.room.state == "round_over" and h.room.round_players == []
     assert h.room.host == "s0"
-    kinds = [decode_record(b)["k"] for b in h.log[-3:]]
-    assert kinds == ["left", "deal_ended", "round_over"]
+    kinds = [type(decode_record(b)) for b in h.log[-3:]]
+    assert kinds == [R.Left, R.DealEnded, R.RoundOver]
 
 
 def test_time_limit_shortened_past_now_ends_round() -> None:
@@ -107,9 +109,8 @@ def test_time_limit_shortened_past_now_ends_round() -> None:
     assert C.decide_tick(h.room, h.ctx()).records == []
     h.run(C.decide_settings(h.room, ids[0], {"time_limit_minutes": 5}, h.ctx()))
     assert h.room.state == "round_over"
-    reasons = [
-        decode_record(b).get("reason") for b in h.log if decode_record(b)["k"] == "deal_ended"
-    ]
+    records = [decode_record(b) for b in h.log]
+    reasons = [r.reason for r in records if isinstance(r, R.DealEnded)]
     assert reasons == ["time"]
 
 
@@ -122,7 +123,7 @@ def test_time_limit_tick() -> None:
     assert not h.room.time_up(h.now)
     h.now += 1
     decision = h.run(C.decide_tick(h.room, h.ctx()))
-    assert [r["k"] for r in decision.records] == ["deal_ended", "round_over"]
+    assert [type(r) for r in decision.records] == [R.DealEnded, R.RoundOver]
     assert h.room.round_ends_at is not None and h.room.state == "round_over"
 
 
@@ -282,7 +283,7 @@ def test_snapshot_bytes_and_revealed_logs_match_the_replay() -> None:
         room = copy.deepcopy(h.room)
         record = room.snapshot_record()
         assert decode_record(room.take_snapshot()) == record
-        assert decode_record(room.take_snapshot()) == {**record, "r": record["r"] + 1}
+        assert decode_record(room.take_snapshot()) == replace(record, index=record.index + 1)
         assert all((d.packed is not None) == d.over for d in room.deals)  # once over, once
         checked += 1
     assert checked == 3

@@ -16,9 +16,11 @@ from protocol.moves import Move, MoveKind, UnreadableMove, read_move
 from protocol.strategy import Pace
 from protocol.views import player_view
 from server.core import decide as C
-from server.core.lifecycle import TABLE, Action
+from server.core import records as R
+from server.core.lifecycle import TABLE, TRANSITIONS, Action
+from server.core.records import Decision
 from server.core.room import Room
-from server.core.values import MAX_PLAYERS, Decision, Role, RoomError, RoomState, logged_move
+from server.core.values import MAX_PLAYERS, Role, RoomError, RoomState, logged_move
 from server.core.views import room_view
 from tests.support.room_core import Harness, setup_room
 from tests.support.solver import board_from_view, solve
@@ -64,6 +66,8 @@ def request(h: Harness, action: Action) -> Callable[[], Decision]:
     return {
         Action.JOIN_AS_PLAYER: lambda: C.decide_join(room, "new", "New", Role.PLAYER, ctx),
         Action.JOIN_AS_SPECTATOR: lambda: C.decide_join(room, "new", "New", Role.SPECTATOR, ctx),
+        # A member's request whose only state check is the MEMBER row.
+        Action.MEMBER: lambda: C.decide_add_bot(room, HOST, "bot", Pace.STEADY, ctx),
         Action.LEAVE: lambda: C.decide_leave(room, GUEST, ctx),
         Action.SETTINGS: lambda: C.decide_settings(room, HOST, {"draw": 3}, ctx),
         Action.START: lambda: C.decide_start(room, HOST, ctx),
@@ -250,3 +254,12 @@ def test_refusals_add_nothing() -> None:
         refused(decide)
     assert h.log == log and h.room.seq == seq
     assert [room_view(h.room, m, h.now) for m in h.room.members] == views
+
+
+def test_the_fold_enters_a_state_only_as_the_transitions_table_says() -> None:
+    h = room_in(RoomState.LOBBY)
+    with pytest.raises(ValueError, match="ready record in a lobby room"):
+        h.room.apply(R.Ready(HOST))
+    assert h.room.state == RoomState.LOBBY
+    for kind, row in TRANSITIONS.items():
+        assert row, kind  # every record kind comes in some state

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from server.core.records import decode_record
+from server.core.records import MovePlayed, Snapshot, decode_record
 from server.store.memory import MemoryStore
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.processes import RedisServer, running_redis, running_servers
@@ -39,9 +39,9 @@ async def logged_moves(store: MemoryStore, code: str) -> int:
     count = 0
     for raw in await store.load(code):
         record = decode_record(raw)
-        if record["k"] == "snapshot":
-            count = sum(len(log) for d in record["deals"] for log in d["logs"].values())
-        elif record["k"] == "move":
+        if isinstance(record, Snapshot):
+            count = sum(len(log) for d in record.deals for log in d.logs.values())  # type: ignore[union-attr]
+        elif isinstance(record, MovePlayed):
             count += 1
     return count
 
@@ -159,4 +159,4 @@ async def test_a_retry_after_a_failover(redis: RedisServer, tmp_path: Path) -> N
         second = await back.ok("move", deal=1, n=1, move=DRAW)
         assert second["board"]["logged"] == 2 and second["board"]["stock"] == 22
         log = redis("LRANGE", f"klondike:room:{code}:log", 0, -1)
-        assert sum(1 for r in log if decode_record(r)["k"] == "move") == 2
+        assert sum(1 for r in log if isinstance(decode_record(r), MovePlayed)) == 2

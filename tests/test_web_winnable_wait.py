@@ -114,7 +114,7 @@ def test_a_deal_that_ends_on_a_dry_pool_shows_its_results_while_the_next_is_foun
         # The seed taken ahead has found the pool dry (the room's own record of it,
         # read across the server's thread: nothing else tells the test).
         eventually_blocking(
-            lambda: any(r.seeds.coming() for r in dry_server.server.service.rooms.values()),
+            lambda: any(r.seeds.coming for r in dry_server.server.service.rooms.values()),
             what="the seed taken ahead waiting on a dry pool",
         )
         ann.page.click("#btn-resign")

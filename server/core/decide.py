@@ -1,7 +1,7 @@
 """Deciding: what a request means for a room, as records. Pure, and read-only.
 
 Every function here inspects a :class:`~server.core.room.Room` and returns a
-:class:`~server.core.values.Decision` (records to append) or raises
+:class:`~server.core.records.Decision` (records to append) or raises
 :class:`~server.core.values.RoomError`; none of them changes the room. What each
 room state allows is not decided here but looked up in the lifecycle table
 (server/core/lifecycle.py). That is what lets
@@ -20,9 +20,9 @@ Time and randomness come in through :class:`Ctx`, from the shell.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.messages import ClosedReason, DealEnd, ErrorCode
@@ -35,17 +35,17 @@ from protocol.strategy import Pace
 from . import lifecycle
 from . import records as R
 from .lifecycle import Action
-from .records import Record
+from .records import Decision, Record
 from .room import Room
 from .values import (
     MAX_PLAYERS,
     MAX_SPECTATORS,
     Deal,
-    Decision,
     LogEntry,
     Role,
     RoomError,
     RoomState,
+    SeedWanted,
     break_deadline,
     logged_move,
     people_connected,
@@ -59,8 +59,6 @@ usual suffix."""
 __all__ = [
     "BOT_NAMES",
     "Ctx",
-    "SeedComing",
-    "SeedWanted",
     "decide_add_bot",
     "decide_close",
     "decide_create",
@@ -81,53 +79,35 @@ __all__ = [
 ]
 
 
-class SeedWanted(Exception):
-    """A decision would deal a ``deals: winnable`` deal under ``rules`` and the
-    shell has handed in no proven seed for them: the shell gets one (from its pool
-    of proven seeds, waiting while it is dry) and decides again. Decisions change
-    nothing, so deciding again is safe."""
-
-    def __init__(self, rules: DealRules, number: int = 1) -> None:
-        super().__init__(f"a proven seed is wanted for {rules.to_wire()}")
-        self.rules = rules
-        self.number = number  # the deal that waits for it (docs/protocol.md finding_deal)
-
-
-class SeedComing(SeedWanted):
-    """The deal's proven seed is on its way but not here: it was taken ahead while
-    the deal before was played, and the pool was dry all that deal. A decision
-    that ends a deal need not wait for it: the deal ends now and a break lasts
-    until the seed is there (the clock's tick then deals, waiting as it must)."""
-
-
-def _no_proven_seed(rules: DealRules) -> tuple[str, str]:
-    raise SeedWanted(rules)
-
-
 @dataclass(frozen=True, slots=True)
 class Ctx:
     """What the shell brings to a decision: the server clock and seed source.
 
-    ``proven_seed(rules)`` gives a seed proven winnable under ``rules`` and the
-    solver's winning line (server/rooms/proofs.py), or raises :class:`SeedWanted`.
+    ``proven`` holds the seeds proven winnable the shell has in hand, by rules,
+    each with the solver's winning line (server/rooms/proofs.py); ``coming``, the
+    rules whose seed was taken ahead and still waits on a dry pool. A decision
+    that would deal a ``deals: winnable`` deal with no seed in hand for its rules
+    decides nothing but :class:`SeedWanted` (``Decision.wanted``); one that ends
+    a deal whose successor's seed is coming ends it in a break instead, which
+    the clock ends by dealing once the seed is there.
     """
 
     now: int  # ms since the epoch
     draw_seed: Callable[[], str]
-    proven_seed: Callable[[DealRules], tuple[str, str]] = _no_proven_seed
+    proven: Mapping[DealRules, tuple[str, str]] = field(default_factory=dict)
+    coming: AbstractSet[DealRules] = frozenset()
 
 
 # ---------------------------------------------------------------------- helpers
 
 
 def _member_or_fail(room: Room, actor: str) -> None:
-    # A closed room takes nothing more (the lifecycle table says "not in room"):
-    # with commands pipelined, a request may reach it after its close was
-    # decided and before members heard of it.
+    # A closed room takes nothing more (the lifecycle table's MEMBER row): with
+    # commands pipelined, a request may reach it after its close was decided and
+    # before members heard of it.
     if actor not in room.members:
         raise RoomError(ErrorCode.NOT_IN_ROOM, "you are not in this room")
-    if room.state == RoomState.CLOSED:
-        lifecycle.check(room.state, Action.LEAVE)
+    lifecycle.check(room.state, Action.MEMBER)
 
 
 def _host_only(room: Room, actor: str, action: Action) -> None:
@@ -157,31 +137,19 @@ def _next_host(room: Room, leaving: str) -> str | None:
     return None
 
 
-def _deal_started(room: Room, settings: Settings, number: int, ctx: Ctx) -> Record:
+def _deal_started(
+    room: Room, settings: Settings, number: int, ctx: Ctx
+) -> R.DealStarted | SeedWanted:
     rules = settings.deal_rules()
     if settings.deals is Deals.WINNABLE:
         # Proven before it is dealt; the line stays in the log, shown once the
         # deal is over for everyone (views.revealed_deal).
-        try:
-            seed, line = ctx.proven_seed(rules)
-        except SeedWanted as wanted:
-            wanted.number = number
-            raise
-        return {
-            "k": R.DEAL,
-            "n": number,
-            "seed": seed,
-            "at": ctx.now,
-            "rules": rules.to_wire(),
-            "proof": line,
-        }
-    return {
-        "k": R.DEAL,
-        "n": number,
-        "seed": ctx.draw_seed(),
-        "at": ctx.now,
-        "rules": rules.to_wire(),
-    }
+        got = ctx.proven.get(rules)
+        if got is None:
+            return SeedWanted(rules, number, rules in ctx.coming)
+        seed, line = got
+        return R.DealStarted(number, seed, ctx.now, rules.to_wire(), line)
+    return R.DealStarted(number, ctx.draw_seed(), ctx.now, rules.to_wire())
 
 
 def _close_deal(
@@ -191,15 +159,13 @@ def _close_deal(
     *,
     settings: Settings | None = None,
     players_left: int | None = None,
-) -> list[Record]:
+) -> list[Record] | SeedWanted:
     """``deal_ended`` and what follows it: the next deal, or the round's end."""
     deal = room.running
     if deal is None:
         return []
     settings = settings or room.settings
-    out: list[Record] = [
-        {"k": R.DEAL_ENDED, "n": deal.number, "at": ctx.now, "reason": reason.value}
-    ]
+    out: list[Record] = [R.DealEnded(deal.number, ctx.now, reason)]
     ends = round_deadline(settings, room.round_started_at)
     time_up = ends is not None and ctx.now >= ends
     remaining = len(room.round_players) if players_left is None else players_left
@@ -209,14 +175,17 @@ def _close_deal(
         or deal.number >= settings.deals_per_round
         or remaining == 0
     ):
-        out.append({"k": R.ROUND_OVER, "at": ctx.now})
+        out.append(R.RoundOver(ctx.now))
     elif settings.break_seconds > 0:
-        out.append({"k": R.BREAK, "at": ctx.now})
+        out.append(R.BreakStarted(ctx.now))
     else:
-        try:
-            out.append(_deal_started(room, settings, deal.number + 1, ctx))
-        except SeedComing:
-            out.append({"k": R.BREAK, "at": ctx.now})  # over at once: the tick deals
+        dealt = _deal_started(room, settings, deal.number + 1, ctx)
+        if isinstance(dealt, SeedWanted):
+            if not dealt.coming:
+                return dealt
+            out.append(R.BreakStarted(ctx.now))  # over at once: the tick deals
+        else:
+            out.append(dealt)
     return out
 
 
@@ -226,7 +195,7 @@ def _end_break(
     *,
     settings: Settings | None = None,
     players_left: int | None = None,
-) -> list[Record]:
+) -> list[Record] | SeedWanted:
     """The break's end: the next deal, or the round's end when the settings
     changed meanwhile say so (its time ran out, fewer deals per round) or nobody
     is left to deal to."""
@@ -238,8 +207,18 @@ def _end_break(
     time_up = ends is not None and ctx.now >= ends
     remaining = len(room.round_players) if players_left is None else players_left
     if time_up or deal.number >= settings.deals_per_round or remaining == 0:
-        return [{"k": R.ROUND_OVER, "at": ctx.now}]
-    return [_deal_started(room, settings, deal.number + 1, ctx)]
+        return [R.RoundOver(ctx.now)]
+    dealt = _deal_started(room, settings, deal.number + 1, ctx)
+    return dealt if isinstance(dealt, SeedWanted) else [dealt]
+
+
+def _then(out: list[Record], more: list[Record] | SeedWanted) -> list[Record] | SeedWanted:
+    """``out`` and then ``more``, unless ``more`` waits for a seed: then nothing."""
+    return more if isinstance(more, SeedWanted) else [*out, *more]
+
+
+def _decided(out: list[Record] | SeedWanted) -> Decision:
+    return Decision(wanted=out) if isinstance(out, SeedWanted) else Decision(out)
 
 
 def _all_ready_with(room: Room, ready: str | None = None, leaving: str | None = None) -> bool:
@@ -264,18 +243,20 @@ def _all_ended_without(room: Room, leaving: str) -> bool:
     return True
 
 
-def _departure(room: Room, actor: str, kind: str, ctx: Ctx) -> list[Record]:
-    out: list[Record] = [{"k": kind, "p": actor, "host": _next_host(room, actor)}]
+def _departure(
+    room: Room, actor: str, kind: type[R.Left | R.Removed], ctx: Ctx
+) -> list[Record] | SeedWanted:
+    out: list[Record] = [kind(actor, _next_host(room, actor))]
     if not any(m.bot is None for m in room.members.values() if m.id != actor):
         # The last person is gone: bots do not play on in a room nobody is in.
-        return [*out, {"k": R.CLOSED, "reason": ClosedReason.EMPTY.value}]
+        return [*out, R.Closed(ClosedReason.EMPTY)]
     if actor not in room.round_players:
         return out
     left = len(room.round_players) - 1
     if _all_ended_without(room, actor):
-        out += _close_deal(room, ctx, DealEnd.ALL_ENDED, players_left=left)
-    elif room.state == RoomState.BREAK and (left == 0 or _all_ready_with(room, leaving=actor)):
-        out += _end_break(room, ctx, players_left=left)
+        return _then(out, _close_deal(room, ctx, DealEnd.ALL_ENDED, players_left=left))
+    if room.state == RoomState.BREAK and (left == 0 or _all_ready_with(room, leaving=actor)):
+        return _then(out, _end_break(room, ctx, players_left=left))
     return out
 
 
@@ -288,8 +269,8 @@ def decide_create(
     settings = _settings(Settings(), changes)
     return Decision(
         [
-            {"k": R.CREATED, "settings": settings.to_wire(), "host": actor, "at": ctx.now},
-            {"k": R.JOINED, "p": actor, "name": name, "role": Role.PLAYER.value},
+            R.Created(settings.to_wire(), actor, ctx.now),
+            R.Joined(actor, name, Role.PLAYER),
         ]
     )
 
@@ -302,17 +283,15 @@ def decide_join(
     A player may join at any time while a seat is free: mid-round (``playing``
     or ``break``) they are in the round from now on and dealt in from the next
     deal (server/core/room.py, ``_f_joined``)."""
-    if room.state == RoomState.CLOSED:
-        lifecycle.check(room.state, Action.JOIN_AS_SPECTATOR)
+    join = Action.JOIN_AS_PLAYER if role == Role.PLAYER else Action.JOIN_AS_SPECTATOR
+    lifecycle.check(room.state, join)
     if actor in room.members:
         raise RoomError(ErrorCode.ALREADY_IN_ROOM, "you are in this room already")
     roles = [m.role for m in room.members.values()]
     if role == Role.PLAYER:
-        lifecycle.check(room.state, Action.JOIN_AS_PLAYER)
         if roles.count(Role.PLAYER) >= MAX_PLAYERS:
             raise RoomError(ErrorCode.ROOM_FULL, f"the room has {MAX_PLAYERS} players already")
     else:
-        lifecycle.check(room.state, Action.JOIN_AS_SPECTATOR)
         if room.settings.spectators is Spectators.NONE:
             raise RoomError(ErrorCode.NO_SPECTATORS, "this room takes no spectators")
         if roles.count(Role.SPECTATOR) >= MAX_SPECTATORS:
@@ -320,10 +299,7 @@ def decide_join(
                 ErrorCode.ROOM_FULL, f"the room has {MAX_SPECTATORS} spectators already"
             )
     name = unique_in(name, (m.name for m in room.members.values()))
-    record: Record = {"k": R.JOINED, "p": actor, "name": name, "role": role.value, "at": ctx.now}
-    if bot is not None:
-        record["bot"] = bot.value
-    return Decision([record])
+    return Decision([R.Joined(actor, name, role, ctx.now, bot)])
 
 
 def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace, ctx: Ctx) -> Decision:
@@ -341,7 +317,7 @@ def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace, ctx: Ctx) -> De
 
 def decide_leave(room: Room, actor: str, ctx: Ctx) -> Decision:
     _member_or_fail(room, actor)
-    return Decision(_departure(room, actor, R.LEFT, ctx))
+    return _decided(_departure(room, actor, R.Left, ctx))
 
 
 def decide_remove(room: Room, actor: str, target: str, ctx: Ctx) -> Decision:
@@ -350,30 +326,32 @@ def decide_remove(room: Room, actor: str, target: str, ctx: Ctx) -> Decision:
         raise RoomError(ErrorCode.NO_SUCH_PLAYER, f"{target!r:.40} is not in this room")
     if target == actor:
         raise RoomError(ErrorCode.BAD_REQUEST, "the host leaves with leave_room, not remove_player")
-    return Decision(_departure(room, target, R.REMOVED, ctx))
+    return _decided(_departure(room, target, R.Removed, ctx))
 
 
 def decide_presence(room: Room, actor: str, connected: bool) -> Decision:
     member = room.members.get(actor)
-    if member is None or member.connected == connected or room.state == RoomState.CLOSED:
+    if member is None or member.connected == connected:
+        return Decision()
+    if not lifecycle.takes(room.state, R.Presence):
         return Decision()
     if member.bot is not None:
         return Decision()  # the server plays for it: it has no connection to lose
-    return Decision([{"k": R.PRESENCE, "p": actor, "on": connected}])
+    return Decision([R.Presence(actor, connected)])
 
 
 def decide_close(room: Room, actor: str) -> Decision:
     _host_only(room, actor, Action.CLOSE)
-    return Decision([{"k": R.CLOSED, "reason": ClosedReason.HOST.value}])
+    return Decision([R.Closed(ClosedReason.HOST)])
 
 
 def decide_idle_close(room: Room, ctx: Ctx) -> Decision:
     """The shell's timer found nobody connected for the idle limit (it keeps the
     time: the room does not record when members drop). Close the room the normal
     way, unless someone came back meanwhile."""
-    if room.state == RoomState.CLOSED or people_connected(room.members.values()):
+    if not lifecycle.takes(room.state, R.Closed) or people_connected(room.members.values()):
         return Decision()
-    return Decision([{"k": R.CLOSED, "reason": ClosedReason.IDLE.value}])
+    return Decision([R.Closed(ClosedReason.IDLE)])
 
 
 def decide_expiry(room: Room, ctx: Ctx) -> Decision:
@@ -382,7 +360,7 @@ def decide_expiry(room: Room, ctx: Ctx) -> Decision:
     expires = room.expires_at
     if expires is None or ctx.now < expires:
         return Decision()
-    return Decision([{"k": R.CLOSED, "reason": ClosedReason.EXPIRED.value}])
+    return Decision([R.Closed(ClosedReason.EXPIRED)])
 
 
 # ---------------------------------------------------------------------- settings, rounds
@@ -408,14 +386,14 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
     settings = _settings(room.settings, changes)
     wire = settings.to_wire()
     valid = {k: wire[k] for k in changes}
-    out: list[Record] = [{"k": R.SETTINGS, "changes": valid, "at": ctx.now}]
+    out: list[Record] = [R.SettingsSet(valid, ctx.now)]
     if settings.spectators is Spectators.NONE and room.settings.spectators is not Spectators.NONE:
         for m in room.members.values():  # no spectators: those watching leave
             if m.role == Role.SPECTATOR and m.id != actor:
-                out.append({"k": R.REMOVED, "p": m.id, "host": room.host})
+                out.append(R.Removed(m.id, room.host))
     ends = round_deadline(settings, room.round_started_at)
     if room.running is not None and ends is not None and ctx.now >= ends:
-        out += _close_deal(room, ctx, DealEnd.TIME, settings=settings)
+        return _decided(_then(out, _close_deal(room, ctx, DealEnd.TIME, settings=settings)))
     elif room.state == RoomState.BREAK:
         # The break's length, the round's time limit and its number of deals
         # apply at once: a break they end now ends now.
@@ -427,8 +405,9 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
             # Should its deal want a proven seed, the clock's tick deals it (the
             # shell's timer, re-armed by this change, waits for the seed): the
             # settings apply now all the same.
-            with contextlib.suppress(SeedWanted):
-                out += _end_break(room, ctx, settings=settings)
+            more = _end_break(room, ctx, settings=settings)
+            if not isinstance(more, SeedWanted):
+                out += more
     return Decision(out)
 
 
@@ -451,9 +430,10 @@ def decide_rematch(room: Room, actor: str, ctx: Ctx) -> Decision:
 def _new_round(room: Room, carry: dict[str, int], ctx: Ctx) -> Decision:
     if not room.players():
         raise lifecycle.no_players()
-    return Decision(
-        [{"k": R.ROUND, "at": ctx.now, "carry": carry}, _deal_started(room, room.settings, 1, ctx)]
-    )
+    dealt = _deal_started(room, room.settings, 1, ctx)
+    if isinstance(dealt, SeedWanted):
+        return Decision(wanted=dealt)
+    return Decision([R.RoundStarted(ctx.now, carry), dealt])
 
 
 def decide_next_deal(room: Room, actor: str, ctx: Ctx) -> Decision:
@@ -461,8 +441,8 @@ def decide_next_deal(room: Room, actor: str, ctx: Ctx) -> Decision:
     stand), which starts the break; during the break: the next deal, at once."""
     _host_only(room, actor, Action.NEXT_DEAL)
     if room.state == RoomState.BREAK:
-        return Decision(_end_break(room, ctx))
-    return Decision(_close_deal(room, ctx, DealEnd.HOST))
+        return _decided(_end_break(room, ctx))
+    return _decided(_close_deal(room, ctx, DealEnd.HOST))
 
 
 def decide_ready(room: Room, actor: str, ctx: Ctx) -> Decision:
@@ -474,9 +454,9 @@ def decide_ready(room: Room, actor: str, ctx: Ctx) -> Decision:
         raise lifecycle.not_in_round()
     if actor in room.ready:
         return Decision()
-    out: list[Record] = [{"k": R.READY, "p": actor}]
+    out: list[Record] = [R.Ready(actor)]
     if _all_ready_with(room, ready=actor):
-        out += _end_break(room, ctx)
+        return _decided(_then(out, _end_break(room, ctx)))
     return Decision(out)
 
 
@@ -486,10 +466,10 @@ def decide_tick(room: Room, ctx: Ctx) -> Decision:
     the break does (the next deal)."""
     if room.time_up(ctx.now):
         if room.state == RoomState.BREAK:
-            return Decision([{"k": R.ROUND_OVER, "at": ctx.now}])
-        return Decision(_close_deal(room, ctx, DealEnd.TIME))
+            return Decision([R.RoundOver(ctx.now)])
+        return _decided(_close_deal(room, ctx, DealEnd.TIME))
     if room.break_over(ctx.now):
-        return Decision(_end_break(room, ctx))
+        return _decided(_end_break(room, ctx))
     return Decision()
 
 
@@ -566,9 +546,10 @@ def decide_move(
     except IllegalMove as exc:
         raise RoomError(exc.reason, exc.message) from None
     t = max(running.t(ctx.now), log.last_t)
-    out: list[Record] = [
-        {"k": R.MOVE, "p": actor, "d": number, "t": t, "s": room.n_records, "m": move.to_wire()}
-    ]
+    out: list[Record] = [R.MovePlayed(actor, number, t, room.n_records, move)]
     if outcome.status is not Status.PLAYING and _all_ended_without(room, actor):
-        out += _close_deal(room, ctx, DealEnd.ALL_ENDED)
+        more = _close_deal(room, ctx, DealEnd.ALL_ENDED)
+        if isinstance(more, SeedWanted):
+            return Decision(wanted=more)
+        out += more
     return Decision(out, deal_number=number, outcome=outcome)

@@ -75,19 +75,20 @@ class DurableLog:
             record = decode_record(data[i])
             decoded.append(record)
             yield
-            if record["k"] == R.SNAPSHOT:
+            if isinstance(record, R.Snapshot):
                 start = i
                 break
         decoded.reverse()
         room = Room(code)
         base, base_start, head = Room(code), start, 0
-        if decoded and decoded[0]["k"] == R.SNAPSHOT:
-            base.n_records = decoded[0]["r"]  # the records before it: folded into it
+        first = decoded[0] if decoded else None
+        if isinstance(first, R.Snapshot):
+            base.n_records = first.index  # the records before it: folded into it
             head = base.n_records - start
         for i, record in enumerate(decoded, start):
             yield from room.applying(record)
             yield
-            if record["k"] == R.ROUND:
+            if isinstance(record, R.RoundStarted):
                 base, base_start = _copy(room), i + 1
         return room, cls(base, data[base_start:], head)
 
@@ -114,11 +115,11 @@ class DurableLog:
         durable yet, still to be appended) folded on top when there are any."""
         room = _copy(self._base)
         for raw in self._tail:
-            room.apply(decode_record(raw), emit=False)
+            room.fold(decode_record(raw))
         self._rounds = []
         for raw in pending:
             record = decode_record(raw)
-            room.apply(record, emit=False)
-            if record["k"] == R.ROUND:
+            room.fold(record)
+            if isinstance(record, R.RoundStarted):
                 self.round_started(room)
         return room

@@ -1,10 +1,13 @@
-"""A room's lifecycle: its states, and what each state allows, as one table.
+"""A room's lifecycle: its states, what each state allows and where each record
+takes it, as one table each.
 
 h11 keeps its state machine in one table rather than in ifs spread over its
 handlers; so does the room. Every decider (server/core/decide.py) asks
 :func:`check` once it knows who is asking, and this module is the only place
 that refuses a request with ``wrong_state``: a reader finds here, and only here,
-which request each state takes.
+which request each state takes. The fold (server/core/room.py) asks
+:func:`next_state` for every record it folds in, and assigns the room's state
+nowhere else: :data:`TRANSITIONS` is the only place a state is entered.
 
     lobby --start--> playing --(a deal over, not the round's last)--> break
     break --(break_seconds ran out, host's next_deal, every player ready)--> playing
@@ -19,9 +22,20 @@ from enum import StrEnum
 from protocol.messages import Code, ErrorCode
 from protocol.moves import Reason
 
+from . import records as R
 from .values import RoomError, RoomState
 
-__all__ = ["TABLE", "Action", "check", "no_players", "not_dealt_in", "not_in_round"]
+__all__ = [
+    "TABLE",
+    "TRANSITIONS",
+    "Action",
+    "check",
+    "next_state",
+    "no_players",
+    "not_dealt_in",
+    "not_in_round",
+    "takes",
+]
 
 
 class Action(StrEnum):
@@ -29,6 +43,7 @@ class Action(StrEnum):
 
     JOIN_AS_PLAYER = "join_as_player"
     JOIN_AS_SPECTATOR = "join_as_spectator"
+    MEMBER = "member"  # any request of a member: asked before the request's own row
     LEAVE = "leave"
     SETTINGS = "settings"
     START = "start"
@@ -59,6 +74,7 @@ TABLE: dict[Action, dict[RoomState, Refusal | None]] = {
     # action:                 lobby       playing     break       round_over  closed
     Action.JOIN_AS_PLAYER: {_L: None, _P: None, _B: None, _O: None, _C: _CLOSED},
     Action.JOIN_AS_SPECTATOR: {_L: None, _P: None, _B: None, _O: None, _C: _CLOSED},
+    Action.MEMBER: {_L: None, _P: None, _B: None, _O: None, _C: _GONE},
     Action.LEAVE: {_L: None, _P: None, _B: None, _O: None, _C: _GONE},
     Action.SETTINGS: {_L: None, _P: None, _B: None, _O: None, _C: _GONE},
     Action.START: {_L: None, _P: _NOT_LOBBY, _B: _NOT_LOBBY, _O: _NOT_LOBBY, _C: _GONE},
@@ -78,6 +94,47 @@ and are dealt in from the next one. ``next_deal`` while a deal runs ends it (the
 break follows); during the break it deals the next one at once. A retried move
 is answered for as long as the room keeps the round's logs, so also once the
 round is over (the move that ended it is the one most likely to be retried)."""
+
+
+_OPEN = (_L, _P, _B, _O)  # every state but closed
+_SAME = {s: s for s in _OPEN}
+
+TRANSITIONS: dict[type[R.Record], dict[RoomState, RoomState]] = {
+    # record:          {state it may come in: the state after it}
+    R.Created: {_L: _L},
+    R.Joined: _SAME,
+    R.Presence: _SAME,
+    R.Left: _SAME,
+    R.Removed: _SAME,
+    R.SettingsSet: _SAME,
+    R.RoundStarted: {_L: _P, _O: _P},
+    R.DealStarted: {_P: _P, _B: _P},
+    R.MovePlayed: {_P: _P},
+    R.DealEnded: {_P: _P},  # the break, next deal or round's end comes with it
+    R.BreakStarted: {_P: _B},
+    R.Ready: {_B: _B},
+    R.RoundOver: {_P: _O, _B: _O},
+    R.Closed: {s: _C for s in _OPEN},
+}
+"""Record kind × the state it is folded in → the state after it. A pair missing
+here is a log no decider writes, and the fold refuses it. A ``snapshot`` is not
+here: it replaces the whole state, its own included (:func:`next_state`)."""
+
+
+def takes(state: RoomState, kind: type[R.Record]) -> bool:
+    """Whether a room in ``state`` takes a record of ``kind`` at all (a decider
+    with nothing to refuse, like a presence change in a closed room, writes none)."""
+    return state in TRANSITIONS[kind]
+
+
+def next_state(state: RoomState, record: R.Record) -> RoomState:
+    """The room's state once ``record`` is folded in (the fold's only way to set it)."""
+    if isinstance(record, R.Snapshot):
+        return record.state
+    after = TRANSITIONS[type(record)].get(state)
+    if after is None:
+        raise ValueError(f"a {record.KIND} record in a {state.value} room")
+    return after
 
 
 def check(state: RoomState, action: Action) -> None:

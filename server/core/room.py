@@ -31,21 +31,21 @@ from protocol import messages as M
 from protocol.board import Board
 from protocol.deal import commitment
 from protocol.messages import ClosedReason, Message
-from protocol.moves import Move, Status
+from protocol.moves import Status
 from protocol.scoring import TICK_MS, DealReplay, TimedMove
 from protocol.settings import DealRules, Scoring, Settings
 from protocol.sheet import DealEntry, Sheet, build_sheet
 from protocol.strategy import Pace
 from protocol.views import logged_result
 
+from . import lifecycle
 from . import records as R
 from . import views as V
-from .records import Record, encode_record, encode_spliced
+from .records import Decision, Record, SnapshotDeal, encode_record
 from .series import Series, round_result
 from .values import (
     LOBBY_MS,
     Deal,
-    Decision,
     Fanout,
     Member,
     MoveLog,
@@ -57,6 +57,10 @@ from .values import (
 )
 
 __all__ = ["Room"]
+
+_Event = Callable[[int], Fanout]
+"""One room event the fold will send, given its seq: built only when the record
+is applied (a rebuild numbers it and builds nothing)."""
 
 
 class Room:
@@ -88,7 +92,7 @@ class Room:
     def rebuild(cls, code: str, records: Iterable[Record]) -> Room:
         room = cls(code)
         for record in records:
-            room.apply(record, emit=False)
+            room.fold(record)
         return room
 
     def applying(self, record: Record) -> Iterator[None]:
@@ -96,11 +100,11 @@ class Room:
         of work: a snapshot replays every board of its round through the engine,
         one board a step, which is what a caller that must not hold its event loop
         needs (server/service/adoption.py folds in slices of a few ms)."""
-        if record["k"] == R.SNAPSHOT:
-            self.n_records += 1
+        if isinstance(record, R.Snapshot):
+            self._enter(record)
             yield from self._restore(record)
         else:
-            self.apply(record, emit=False)
+            self.fold(record)
 
     def commit(
         self, decision: Decision, on_round: Callable[[Room], None] | None = None
@@ -110,63 +114,70 @@ class Room:
         out: list[Fanout] = []
         for record in decision.records:
             out.extend(self.apply(record))
-            if on_round is not None and record["k"] == R.ROUND:
+            if on_round is not None and isinstance(record, R.RoundStarted):
                 on_round(self)
         return out
 
-    def apply(self, record: Record, *, emit: bool = True) -> list[Fanout]:
-        """Fold one record in; return its events (none when ``emit`` is false,
-        but seq advances the same, so a rebuilt room numbers on where it stopped)."""
-        kind = record["k"]
-        handler = _FOLD.get(kind)
-        if handler is None:
-            raise ValueError(f"unknown record kind {kind!r}")
-        self.n_records += 1
-        events: list[Fanout] = handler(self, record, emit)
-        return events
+    def apply(self, record: Record) -> list[Fanout]:
+        """Fold one record in and build its events."""
+        return [make(seq) for seq, make in self._fold(record)]
 
-    def _emit(self, emit: bool, *makers: Callable[[int], Message]) -> list[Fanout]:
-        """One room event per maker, each given the next seq. On a rebuild
-        (``emit`` false) seq advances the same but no message is built."""
-        out: list[Fanout] = []
-        for make in makers:
+    def fold(self, record: Record) -> None:
+        """Fold one record in without building its events (a rebuild): seq
+        advances the same, so a rebuilt room numbers on where it stopped."""
+        self._fold(record)
+
+    def _fold(self, record: Record) -> list[tuple[int, _Event]]:
+        """The one fold: the record's state change, then its handler's, then its
+        events numbered (built or not, by the caller)."""
+        handler = _FOLD.get(type(record))
+        if handler is None:
+            raise ValueError(f"not a room record: {record!r}")
+        self._enter(record)
+        out = []
+        for make in handler(self, record):
             self.seq += 1
-            if emit:
-                out.append(Fanout(self.seq, make(self.seq)))
+            out.append((self.seq, make))
         return out
 
-    def _members(self, seq: int) -> Message:
-        return V.members_event(self, seq)
+    def _enter(self, record: Record) -> None:
+        """Count the record, and enter the state the lifecycle table gives it:
+        the only place the room's state is set."""
+        self.state = lifecycle.next_state(self.state, record)
+        self.n_records += 1
 
-    def _f_created(self, rec: Record, _emit: bool) -> list[Fanout]:
-        self.settings = Settings.from_wire(rec["settings"])
-        self.host = rec["host"]
-        self.created_at = rec["at"]
+    def _members(self, seq: int) -> Fanout:
+        return Fanout(seq, V.members_event(self, seq))
+
+    def _sheet_at(self, at: int) -> _Event:
+        # ``at`` is in every record that changes the sheet (a ``joined`` of
+        # before late joins had none; it changed no sheet then).
+        return lambda seq: Fanout(seq, M.sheet(seq, sheet=self.sheet(at).to_wire()))
+
+    def _f_created(self, rec: R.Created) -> list[_Event]:
+        self.settings = Settings.from_wire(rec.settings)
+        self.host = rec.host
+        self.created_at = rec.at
         return []
 
-    def _f_joined(self, rec: Record, emit: bool) -> list[Fanout]:
-        player = rec["p"]
-        bot = rec.get("bot")
-        member = Member(player, rec["name"], Role(rec["role"]))
-        member.bot = None if bot is None else Pace(bot)
-        self._set_member(member)
-        late = rec["role"] == Role.PLAYER.value
+    def _f_joined(self, rec: R.Joined) -> list[_Event]:
+        player = rec.player
+        self._set_member(Member(player, rec.name, rec.role, bot=rec.bot))
+        late = rec.role is Role.PLAYER
         late = late and self.state in (RoomState.PLAYING, RoomState.BREAK)
-        if late:
-            # A late friend: in the round from now on (a column of the sheet,
-            # absent from the deals before), dealt in from the next deal; the
-            # members list shows them "joining" until then.
-            self.round_players.append(player)
-        out = self._emit(emit, self._members)
-        if late:
-            out += self._emit(emit, lambda seq: self._sheet_at(seq, rec))
-        return out
+        if not late:
+            return [self._members]
+        # A late friend: in the round from now on (a column of the sheet, absent
+        # from the deals before), dealt in from the next deal; the members list
+        # shows them "joining" until then.
+        self.round_players.append(player)
+        return [self._members, self._sheet_at(rec.at or 0)]
 
-    def _f_presence(self, rec: Record, emit: bool) -> list[Fanout]:
-        member = self.members.get(rec["p"])
+    def _f_presence(self, rec: R.Presence) -> list[_Event]:
+        member = self.members.get(rec.player)
         if member is not None:
-            member.connected = bool(rec["on"])
-        return self._emit(emit, self._members)
+            member.connected = bool(rec.on)
+        return [self._members]
 
     def _set_member(self, member: Member) -> None:
         self.members[member.id] = member
@@ -185,98 +196,89 @@ class Room:
         if player in self.ready:
             self.ready.remove(player)
 
-    def _f_left(self, rec: Record, emit: bool) -> list[Fanout]:
-        self._drop(rec["p"], rec["host"])
-        return self._emit(emit, self._members)
+    def _f_left(self, rec: R.Left) -> list[_Event]:
+        self._drop(rec.player, rec.host)
+        return [self._members]
 
-    def _f_removed(self, rec: Record, emit: bool) -> list[Fanout]:
-        out = self._emit(emit, lambda seq: M.removed(seq, player=rec["p"]))
-        self._drop(rec["p"], rec["host"])
-        return out + self._emit(emit, self._members)
+    def _f_removed(self, rec: R.Removed) -> list[_Event]:
+        self._drop(rec.player, rec.host)
+        return [lambda seq: Fanout(seq, M.removed(seq, player=rec.player)), self._members]
 
-    def _f_settings(self, rec: Record, emit: bool) -> list[Fanout]:
+    def _f_settings(self, rec: R.SettingsSet) -> list[_Event]:
         before = self.settings
-        self.settings = now = before.updated(rec["changes"])
-        out = self._emit(
-            emit,
-            lambda seq: M.settings(
+        self.settings = now = before.updated(rec.changes)
+        round_ends_at, next_deal_at = self.round_ends_at, self.next_deal_at
+        out: list[_Event] = [
+            lambda seq: Fanout(
                 seq,
-                settings=now.to_wire(),
-                round_ends_at=self.round_ends_at,
-                next_deal_at=self.next_deal_at,
-            ),
-        )
+                M.settings(
+                    seq,
+                    settings=now.to_wire(),
+                    round_ends_at=round_ends_at,
+                    next_deal_at=next_deal_at,
+                ),
+            )
+        ]
         rescored = (before.scoring, before.race_bonus) != (now.scoring, now.race_bonus)
         if rescored and self.deals:
-            out += self._emit(emit, lambda seq: self._sheet_at(seq, rec))
+            out.append(self._sheet_at(rec.at))
         return out
 
-    def _sheet_at(self, seq: int, rec: Record) -> Message:
-        # ``at`` is in every record that changes the sheet (a ``joined`` of
-        # before late joins had none; it changed no sheet then).
-        return M.sheet(seq, sheet=self.sheet(rec.get("at", 0)).to_wire())
-
-    def _f_round(self, rec: Record, emit: bool) -> list[Fanout]:
+    def _f_round(self, rec: R.RoundStarted) -> list[_Event]:
         self.round += 1
-        self.round_started_at = rec["at"]
+        self.round_started_at = rec.at
         self.round_players = self.players()
         self.deals = []
-        self.carry = dict(rec["carry"])
+        self.carry = dict(rec.carry)
         self.ready = []
-        self.state = RoomState.PLAYING
         # The new round's empty sheet (its players, banks carried), so that no
         # client keeps showing the last round's.
-        return self._emit(emit, lambda seq: self._sheet_at(seq, rec))
+        return [self._sheet_at(rec.at)]
 
-    def _f_deal(self, rec: Record, emit: bool) -> list[Fanout]:
-        rules = DealRules.from_wire(rec["rules"])
-        seed = rec["seed"]
+    def _f_deal(self, rec: R.DealStarted) -> list[_Event]:
+        rules = DealRules.from_wire(rec.rules)
+        seed = rec.seed
         last = self.deal
         joined = last is not None and any(p not in last.replays for p in self.round_players)
         replays = {p: DealReplay(Board.deal(seed, rules)) for p in self.round_players}
         deal = Deal(
-            number=rec["n"],
+            number=rec.number,
             seed=seed,
             commitment=commitment(seed),
-            started_at=rec["at"],
+            started_at=rec.at,
             rules=rules,
             replays=replays,
             logs={p: MoveLog() for p in self.round_players},
             results={p: [] for p in self.round_players},
-            proof=rec.get("proof"),
+            proof=rec.proof,
         )
         self.deals.append(deal)
-        self.state = RoomState.PLAYING
         self.ready = []
-        self.seq += 1
-        if not emit:
-            if joined:
-                self.seq += 1  # the members event below
-            return []
 
-        def started(who: str | None) -> Message:
-            return V.deal_started_event(self, deal, who, deal.started_at, self.seq)
+        def started(seq: int) -> Fanout:
+            def view(who: str | None) -> Message:
+                return V.deal_started_event(self, deal, who, deal.started_at, seq)
 
-        # Each player gets their own board, spectators every board.
-        fan = Fanout(self.seq, started(None))
-        if self.has_spectators():
-            fan.spectators = started(V.SPECTATOR_VIEW)
-        for p in deal.replays:
-            fan.personal[p] = started(p)
-        out = [fan]
-        if joined:  # the late friends are dealt in: nobody is "joining" any more
-            out += self._emit(emit, self._members)
-        return out
+            # Each player gets their own board, spectators every board.
+            fan = Fanout(seq, view(None))
+            if self.has_spectators():
+                fan.spectators = view(V.SPECTATOR_VIEW)
+            for p in deal.replays:
+                fan.personal[p] = view(p)
+            return fan
 
-    def _f_move(self, rec: Record, emit: bool) -> list[Fanout]:
-        deal = self.deals[rec["d"] - 1]
-        player = rec["p"]
+        # The late friends are dealt in: nobody is "joining" any more.
+        return [started, self._members] if joined else [started]
+
+    def _f_move(self, rec: R.MovePlayed) -> list[_Event]:
+        deal = self.deals[rec.deal - 1]
+        player = rec.player
         replay = deal.replays[player]
         # Played on the board itself, which lives as long as the deal: decide_move
         # tried it on a copy that died at once. Adopting that copy instead would
         # save one apply but leave a dozen new lists a move alive for seconds,
         # which the collector's young passes scan over and over.
-        timed = TimedMove(rec["t"], rec["s"], Move.from_wire(rec["m"]))
+        timed = TimedMove(rec.t, rec.index, rec.move)
         outcome = replay.board.apply(timed.move)
         replay.record(timed, outcome)
         deal.logs[player].append(timed.t, timed.move)
@@ -284,120 +286,117 @@ class Room:
         first = outcome.status is Status.WON and deal.first is None
         if first:
             deal.first = player
-        self.seq += 1
-        out: list[Fanout] = []
-        if emit:
+
+        def progress(seq: int) -> Fanout:
             now = deal.started_at + timed.t
             seen = V.progress_of(self, deal, player, now)
             # Rivals see progress only; spectators see the board too.
-            fan = Fanout(
-                self.seq, M.progress(self.seq, player=player, deal=deal.number, progress=seen)
-            )
+            fan = Fanout(seq, M.progress(seq, player=player, deal=deal.number, progress=seen))
             if self.settings.spectators.see_boards and self.has_spectators():
                 fan.spectators = M.progress(
-                    self.seq,
+                    seq,
                     player=player,
                     deal=deal.number,
                     progress=seen,
                     board=V.board_view(deal, player),
                 )
-            out.append(fan)
-        if first:
-            bonus = self.settings.race_bonus
-            out += self._emit(
-                emit,
-                lambda seq: M.first_finisher(seq, player=player, deal=deal.number, bonus=bonus),
-            )
-        return out
+            return fan
 
-    def _f_deal_ended(self, rec: Record, emit: bool) -> list[Fanout]:
-        deal = self.deals[rec["n"] - 1]
-        deal.ended_at = rec["at"]
-        deal.ended_by = rec["reason"]
+        if not first:
+            return [progress]
+        bonus = self.settings.race_bonus
+        return [
+            progress,
+            lambda seq: Fanout(
+                seq, M.first_finisher(seq, player=player, deal=deal.number, bonus=bonus)
+            ),
+        ]
+
+    def _f_deal_ended(self, rec: R.DealEnded) -> list[_Event]:
+        deal = self.deals[rec.number - 1]
+        deal.ended_at = rec.at
+        deal.ended_by = rec.reason.value
         for p, replay in deal.replays.items():
             if replay.board.status is Status.PLAYING:
-                deal.end_t[p] = deal.t(rec["at"])  # scored where they stand
-        return self._emit(
-            emit,
-            lambda seq: V.deal_over_event(self, deal, rec["at"], seq),
-            lambda seq: self._sheet_at(seq, rec),
-        )
+                deal.end_t[p] = deal.t(rec.at)  # scored where they stand
+        return [
+            lambda seq: Fanout(seq, V.deal_over_event(self, deal, rec.at, seq)),
+            self._sheet_at(rec.at),
+        ]
 
-    def _f_break(self, rec: Record, emit: bool) -> list[Fanout]:
-        self.state = RoomState.BREAK
+    def _f_break(self, rec: R.BreakStarted) -> list[_Event]:
         self.ready = []
         deal = self.deals[-1]
-        return self._emit(
-            emit,
-            lambda seq: M.break_started(
-                seq, deal=deal.number, next_deal_at=self.next_deal_at, ready=[]
-            ),
-        )
+        next_deal_at = self.next_deal_at
+        return [
+            lambda seq: Fanout(
+                seq, M.break_started(seq, deal=deal.number, next_deal_at=next_deal_at, ready=[])
+            )
+        ]
 
-    def _f_ready(self, rec: Record, emit: bool) -> list[Fanout]:
-        if rec["p"] not in self.ready:
-            self.ready.append(rec["p"])
+    def _f_ready(self, rec: R.Ready) -> list[_Event]:
+        if rec.player not in self.ready:
+            self.ready.append(rec.player)
         ready = list(self.ready)
-        return self._emit(emit, lambda seq: M.ready(seq, player=rec["p"], ready=ready))
+        return [lambda seq: Fanout(seq, M.ready(seq, player=rec.player, ready=ready))]
 
-    def _f_round_over(self, rec: Record, emit: bool) -> list[Fanout]:
-        self.state = RoomState.ROUND_OVER
-        sheet = self.sheet(rec["at"])
+    def _f_round_over(self, rec: R.RoundOver) -> list[_Event]:
+        sheet = self.sheet(rec.at)
         settings = self.settings
         seeds = [d.seed for d in self.deals]
         result = round_result(
-            self.round, rec["at"], sheet, settings.scoring, settings.race_bonus, seeds
+            self.round, rec.at, sheet, settings.scoring, settings.race_bonus, seeds
         )
         self.series.add(result, {m.id: m.name for m in self.members.values()})
         self.ready = []
+        series = self.series.to_wire()
 
-        def over(seq: int) -> Message:
-            return M.round_over(
-                seq, sheet=sheet.to_wire(), winners=sheet.winners, series=self.series.to_wire()
+        def over(seq: int) -> Fanout:
+            return Fanout(
+                seq,
+                M.round_over(seq, sheet=sheet.to_wire(), winners=sheet.winners, series=series),
             )
 
-        return self._emit(emit, over)
+        return [over]
 
-    def _f_closed(self, rec: Record, emit: bool) -> list[Fanout]:
-        self.state = RoomState.CLOSED
-        reason = self.closed_reason = ClosedReason(rec["reason"])
-        return self._emit(emit, lambda seq: M.room_closed(seq, reason=reason))
+    def _f_closed(self, rec: R.Closed) -> list[_Event]:
+        reason = self.closed_reason = rec.reason
+        return [lambda seq: Fanout(seq, M.room_closed(seq, reason=reason))]
 
-    def _f_snapshot(self, rec: Record, _emit: bool) -> list[Fanout]:
+    def _f_snapshot(self, rec: R.Snapshot) -> list[_Event]:
         for _ in self._restore(rec):
             pass
         return []
 
     # ------------------------------------------------------------------ snapshots
 
-    def snapshot_record(self, *, deals: bool = True) -> Record:
+    def snapshot_record(self) -> R.Snapshot:
         """The whole state, as the record that would come next in the log (its
-        ``r`` is its index there). Everything a fold derives (replays, scores,
-        views) is left out: the moves' logs rebuild it. (``deals`` false: without
-        its ``deals``, which :meth:`take_snapshot` encodes apart.)"""
-        record = {
-            "k": R.SNAPSHOT,
-            "r": self.n_records,
-            "seq": self.seq,
-            "state": self.state.value,
-            "settings": self.settings.to_wire(),
-            "host": self.host,
-            "members": [
+        ``index`` is its index there). Everything a fold derives (replays, scores,
+        views) is left out: the moves' logs rebuild it."""
+        return self._snapshot([_snapshot_deal(d) for d in self.deals])
+
+    def _snapshot(self, deals: list[SnapshotDeal | bytes]) -> R.Snapshot:
+        return R.Snapshot(
+            index=self.n_records,
+            seq=self.seq,
+            state=self.state,
+            settings=self.settings.to_wire(),
+            host=self.host,
+            members=[
                 [m.id, m.name, m.role.value, m.connected, None if m.bot is None else m.bot.value]
                 for m in self.members.values()
             ],
-            "round": self.round,
-            "round_at": self.round_started_at,
-            "round_players": list(self.round_players),
-            "carry": dict(self.carry),
-            "closed": None if self.closed_reason is None else self.closed_reason.value,
-            "created_at": self.created_at,
-            "ready": list(self.ready),
-            "series": self.series.to_wire(),
-        }
-        if deals:
-            record["deals"] = [_deal_record(d) for d in self.deals]
-        return record
+            round=self.round,
+            round_at=self.round_started_at,
+            round_players=list(self.round_players),
+            carry=dict(self.carry),
+            closed=self.closed_reason,
+            created_at=self.created_at,
+            ready=list(self.ready),
+            series=self.series.to_wire(),
+            deals=deals,
+        )
 
     def take_snapshot(self) -> bytes:
         """:meth:`snapshot_record` encoded, and folded in: on the room it was taken
@@ -405,62 +404,62 @@ class Room:
         does here (no board is replayed).
 
         The bytes decode to :meth:`snapshot_record` exactly, but a deal that is
-        over is encoded once (``Deal.packed``) and spliced in after: a snapshot at
-        the end of a round's 20th deal encodes one deal's logs, not twenty."""
-        record = self.snapshot_record(deals=False)
-        deals = []
+        over is encoded once (``Deal.packed``) and handed to the encoder as its
+        stored form: a snapshot at the end of a round's 20th deal encodes one
+        deal's logs, not twenty."""
+        deals: list[SnapshotDeal | bytes] = []
         for deal in self.deals:
             packed = deal.packed
             if packed is None:
-                packed = encode_record(_deal_record(deal))
+                packed = _snapshot_deal(deal).packed()
                 if deal.over:
                     deal.packed = packed
             deals.append(packed)
+        data = encode_record(self._snapshot(deals))
         self.n_records += 1
-        return encode_spliced(record, "deals", deals)
+        return data
 
-    def _restore(self, rec: Record) -> Iterator[None]:
-        """Replace the state with a snapshot's (``n_records`` is the snapshot's own
-        index + 1 whatever it was: the log may start with it). Yields after each
-        board replayed."""
-        self.state = RoomState(rec["state"])
-        self.settings = Settings.from_wire(rec["settings"])
-        self.host = rec["host"]
+    def _restore(self, rec: R.Snapshot) -> Iterator[None]:
+        """Replace the rest of the state with a snapshot's (the lifecycle state is
+        set by :meth:`_enter`; ``n_records`` is the snapshot's own index + 1
+        whatever it was: the log may start with it). Yields after each board
+        replayed."""
+        self.settings = Settings.from_wire(rec.settings)
+        self.host = rec.host
         self.members = {}
-        for pid, name, role, on, *bot in rec["members"]:  # a bot's pace came later
+        for pid, name, role, on, *bot in rec.members:  # a bot's pace came later
             pace = Pace(bot[0]) if bot and bot[0] is not None else None
             self._set_member(Member(pid, name, Role(role), bool(on), pace))
-        self.round = rec["round"]
-        self.round_started_at = rec["round_at"]
-        self.round_players = list(rec["round_players"])
-        self.carry = dict(rec["carry"])
-        self.seq = rec["seq"]
-        self.n_records = rec["r"] + 1
-        closed = rec["closed"]
-        self.closed_reason = None if closed is None else ClosedReason(closed)
-        self.created_at = rec.get("created_at", 0)
-        self.series = Series.from_wire(rec.get("series"))
-        self.ready = list(rec.get("ready", ()))
+        self.round = rec.round
+        self.round_started_at = rec.round_at
+        self.round_players = list(rec.round_players)
+        self.carry = dict(rec.carry)
+        self.seq = rec.seq
+        self.n_records = rec.index + 1
+        self.closed_reason = rec.closed
+        self.created_at = rec.created_at
+        self.series = Series.from_wire(rec.series)
+        self.ready = list(rec.ready)
         self._sheet = None
         self.deals = []
-        for d in rec["deals"]:
+        for d in rec.deals:
+            assert isinstance(d, SnapshotDeal)  # as decoded
             deal = Deal(
-                number=d["n"],
-                seed=d["seed"],
-                commitment=commitment(d["seed"]),
-                started_at=d["at"],
-                rules=DealRules.from_wire(d["rules"]),
+                number=d.number,
+                seed=d.seed,
+                commitment=commitment(d.seed),
+                started_at=d.at,
+                rules=DealRules.from_wire(d.rules),
                 replays={},
                 logs={},
-                end_t=dict(d["end_t"]),
-                ended_at=d["ended"],
-                # Snapshots written before ended_by was kept do not hold it.
-                ended_by=d.get("ended_by"),
-                first=d["first"],
-                proof=d.get("proof"),
+                end_t=dict(d.end_t),
+                ended_at=d.ended,
+                ended_by=d.ended_by,
+                first=d.first,
+                proof=d.proof,
             )
             self.deals.append(deal)
-            for player, entries in d["logs"].items():
+            for player, entries in d.logs.items():
                 replay = DealReplay(Board.deal(deal.seed, deal.rules))
                 log = MoveLog(entries)
                 results: list[Any] = []
@@ -469,7 +468,7 @@ class Room:
                     outcome = replay.board.apply(move)
                     replay.record(TimedMove(entry[0], 0, move), outcome)
                     results.extend(logged_result(outcome))
-                replay.won_seq = d["won"].get(player)
+                replay.won_seq = d.won.get(player)
                 deal.replays[player] = replay
                 deal.logs[player] = log
                 deal.results[player] = results
@@ -587,37 +586,37 @@ class Room:
         return sheet
 
 
-_FOLD: dict[str, Any] = {
-    R.CREATED: Room._f_created,
-    R.JOINED: Room._f_joined,
-    R.PRESENCE: Room._f_presence,
-    R.LEFT: Room._f_left,
-    R.REMOVED: Room._f_removed,
-    R.SETTINGS: Room._f_settings,
-    R.ROUND: Room._f_round,
-    R.DEAL: Room._f_deal,
-    R.MOVE: Room._f_move,
-    R.DEAL_ENDED: Room._f_deal_ended,
-    R.BREAK: Room._f_break,
-    R.READY: Room._f_ready,
-    R.ROUND_OVER: Room._f_round_over,
-    R.CLOSED: Room._f_closed,
-    R.SNAPSHOT: Room._f_snapshot,
+_FOLD: dict[type, Any] = {
+    R.Created: Room._f_created,
+    R.Joined: Room._f_joined,
+    R.Presence: Room._f_presence,
+    R.Left: Room._f_left,
+    R.Removed: Room._f_removed,
+    R.SettingsSet: Room._f_settings,
+    R.RoundStarted: Room._f_round,
+    R.DealStarted: Room._f_deal,
+    R.MovePlayed: Room._f_move,
+    R.DealEnded: Room._f_deal_ended,
+    R.BreakStarted: Room._f_break,
+    R.Ready: Room._f_ready,
+    R.RoundOver: Room._f_round_over,
+    R.Closed: Room._f_closed,
+    R.Snapshot: Room._f_snapshot,
 }
 
 
-def _deal_record(deal: Deal) -> dict[str, Any]:
+def _snapshot_deal(deal: Deal) -> SnapshotDeal:
     """One deal of a snapshot: what it was dealt from and its moves' logs."""
-    return {
-        "n": deal.number,
-        "seed": deal.seed,
-        "at": deal.started_at,
-        "rules": deal.rules.to_wire(),
-        "ended": deal.ended_at,
-        "ended_by": deal.ended_by,
-        "end_t": dict(deal.end_t),
-        "first": deal.first,
-        "logs": {p: [list(e) for e in log] for p, log in deal.logs.items()},
-        "won": {p: r.won_seq for p, r in deal.replays.items() if r.won_seq is not None},
-        "proof": deal.proof,  # deals: winnable: the line it was proven with
-    }
+    return SnapshotDeal(
+        number=deal.number,
+        seed=deal.seed,
+        at=deal.started_at,
+        rules=deal.rules.to_wire(),
+        ended=deal.ended_at,
+        ended_by=deal.ended_by,
+        end_t=dict(deal.end_t),
+        first=deal.first,
+        logs={p: [list(e) for e in log] for p, log in deal.logs.items()},
+        won={p: r.won_seq for p, r in deal.replays.items() if r.won_seq is not None},
+        proof=deal.proof,  # deals: winnable: the line it was proven with
+    )

@@ -1,5 +1,4 @@
-"""The room core's value types: states, roles, members, deals, events, decisions,
-refusals.
+"""The room core's value types: states, roles, members, deals, events, refusals.
 
 The leaf of the core: the fold (server/core/room.py), the deciders
 (server/core/decide.py), the lifecycle table (server/core/lifecycle.py) and the
@@ -17,18 +16,15 @@ from typing import Any
 
 from protocol.board import Board
 from protocol.messages import Code, Message, Role
-from protocol.moves import Move, MoveKind, Outcome
+from protocol.moves import Move, MoveKind
 from protocol.scoring import DealReplay
 from protocol.settings import DealRules, Settings
 from protocol.strategy import Pace
-
-from .records import Record
 
 __all__ = [
     "MAX_PLAYERS",
     "MAX_SPECTATORS",
     "Deal",
-    "Decision",
     "Fanout",
     "LogEntry",
     "Member",
@@ -36,6 +32,7 @@ __all__ = [
     "Role",
     "RoomError",
     "RoomState",
+    "SeedWanted",
     "break_deadline",
     "logged_move",
     "people_connected",
@@ -73,6 +70,20 @@ def break_deadline(settings: Settings, deal_ended_at: int | None) -> int | None:
     if deal_ended_at is None:
         return None
     return deal_ended_at + settings.break_seconds * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class SeedWanted:
+    """A decision would deal deal ``number``, ``deals: winnable``, under ``rules``,
+    and the shell has no proven seed for them in hand: nothing is decided
+    (``Decision.wanted``). The shell's runner gets one (from its pool of proven
+    seeds, waiting while it is dry: server/rooms/seeds.py) and decides again;
+    deciding changes nothing, so deciding again is safe. ``coming``: a seed for
+    them was taken ahead and waits on a dry pool."""
+
+    rules: DealRules
+    number: int
+    coming: bool = False
 
 
 class RoomError(Exception):
@@ -223,18 +234,3 @@ class Fanout:
         if member.role == Role.SPECTATOR and self.spectators is not None:
             return self.spectators
         return self.everyone
-
-
-@dataclass(slots=True)
-class Decision:
-    """What a request means: records to persist, and what to reply once they are.
-
-    ``retry`` is set (and ``records`` empty) when a move request repeats one the
-    player's log already holds: the index of that move in the log of deal
-    ``deal_number``, so the reply can be the original one, rebuilt from the log.
-    """
-
-    records: list[Record] = field(default_factory=list)
-    deal_number: int = 0  # for "moved": the deal the move was for
-    outcome: Outcome | None = None
-    retry: int | None = None

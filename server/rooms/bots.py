@@ -33,8 +33,9 @@ from protocol.moves import Move, Reason
 from protocol.strategy import RESIGN, Bot, Pace
 
 from ..core.decide import Ctx, decide_move
+from ..core.records import Decision
 from ..core.room import Room
-from ..core.values import Decision, Fanout, Member, RoomError, RoomState
+from ..core.values import Fanout, Member, RoomError, RoomState
 from ..core.views import reaction_event, room_view
 from ..net.clock import Clock
 from .memo import ViewMemo

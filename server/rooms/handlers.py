@@ -42,8 +42,9 @@ from protocol.wire import (
 
 from .. import ids
 from ..core import decide as D
+from ..core.records import Decision
 from ..core.room import Room
-from ..core.values import Decision, RoomError
+from ..core.values import RoomError
 from ..core.views import board_view, reaction_event, room_info, room_view
 from ..net.allowances import Allowances, Quota
 from ..net.metrics import Metrics

@@ -70,7 +70,6 @@ holds the room up.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import weakref
 from collections import deque
@@ -83,11 +82,11 @@ from protocol.settings import DealRules, Deals
 from protocol.wire import encode
 
 from ..core import records as R
-from ..core.decide import Ctx, SeedWanted, decide_tick
+from ..core.decide import Ctx, decide_tick
 from ..core.durable import DurableLog
-from ..core.records import encode_record
+from ..core.records import Decision, encode_record
 from ..core.room import Room
-from ..core.values import Decision, Fanout, Member, RoomError, RoomState
+from ..core.values import Fanout, Member, RoomError, RoomState, SeedWanted
 from ..net.clock import Clock
 from ..peer import Peer
 from ..store.base import Store, StoreUnavailable, StoreUncertain, unavailable, uncertain
@@ -103,8 +102,8 @@ log = logging.getLogger("klondike_race.room")
 SNAPSHOT_EVERY = 2000
 """Records after which a snapshot is written even in the middle of a deal (a long
 deal of many players, or a lobby that sees many comings and goings)."""
-_SNAPSHOT_AFTER = frozenset((R.DEAL_ENDED, R.ROUND))
-_MOVE_ONLY = frozenset((R.MOVE,))  # a decision of moves alone changes no deadline
+_SNAPSHOT_AFTER: frozenset[type] = frozenset((R.DealEnded, R.RoundStarted))
+_MOVE_ONLY: frozenset[type] = frozenset((R.MovePlayed,))  # changes no deadline
 
 # Release (from the timer, which needs it too): sends what was prepared; called
 # once the command is durable.
@@ -218,7 +217,8 @@ class RoomRunner:
         return self.venue.idle_room_ms
 
     def ctx(self) -> Ctx:
-        return Ctx(self.venue.clock.now(), self.venue.draw_seed, self.seeds.handed)
+        seeds = self.seeds
+        return Ctx(self.venue.clock.now(), self.venue.draw_seed, seeds.proven, seeds.coming)
 
     @property
     def pending(self) -> int:
@@ -233,44 +233,40 @@ class RoomRunner:
         """Decide, commit, append, release: see the module docstring. Returns once
         the command is released; raises its refusal (RoomError) likewise.
 
-        A decision that would deal a ``deals: winnable`` deal wants a proven seed
-        (SeedWanted, nothing committed): it takes one, waiting while the pool is
-        dry, and is decided again on the room as it is then. Only decisions that
-        would deal wait for it; a late friend's join, a member's presence, the
-        host's settings are decided meanwhile, so the deal, decided after them,
-        deals the friend in."""
-        ctx = self.ctx()
+        A decision that would deal a ``deals: winnable`` deal with no proven seed
+        in hand (``Decision.wanted``) commits nothing: the command waits for one
+        (the seeds' wait, :class:`DealSeeds`, told to the room while the pool is
+        dry) and is decided again on the room as it is then, in this loop. Only
+        decisions that would deal wait; a late friend's join, a member's presence,
+        the host's settings are decided meanwhile, so the deal, decided after
+        them, deals the friend in."""
+        taken: list[tuple[SeedWanted, tuple[str, str], int | None]] = []
+        dealt = False
         try:
-            if self.room.due(ctx.now):  # the timer may be late: time runs out first
-                self._tick_first(ctx)
-            entry = self._submit(decide, reply, ctx)
-        except SeedWanted as wanted:  # nothing was committed: decide again with a seed
-            gate = self.seeds.gate
-            if gate is not None:  # another decision is taking one: after it, again
-                await asyncio.shield(gate)
-                return await self.run(decide, reply)
-            taken = await self.seeds.take(wanted)
-            told, dealt = self.seeds.finding, False
-            try:
-                decision = await self.run(decide, reply)
-                dealt = any(r["k"] == R.DEAL for r in decision.records)
-                return decision
-            finally:
-                self.seeds.settle(wanted.rules, taken, told if not dealt else None)
-        settings = self.room.settings
-        if settings.deals is Deals.WINNABLE:  # warm the pool before the room deals
-            self.venue.want_proven(settings.deal_rules())
-        await entry.wait()
-        assert entry.decision is not None
-        return entry.decision
-
-    def _tick_first(self, ctx: Ctx) -> None:
-        """What the clock has done by now, decided before a command. A tick that
-        would deal a winnable deal without a seed in hand is left to the timer,
-        whose own tick takes one (waiting while the pool is dry): the command is
-        not held behind a solver, it is decided on the room as it stands."""
-        with contextlib.suppress(SeedWanted):
-            self._submit(decide_tick, None, ctx)
+            while True:
+                ctx = self.ctx()
+                if self.room.due(ctx.now):  # the timer may be late: time runs out first
+                    # A tick that wants a seed commits nothing: the timer's own
+                    # tick waits for it, and the command is not held behind it.
+                    self._submit(decide_tick, None, ctx)
+                entry = self._submit(decide, reply, ctx)
+                if not isinstance(entry, SeedWanted):
+                    break
+                if self.seeds.gate is not None:  # another command takes one: then again
+                    await asyncio.shield(self.seeds.gate)
+                    continue
+                got = await self.seeds.take(entry)
+                taken.append((entry, got, self.seeds.finding))
+            settings = self.room.settings
+            if settings.deals is Deals.WINNABLE:  # warm the pool before the room deals
+                self.venue.want_proven(settings.deal_rules())
+            await entry.wait()
+            assert entry.decision is not None
+            dealt = any(isinstance(r, R.DealStarted) for r in entry.decision.records)
+            return entry.decision
+        finally:
+            for wanted, got, told in taken:
+                self.seeds.settle(wanted.rules, got, None if dealt else told)
 
     async def read(self, make: Read) -> None:
         """Answer from the room as of every command decided so far, once those are
@@ -292,7 +288,9 @@ class RoomRunner:
 
     def _submit(
         self, decide: Callable[[Room, Ctx], Decision], reply: Reply | None, ctx: Ctx
-    ) -> _Entry:
+    ) -> _Entry | SeedWanted:
+        """Decide and commit a command, queued behind those before it; or, when
+        it waits for a proven seed, nothing but what it wants."""
         if self._stopped:
             # Someone still holds this runner (a request that began before the
             # room moved or closed). The store would refuse its records anyway
@@ -307,14 +305,16 @@ class RoomRunner:
             entry = _Entry(room.n_records, error=exc)  # decided on undurable state
             self._queue.append(entry)
             return entry
+        if decision.wanted is not None:
+            return decision.wanted
         entry = _Entry(room.n_records, decision)
-        kinds = {r["k"] for r in decision.records}  # one pass, for the checks below
+        kinds = {type(r) for r in decision.records}  # one pass, for the checks below
         if decision.records:
             data = [encode_record(r) for r in decision.records]
             entry.recipients = dict(room.members)  # removed members learn of it too
             entry.events = self._commit(decision)
-            if R.DEAL in kinds:
-                self.seeds.dealt()
+            if R.DealStarted in kinds:
+                self.seeds.dealt(decision.records)
             data += self._snapshot_after(kinds)
             entry.recipients.update(self.room.members)
             entry.end = self.room.n_records
@@ -342,7 +342,7 @@ class RoomRunner:
             self.room = self.durable.restore([*pending, *self._unsent])
             raise
 
-    def _snapshot_after(self, kinds: set[str]) -> list[bytes]:
+    def _snapshot_after(self, kinds: set[type]) -> list[bytes]:
         """The snapshot to append after a decision's records (of ``kinds``), if
         one is due: see "Compaction" in the module docstring."""
         room = self.room

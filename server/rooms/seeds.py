@@ -1,18 +1,21 @@
 """A ``deals: winnable`` room's proven seeds, in the shell (docs/rules.md §9).
 
-A decision that would deal such a deal asks for a seed (``Ctx.proven_seed``, here
-:meth:`DealSeeds.handed`). The pure core cannot wait, so with none in hand it
-raises ``SeedWanted`` and the runner (server/rooms/runner.py ``run``) takes one
-through :meth:`DealSeeds.take`, then decides again. Three things make that wait
-rare and harmless:
+A decision that would deal such a deal looks for a seed among those in hand
+(``Ctx.proven``, here :attr:`DealSeeds.proven`). The pure core cannot wait, so with
+none in hand it decides nothing but ``SeedWanted`` (``Decision.wanted``), and the
+runner (server/rooms/runner.py ``run``) takes one through :meth:`DealSeeds.take`,
+then decides again. The wait is this object's state: :attr:`DealSeeds.gate` is
+set while a command takes a seed (the other commands that want one wait on it),
+:attr:`DealSeeds.finding` names the deal the room is told it waits for. Three
+things make that wait rare and harmless:
 
 - **Ahead of time.** When a deal starts with deals left in the round, the next
   deal's seed is taken at once, while this one is played (:meth:`take_ahead`): the
   move that ends the deal deals the next without waiting, and a dry pool is waited
   for during the deal, unseen. Should the pool stay dry all deal, the move that
-  ends it is answered all the same: :meth:`handed` says the seed is coming
-  (``SeedComing``), and the deal's end begins a break, which the clock ends by
-  dealing once the seed is there. A seed taken for rules the host then changes,
+  ends it is answered all the same: :attr:`coming` says the seed is on its way
+  (``SeedWanted.coming``), and the deal's end begins a break, which the clock
+  ends by dealing once the seed is there. A seed taken for rules the host then changes,
   or for a deal the round never reaches, is never dealt: a proven seed spent, no
   secret told.
 - **Only what would deal waits.** The runner's other commands are decided while a
@@ -31,9 +34,9 @@ from typing import Protocol
 from protocol import messages as M
 from protocol.settings import DealRules, Deals
 
-from ..core.decide import SeedComing, SeedWanted
+from ..core import records as R
 from ..core.room import Room
-from ..core.values import Fanout, Member, RoomError
+from ..core.values import Fanout, Member, RoomError, SeedWanted
 from .timer import Release
 
 __all__ = ["DealSeeds"]
@@ -64,7 +67,9 @@ class Seeded(Protocol):
 class DealSeeds:
     def __init__(self, runner: Seeded) -> None:
         self.runner = runner
-        self._proven: dict[DealRules, tuple[str, str]] = {}  # taken, not dealt yet
+        # Taken, not dealt yet: ``Ctx.proven``, read by the decisions (each is
+        # dealt once: dealt() drops it).
+        self.proven: dict[DealRules, tuple[str, str]] = {}
         self.gate: asyncio.Future[None] | None = None  # set while a decision takes one
         # The next deal's seed on its way (take_ahead), the rule sets whose pool
         # was dry when it was asked, and the deal a decision waits for meanwhile.
@@ -75,20 +80,11 @@ class DealSeeds:
         # (shell state: the snapshot's ``finding_deal``, the notice).
         self.finding: int | None = None
 
-    def handed(self, rules: DealRules) -> tuple[str, str]:
-        """``Ctx.proven_seed``: the seed in hand for ``rules``, else
-        :class:`SeedComing` when the one taken ahead waits on a dry pool (the
-        deal that ends need not wait for it), else :class:`SeedWanted`. Each is
-        handed out once."""
-        got = self._proven.pop(rules, None)
-        if got is None:
-            raise SeedComing(rules) if rules in self._ahead_dry else SeedWanted(rules)
-        return got
-
-    def coming(self) -> bool:
-        """Whether a seed taken ahead waits on a dry pool (what makes the deal that
-        ends meanwhile begin a break: :meth:`handed`)."""
-        return bool(self._ahead_dry)
+    @property
+    def coming(self) -> frozenset[DealRules]:
+        """``Ctx.coming``: the rules whose seed taken ahead waits on a dry pool
+        (what makes the deal that ends meanwhile begin a break)."""
+        return frozenset(self._ahead_dry)
 
     async def take(self, wanted: SeedWanted) -> tuple[str, str]:
         """Put a proven seed for ``wanted.rules`` in hand: the one taken ahead, if
@@ -104,11 +100,11 @@ class DealSeeds:
                 if rules in self._ahead_dry:
                     self.tell(wanted.number, True)
                 await asyncio.shield(ahead)
-                got = self._proven.get(rules)
+                got = self.proven.get(rules)
                 if got is not None:
                     return got
             got = await self.runner.venue.proven_seed(rules, lambda: self.tell(wanted.number, True))
-            self._proven[rules] = got
+            self.proven[rules] = got
             return got
         except BaseException:
             self._found()
@@ -122,14 +118,20 @@ class DealSeeds:
         """After the decision a seed was taken for: a seed it did not deal (it was
         refused, or decided otherwise) is dropped, never dealt later; and the room,
         told it was finding deal ``undealt``, hears the wait is over."""
-        if self._proven.get(rules) is taken:
-            del self._proven[rules]
+        if self.proven.get(rules) is taken:
+            del self.proven[rules]
         if undealt is not None:
             self.tell(undealt, False)
 
-    def dealt(self) -> None:
-        """A deal was dealt: the wait, if any, is over (its ``deal_started`` says
-        so), and the next deal's seed is taken ahead."""
+    def dealt(self, records: list[R.Record]) -> None:
+        """A deal was dealt (among ``records``): its seed is spent, the wait, if
+        any, is over (its ``deal_started`` says so), and the next deal's seed is
+        taken ahead."""
+        for record in records:
+            if isinstance(record, R.DealStarted) and record.proof is not None:
+                spent = [k for k, (seed, _) in self.proven.items() if seed == record.seed]
+                for rules in spent:
+                    del self.proven[rules]
         self.finding = None
         self.take_ahead()
 
@@ -146,7 +148,7 @@ class DealSeeds:
         ):
             return
         rules = settings.deal_rules()
-        if rules not in self._proven and rules not in self._ahead:
+        if rules not in self.proven and rules not in self._ahead:
             task = asyncio.get_running_loop().create_task(self._fetch_ahead(rules))
             self._ahead[rules] = task
 
@@ -167,7 +169,7 @@ class DealSeeds:
             self._ahead.pop(rules, None)
             self._ahead_dry.discard(rules)
         if not self.runner.stopped:
-            self._proven.setdefault(rules, got)
+            self.proven.setdefault(rules, got)
 
     def tell(self, number: int, finding: bool) -> None:
         """Send ``finding_deal`` to every member, behind the commands before it

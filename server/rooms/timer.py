@@ -38,8 +38,9 @@ from protocol.scoring import TICK_MS
 from protocol.settings import Scoring
 
 from ..core.decide import Ctx, decide_expiry, decide_idle_close, decide_tick
+from ..core.records import Decision
 from ..core.room import Room
-from ..core.values import Decision, Fanout, Member, RoomError, RoomState, people_connected
+from ..core.values import Fanout, Member, RoomError, RoomState, people_connected
 from ..core.views import tick_event
 from ..net.clock import Clock
 

@@ -16,7 +16,8 @@ from protocol import names
 from protocol.messages import ErrorCode
 from protocol.wire import VERSION, Hello, Ping, Request
 
-from ..core.values import Decision, RoomError
+from ..core.records import Decision
+from ..core.values import RoomError
 from ..core.views import room_view
 from ..net.allowances import Allowances, Quota
 from ..peer import Peer, SessionState

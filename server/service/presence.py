@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..core import decide as D
+from ..core.records import Decision
 from ..core.room import Room
-from ..core.values import Decision
 
 __all__ = ["presence", "presence_of_all"]
 

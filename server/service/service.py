@@ -21,8 +21,9 @@ from protocol.wire import Request
 from .. import ids
 from ..core import records as R
 from ..core.durable import DurableLog
+from ..core.records import Decision
 from ..core.room import Room
-from ..core.values import Decision, RoomError
+from ..core.values import RoomError
 from ..net.allowances import Allowances
 from ..net.clock import Clock
 from ..net.connection import Limits
@@ -115,10 +116,9 @@ class Service:
         """Keep sessions in step with membership: who left, who was removed, and
         everyone when the room closes."""
         for record in decision.records:
-            kind = record["k"]
-            if kind in (R.LEFT, R.REMOVED):
-                self.sessions.set_room(record["p"], None)
-            elif kind == R.CLOSED:
+            if isinstance(record, (R.Left, R.Removed)):
+                self.sessions.set_room(record.player, None)
+            elif isinstance(record, R.Closed):
                 for pid in list(runner.room.members):
                     self.sessions.set_room(pid, None)
                 self.rooms.pop(runner.code, None)

@@ -10,11 +10,11 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from protocol.moves import Status
+from protocol.moves import Move, MoveKind, Status
 from server.core import decide as D
-from server.core.records import decode_record
+from server.core.records import Decision, Record, decode_record
 from server.core.room import Room
-from server.core.values import Decision, Role, RoomError, logged_move
+from server.core.values import Role, RoomError
 from server.core.views import SPECTATOR_VIEW, room_view
 from server.net.metrics import Metrics
 from server.rooms.runner import RoomRunner
@@ -95,9 +95,9 @@ async def play_randomly(
                 continue
             c = rng.random()
             if c < 0.02:
-                move = logged_move((0, "resign", 0, 0, 0))
+                move = Move(MoveKind.RESIGN)
             elif c < 0.08 and board.can_undo():
-                move = logged_move((0, "undo", 0, 0, 0))
+                move = Move(MoveKind.UNDO)  # as a client's map reads (count 1)
             else:
                 move = rng.choice(board.legal_moves())
             n = len(deal.logs[pid])
@@ -142,7 +142,7 @@ async def play_randomly(
     return service, runner, clock
 
 
-def decoded(data: Sequence[bytes]) -> list[dict[str, Any]]:
+def decoded(data: Sequence[bytes]) -> list[Record]:
     return [decode_record(raw) for raw in data]
 
 

@@ -7,9 +7,9 @@ import itertools
 from typing import Any
 
 from server.core import decide as C
-from server.core.records import decode_record, encode_record
+from server.core.records import Decision, decode_record, encode_record
 from server.core.room import Room
-from server.core.values import Decision, Role
+from server.core.values import Role
 
 
 class Harness:
