@@ -211,11 +211,11 @@ async def measure(log: list[bytes], repeat: int) -> dict[str, dict[str, Any]]:
     with tempfile.TemporaryDirectory() as tmp:
         store = await SqliteStore.at(Path(tmp))
         try:
-            for name, form, at_once in ways:
+            for k, (name, form, at_once) in enumerate(ways):
                 takes: list[float] = []
                 holds: list[float] = []
                 for i in range(repeat):
-                    code = f"{name[:4].upper()}{i:02d}"
+                    code = f"TK{k}{i:03d}"  # a room of its own for each takeover
                     await store.reserve_room(code)
                     await store.append(code, forms[form])
                     saved = adoption.FOLD_SLICE_S
