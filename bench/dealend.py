@@ -80,7 +80,7 @@ def play(rounds: int, seed: int) -> dict[str, list[float]]:
         timed(into, "encode records", lambda: [encode_record(r) for r in decision.records])
         events = timed(into, "commit (fold + events)", lambda: room.commit(decision))
         if any(isinstance(r, (R.DealEnded, R.RoundStarted)) for r in decision.records):
-            timed(into, "snapshot (build + encode)", room.take_snapshot)
+            timed(into, "snapshot (build + encode)", room.take_checkpoint)
             last_snapshot[0] = room.n_records
         timed(into, "fan-out encode", lambda: fan_out(room, events))
 

@@ -142,7 +142,7 @@ async def play_history(deals: int, seed: int = 1) -> list[bytes]:
 
 
 def shapes(log: list[bytes]) -> dict[str, list[bytes]]:
-    snapshots = [isinstance(decode_record(raw), R.Snapshot) for raw in log]
+    snapshots = [isinstance(decode_record(raw), R.Checkpoint) for raw in log]
     last = max(i for i, snap in enumerate(snapshots) if snap)
     return {
         "whole": [raw for raw, snap in zip(log, snapshots, strict=True) if not snap],
@@ -262,7 +262,7 @@ async def main(argv: list[str] | None = None) -> None:
     log = await play_history(args.deals)
     result: dict[str, Any] = {"deals": args.deals, "repeat": args.repeat}
     result["records_written"] = sum(
-        1 for raw in log if not isinstance(decode_record(raw), R.Snapshot)
+        1 for raw in log if not isinstance(decode_record(raw), R.Checkpoint)
     )
     result.update(await measure(log, args.repeat))
     whole, compacted = result["whole_at_once"], result["compacted"]

@@ -39,7 +39,7 @@ async def test_folding_from_any_snapshot_gives_the_same_room(seed: int) -> None:
         whole = Room.rebuild("ROOM01", records)
         expected = describe(whole, now)
         assert describe(runner.room, now) == expected  # the live room too
-        cuts = [i for i, r in enumerate(records) if isinstance(r, R.Snapshot)]
+        cuts = [i for i, r in enumerate(records) if isinstance(r, R.Checkpoint)]
         assert cuts or whole.round == 0, "a room that played has snapshots"
         for i in cuts:
             assert records[i].index == i  # numbered as the whole log is
@@ -52,7 +52,7 @@ async def test_folding_from_any_snapshot_gives_the_same_room(seed: int) -> None:
             assert durable.head == start
             assert describe(durable.restore(), now) == expected
         # Every compaction the runner asked for cut at a snapshot, in order.
-        assert all(isinstance(records[i], R.Snapshot) for i in store.compacted)
+        assert all(isinstance(records[i], R.Checkpoint) for i in store.compacted)
         assert store.compacted == sorted(set(store.compacted))
         assert not whole.round or store.compacted
     finally:
@@ -68,7 +68,7 @@ async def test_a_compacted_room_plays_on_exactly_like_the_whole_log() -> None:
     try:
         kept = store._logs["ROOM01"]
         assert runner.compactions > 0
-        assert isinstance(decode_record(kept[0]), R.Snapshot)
+        assert isinstance(decode_record(kept[0]), R.Checkpoint)
         room, durable = await fold_room("ROOM01", kept)
         assert describe(room, clock.now()) == describe(runner.room, clock.now())
         assert durable.length == runner.room.n_records
@@ -112,7 +112,7 @@ async def test_adoption_folds_in_slices(monkeypatch: pytest.MonkeyPatch) -> None
     service, runner, _clock = await play_randomly(random.Random(3), store, 3000, leaving=False)
     runner.stop()
     await service.stop()
-    whole = [r for r in store._logs["ROOM01"] if not isinstance(decode_record(r), R.Snapshot)]
+    whole = [r for r in store._logs["ROOM01"] if not isinstance(decode_record(r), R.Checkpoint)]
     fresh = MemoryStore()
     fresh._logs["ROOM01"] = list(whole)
     other = type(service)(fresh, _clock, type(service.metrics)())
@@ -150,7 +150,7 @@ def _snapshot(index: int) -> bytes:
     """A snapshot record that says it is record ``index`` of its log."""
     room = Room("CMPCT1")
     room.n_records = index
-    return room.take_snapshot()
+    return room.take_checkpoint()
 
 
 def _log() -> list[bytes]:

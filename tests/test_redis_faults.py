@@ -156,11 +156,11 @@ async def counts(redis: RedisServer, code: str, racers: list[Racer]) -> dict[str
     # A compacted log starts at a snapshot (its moves so far in its deals' logs),
     # numbered on from the snapshot's own index.
     first = log[0] if log else None
-    head = first.index if isinstance(first, R.Snapshot) else 0
+    head = first.index if isinstance(first, R.Checkpoint) else 0
     before: dict[str, list[Any]] = {r.player: [] for r in racers}
-    if isinstance(first, R.Snapshot):
+    if isinstance(first, R.Checkpoint):
         for deal in first.deals:
-            assert isinstance(deal, R.SnapshotDeal)
+            assert isinstance(deal, R.CheckpointDeal)
             for p, entries in deal.logs.items():
                 before.setdefault(p, []).extend(logged_move(tuple(e)).to_wire() for e in entries)
     lost = refused_applied = twice = 0

@@ -170,7 +170,7 @@ async def test_owner_killed_while_eight_clients_resume_on_the_other_node(
         raw: list[bytes] = redis("LRANGE", f"klondike:room:{code}:log", 0, -1)
         log = [R.decode_record(r) for r in raw]
         # Compacted at the round's start: the log starts at that snapshot, numbered on.
-        head = log[0].index if isinstance(log[0], R.Snapshot) else 0
+        head = log[0].index if isinstance(log[0], R.Checkpoint) else 0
         stale = [i for i, r in enumerate(log, head) if isinstance(r, R.MovePlayed) and r.index != i]
         lost = twice = 0
         for m in movers:

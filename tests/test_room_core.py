@@ -281,9 +281,9 @@ def test_snapshot_bytes_and_revealed_logs_match_the_replay() -> None:
             outcomes = replay_outcomes(deal.seed, deal.rules, moves)
             assert [e["result"] for e in log] == [outcome_view(o) for o in outcomes]
         room = copy.deepcopy(h.room)
-        record = room.snapshot_record()
-        assert decode_record(room.take_snapshot()) == record
-        assert decode_record(room.take_snapshot()) == replace(record, index=record.index + 1)
+        record = room.checkpoint_record()
+        assert decode_record(room.take_checkpoint()) == record
+        assert decode_record(room.take_checkpoint()) == replace(record, index=record.index + 1)
         assert all((d.packed is not None) == d.over for d in room.deals)  # once over, once
         checked += 1
     assert checked == 3

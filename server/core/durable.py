@@ -18,12 +18,12 @@ The copy is taken when the ``round`` record is folded into the live room (see
 :meth:`DurableLog.round_started`), and becomes the base once that record is
 durable; until then it waits with the other speculative state.
 
-A log loaded from the store is folded from its last ``snapshot`` record on
+A log loaded from the store is folded from its last checkpoint (``snapshot``) record on
 (server/core/records.py): the records before it are covered by it, and may have been
-dropped by the store already (a crash between the snapshot's append and the
-compaction leaves them; they are skipped all the same). Folding the snapshot
+dropped by the store already (a crash between the checkpoint's append and the
+compaction leaves them; they are skipped all the same). Folding the checkpoint
 replaces the whole state, so the base is then an empty room that only knows how
-many records came before it, and the tail starts with the snapshot: no copy of a
+many records came before it, and the tail starts with the checkpoint: no copy of a
 big room is taken. :attr:`DurableLog.head` is the index, in the room's whole log,
 of the first record the store holds, which is what a compaction is counted from.
 """
@@ -71,18 +71,18 @@ class DurableLog:
         log (server/service/adoption.py ``fold_room``): returns (room, durable log)."""
         decoded: list[Record] = []
         start = 0
-        for i in range(len(data) - 1, -1, -1):  # back to the last snapshot
+        for i in range(len(data) - 1, -1, -1):  # back to the last checkpoint
             record = decode_record(data[i])
             decoded.append(record)
             yield
-            if isinstance(record, R.Snapshot):
+            if isinstance(record, R.Checkpoint):
                 start = i
                 break
         decoded.reverse()
         room = Room(code)
         base, base_start, head = Room(code), start, 0
         first = decoded[0] if decoded else None
-        if isinstance(first, R.Snapshot):
+        if isinstance(first, R.Checkpoint):
             base.n_records = first.index  # the records before it: folded into it
             head = base.n_records - start
         for i, record in enumerate(decoded, start):

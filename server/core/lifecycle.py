@@ -129,7 +129,7 @@ def takes(state: RoomState, kind: type[R.Record]) -> bool:
 
 def next_state(state: RoomState, record: R.Record) -> RoomState:
     """The room's state once ``record`` is folded in (the fold's only way to set it)."""
-    if isinstance(record, R.Snapshot):
+    if isinstance(record, R.Checkpoint):
         return record.state
     after = TRANSITIONS[type(record)].get(state)
     if after is None:

@@ -46,7 +46,7 @@ type                 ``k``        keys
                                   series, server/core/series.py)
 :class:`Closed`      closed       ``reason`` (``host`` / ``empty`` / ``idle`` /
                                   ``expired``)
-:class:`Snapshot`    snapshot     ``r`` (the record's own index in the log), ``seq``,
+:class:`Checkpoint`    snapshot     ``r`` (the record's own index in the log), ``seq``,
                                   ``state``, ``settings``, ``host``, ``members``
                                   ([id, name, role, connected, bot pace or nil] in
                                   order), ``round``, ``round_at``,
@@ -56,22 +56,23 @@ type                 ``k``        keys
                                   finished rounds, ``Series.to_wire``; missing in
                                   snapshots written before rooms kept one),
                                   ``deals``: the current round's
-                                  (:class:`SnapshotDeal`)
+                                  (:class:`CheckpointDeal`)
 ==================== ============ ================================================
 
-A :class:`SnapshotDeal` is ``n``, ``seed``, ``at``, ``rules``, ``ended`` (at, or
+A :class:`CheckpointDeal` is ``n``, ``seed``, ``at``, ``rules``, ``ended`` (at, or
 nil), ``ended_by`` (the ``deal_ended`` reason, or nil), ``end_t``, ``first``,
 ``logs`` ({player: [[t, kind, from, to, count], …]}, every player dealt in, in
 order), ``won`` ({player: the ``s`` of their winning move}) and ``proof`` (the
 winning line of a winnable deal, or nil).
 
-A ``snapshot`` is the room's whole state as of that point, written by the shell
-(server/rooms/runner.py) after the records that end a deal or start a round. It
-decides nothing: folding it *replaces* the room's state with the one it holds
-(replays are rebuilt from the logs by the engine), so folding a log from its last
-snapshot gives exactly the room the whole log gives, and the store may drop every
-record before a snapshot (:meth:`server.store.base.Store.compact`): a room that
-played for hours is taken over from a snapshot and a short tail. Its ``r`` keeps
+A checkpoint (its stored kind is ``snapshot``) is the room's whole state as of
+that point, written by the shell (server/rooms/runner.py) after the records that
+end a deal or start a round. It decides nothing: folding it *replaces* the room's
+state with the one it holds (replays are rebuilt from the logs by the engine), so
+folding a log from its last checkpoint gives exactly the room the whole log gives,
+and the store may drop every record before a checkpoint
+(:meth:`server.store.base.Store.compact`): a room that played for hours is taken
+over from a checkpoint and a short tail. Its ``r`` keeps
 the log's numbering (moves' ``s``, the record count) unchanged across that.
 """
 
@@ -92,6 +93,8 @@ from .values import Role, RoomState, SeedWanted
 
 __all__ = [
     "BreakStarted",
+    "Checkpoint",
+    "CheckpointDeal",
     "Closed",
     "Created",
     "DealEnded",
@@ -107,8 +110,6 @@ __all__ = [
     "RoundOver",
     "RoundStarted",
     "SettingsSet",
-    "Snapshot",
-    "SnapshotDeal",
     "decode_record",
     "encode_record",
 ]
@@ -135,8 +136,8 @@ _DEAL_END, _CLOSED, _MAYBE_CLOSED = _enum(DealEnd), _enum(ClosedReason), _maybe_
 _STATE = _enum(RoomState)
 
 
-def _deals(data: Sequence[Mapping[str, Any]]) -> list[SnapshotDeal]:
-    return [_from_map(SnapshotDeal, d) for d in data]
+def _deals(data: Sequence[Mapping[str, Any]]) -> list[CheckpointDeal]:
+    return [_from_map(CheckpointDeal, d) for d in data]
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,8 +247,8 @@ class Closed:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SnapshotDeal:
-    """One deal of a :class:`Snapshot`: what it was dealt from and its moves' logs."""
+class CheckpointDeal:
+    """One deal of a :class:`Checkpoint`: what it was dealt from and its moves' logs."""
 
     number: int = field(metadata=_meta("n"))
     seed: str = field(metadata=_meta("seed"))
@@ -263,13 +264,13 @@ class SnapshotDeal:
     proof: str | None = field(default=None, metadata=_meta("proof"))
 
     def packed(self) -> bytes:
-        """Its stored form, as a snapshot holds it (see :attr:`Snapshot.deals`)."""
+        """Its stored form, as a snapshot holds it (see :attr:`Checkpoint.deals`)."""
         data: bytes = msgpack.packb(_to_map(self), use_bin_type=True)
         return data
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
+class Checkpoint:
     KIND: ClassVar[str] = "snapshot"
     index: int = field(metadata=_meta("r"))
     seq: int = field(metadata=_meta("seq"))
@@ -285,10 +286,10 @@ class Snapshot:
     created_at: int = field(default=0, metadata=_meta("created_at"))
     ready: Sequence[str] = field(default=(), metadata=_meta("ready"))
     series: Any = field(default=None, metadata=_meta("series"))
-    # Each deal, or its stored form (SnapshotDeal.packed) when the writer has it
+    # Each deal, or its stored form (CheckpointDeal.packed) when the writer has it
     # already: a deal over changes no more, so a snapshot late in a round encodes
-    # only the running deal (Room.take_snapshot). Decoded, always SnapshotDeal.
-    deals: Sequence[SnapshotDeal | bytes] = field(
+    # only the running deal (Room.take_checkpoint). Decoded, always CheckpointDeal.
+    deals: Sequence[CheckpointDeal | bytes] = field(
         default=(), metadata=_meta("deals", wire=(list, _deals))
     )
 
@@ -308,7 +309,7 @@ Record = (
     | Ready
     | RoundOver
     | Closed
-    | Snapshot
+    | Checkpoint
 )
 
 # Per type: its fields as (attribute, key, omit when None, to the stored value,
@@ -340,9 +341,9 @@ _TYPES: tuple[type[Record], ...] = (
     Ready,
     RoundOver,
     Closed,
-    Snapshot,
+    Checkpoint,
 )
-_SPECS: dict[type, _Spec] = {cls: _spec(cls) for cls in (*_TYPES, SnapshotDeal)}
+_SPECS: dict[type, _Spec] = {cls: _spec(cls) for cls in (*_TYPES, CheckpointDeal)}
 _BY_KIND: dict[str, type[Record]] = {cls.KIND: cls for cls in _TYPES}
 
 
@@ -367,20 +368,24 @@ def _from_map(cls: type[Any], data: Mapping[str, Any]) -> Any:
 
 def encode_record(record: Record) -> bytes:
     """A record's stored form: the msgpack map ``{"k": kind, key: value, …}``."""
-    if isinstance(record, Snapshot):
-        return _encode_snapshot(record)
+    if isinstance(record, Checkpoint):
+        return _encode_checkpoint(record)
     data: bytes = msgpack.packb({"k": record.KIND, **_to_map(record)}, use_bin_type=True)
     return data
 
 
-def _encode_snapshot(record: Snapshot) -> bytes:
+def _encode_checkpoint(record: Checkpoint) -> bytes:
     """A snapshot's ``deals`` go last, each spliced in as its stored form: the
     very bytes :func:`msgpack.packb` gives the whole map, without encoding again
     the deals whose bytes are known."""
     fields_ = _to_map(record)
     deals = fields_.pop("deals")
     packer = msgpack.Packer(use_bin_type=True)
-    parts = [packer.pack_map_header(len(fields_) + 2), packer.pack("k"), packer.pack(Snapshot.KIND)]
+    parts = [
+        packer.pack_map_header(len(fields_) + 2),
+        packer.pack("k"),
+        packer.pack(Checkpoint.KIND),
+    ]
     for k, v in fields_.items():
         parts.append(packer.pack(k))
         parts.append(packer.pack(v))

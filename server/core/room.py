@@ -11,8 +11,8 @@ the store could not take is never seen, and an acknowledged one is never lost.
 
 :meth:`Room.rebuild` folds a whole log the same way (without building events):
 after a restart, or on another node, the room comes back exactly, seq included.
-:meth:`Room.snapshot_record` writes the whole state down as one ``snapshot`` record,
-and folding it replaces the state, so a log may start at its last snapshot; and
+:meth:`Room.checkpoint_record` writes the whole state down as one checkpoint record,
+and folding it replaces the state, so a log may start at its last checkpoint; and
 :meth:`Room.applying` folds a record in steps, so that the shell can rebuild a big
 room without holding its event loop.
 
@@ -41,7 +41,7 @@ from protocol.views import logged_result
 from . import lifecycle
 from . import records as R
 from . import views as V
-from .records import Decision, Record, SnapshotDeal, encode_record
+from .records import CheckpointDeal, Decision, Record, encode_record
 from .series import Series, round_result
 from .values import (
     LOBBY_MS,
@@ -97,10 +97,10 @@ class Room:
 
     def applying(self, record: Record) -> Iterator[None]:
         """Fold one record in (as on a rebuild: no events), yielding between steps
-        of work: a snapshot replays every board of its round through the engine,
+        of work: a checkpoint replays every board of its round through the engine,
         one board a step, which is what a caller that must not hold its event loop
         needs (server/service/adoption.py folds in slices of a few ms)."""
-        if isinstance(record, R.Snapshot):
+        if isinstance(record, R.Checkpoint):
             self._enter(record)
             yield from self._restore(record)
         else:
@@ -363,21 +363,21 @@ class Room:
         reason = self.closed_reason = rec.reason
         return [lambda seq: Fanout(seq, M.room_closed(seq, reason=reason))]
 
-    def _f_snapshot(self, rec: R.Snapshot) -> list[_Event]:
+    def _f_checkpoint(self, rec: R.Checkpoint) -> list[_Event]:
         for _ in self._restore(rec):
             pass
         return []
 
-    # ------------------------------------------------------------------ snapshots
+    # ------------------------------------------------------------------ checkpoints
 
-    def snapshot_record(self) -> R.Snapshot:
+    def checkpoint_record(self) -> R.Checkpoint:
         """The whole state, as the record that would come next in the log (its
         ``index`` is its index there). Everything a fold derives (replays, scores,
         views) is left out: the moves' logs rebuild it."""
-        return self._snapshot([_snapshot_deal(d) for d in self.deals])
+        return self._checkpoint([_checkpoint_deal(d) for d in self.deals])
 
-    def _snapshot(self, deals: list[SnapshotDeal | bytes]) -> R.Snapshot:
-        return R.Snapshot(
+    def _checkpoint(self, deals: list[CheckpointDeal | bytes]) -> R.Checkpoint:
+        return R.Checkpoint(
             index=self.n_records,
             seq=self.seq,
             state=self.state,
@@ -398,30 +398,30 @@ class Room:
             deals=deals,
         )
 
-    def take_snapshot(self) -> bytes:
-        """:meth:`snapshot_record` encoded, and folded in: on the room it was taken
-        from, a snapshot changes nothing but the record count, so that is all it
+    def take_checkpoint(self) -> bytes:
+        """:meth:`checkpoint_record` encoded, and folded in: on the room it was taken
+        from, a checkpoint changes nothing but the record count, so that is all it
         does here (no board is replayed).
 
-        The bytes decode to :meth:`snapshot_record` exactly, but a deal that is
+        The bytes decode to :meth:`checkpoint_record` exactly, but a deal that is
         over is encoded once (``Deal.packed``) and handed to the encoder as its
-        stored form: a snapshot at the end of a round's 20th deal encodes one
+        stored form: a checkpoint at the end of a round's 20th deal encodes one
         deal's logs, not twenty."""
-        deals: list[SnapshotDeal | bytes] = []
+        deals: list[CheckpointDeal | bytes] = []
         for deal in self.deals:
             packed = deal.packed
             if packed is None:
-                packed = _snapshot_deal(deal).packed()
+                packed = _checkpoint_deal(deal).packed()
                 if deal.over:
                     deal.packed = packed
             deals.append(packed)
-        data = encode_record(self._snapshot(deals))
+        data = encode_record(self._checkpoint(deals))
         self.n_records += 1
         return data
 
-    def _restore(self, rec: R.Snapshot) -> Iterator[None]:
-        """Replace the rest of the state with a snapshot's (the lifecycle state is
-        set by :meth:`_enter`; ``n_records`` is the snapshot's own index + 1
+    def _restore(self, rec: R.Checkpoint) -> Iterator[None]:
+        """Replace the rest of the state with a checkpoint's (the lifecycle state is
+        set by :meth:`_enter`; ``n_records`` is the checkpoint's own index + 1
         whatever it was: the log may start with it). Yields after each board
         replayed."""
         self.settings = Settings.from_wire(rec.settings)
@@ -443,7 +443,7 @@ class Room:
         self._sheet = None
         self.deals = []
         for d in rec.deals:
-            assert isinstance(d, SnapshotDeal)  # as decoded
+            assert isinstance(d, CheckpointDeal)  # as decoded
             deal = Deal(
                 number=d.number,
                 seed=d.seed,
@@ -601,13 +601,13 @@ _FOLD: dict[type, Any] = {
     R.Ready: Room._f_ready,
     R.RoundOver: Room._f_round_over,
     R.Closed: Room._f_closed,
-    R.Snapshot: Room._f_snapshot,
+    R.Checkpoint: Room._f_checkpoint,
 }
 
 
-def _snapshot_deal(deal: Deal) -> SnapshotDeal:
-    """One deal of a snapshot: what it was dealt from and its moves' logs."""
-    return SnapshotDeal(
+def _checkpoint_deal(deal: Deal) -> CheckpointDeal:
+    """One deal of a checkpoint: what it was dealt from and its moves' logs."""
+    return CheckpointDeal(
         number=deal.number,
         seed=deal.seed,
         at=deal.started_at,

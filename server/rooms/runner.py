@@ -28,7 +28,7 @@ Invariants:
 - Appends of one room never overlap (joined ones are one write), so the log
   holds records in decision order, and none is written after one that failed.
 - Nothing is visible before it is durable. A refusal, or an answer read from the
-  room (snapshot, welcome, timed tick: :meth:`RoomRunner.read`), is queued behind
+  room (a checkpoint request, welcome, timed tick: :meth:`RoomRunner.read`), is queued behind
   the commands before it, since it may depend on them. (With nothing queued, a
   refusal is raised at once, as ever.)
 - A failed append (StoreUnavailable, LeaseLost) refuses every command after the
@@ -47,15 +47,15 @@ Invariants:
   record to the log even if something still calls it.
 
 **Compaction.** After a command whose records end a deal or start a round (or
-once ``SNAPSHOT_EVERY`` records came since the last one), the runner writes a
+once ``CHECKPOINT_EVERY`` records came since the last one), the runner writes a
 ``snapshot`` of the room right behind its records, in the same append
 (server/core/records.py): it is the room as those records left it, so it is right
 whether or not they become durable, and it goes or stays with them. Once it is
 durable, the store is asked to drop every record before it
-(:meth:`Store.compact`, which checks that the snapshot is there); one compaction
-at a time, the latest durable snapshot. A crash between the two leaves a longer
-log, folded from its last snapshot all the same. So a room's log in the store
-holds a snapshot and the records of about one deal, however long it has played,
+(:meth:`Store.compact`, which checks that the checkpoint is there); one compaction
+at a time, the latest durable checkpoint. A crash between the two leaves a longer
+log, folded from its last checkpoint all the same. So a room's log in the store
+holds a checkpoint and the records of about one deal, however long it has played,
 and taking it over costs that much.
 
 **Bots.** The runner plays for the room's bot members (server/rooms/bots.py): a
@@ -99,8 +99,8 @@ __all__ = ["Read", "Release", "Reply", "RoomRunner", "Venue", "Writer"]
 
 log = logging.getLogger("klondike_race.room")
 
-SNAPSHOT_EVERY = 2000
-"""Records after which a snapshot is written even in the middle of a deal (a long
+CHECKPOINT_EVERY = 2000
+"""Records after which a checkpoint is written even in the middle of a deal (a long
 deal of many players, or a lobby that sees many comings and goings)."""
 _SNAPSHOT_AFTER: frozenset[type] = frozenset((R.DealEnded, R.RoundStarted))
 _MOVE_ONLY: frozenset[type] = frozenset((R.MovePlayed,))  # changes no deadline
@@ -192,8 +192,8 @@ class RoomRunner:
         self._stopped = False
         self._write = venue.writer(room.code)  # this incarnation's, for good
         # Snapshots written and not compacted to yet: (epoch, index in the log, bytes).
-        self._snapshots: list[tuple[int, int, bytes]] = []
-        self._last_snapshot = self.durable.head or 0  # index of the last one, about
+        self._checkpoints: list[tuple[int, int, bytes]] = []
+        self._last_checkpoint = self.durable.head or 0  # index of the last one, about
         self._compacting = False
         self.compactions = 0  # done (the tests count them)
         # They hold this runner weakly: a strong reference back would make the
@@ -315,7 +315,7 @@ class RoomRunner:
             entry.events = self._commit(decision)
             if R.DealStarted in kinds:
                 self.seeds.dealt(decision.records)
-            data += self._snapshot_after(kinds)
+            data += self._checkpoint_after(kinds)
             entry.recipients.update(self.room.members)
             entry.end = self.room.n_records
             self._unsent.extend(data)
@@ -342,33 +342,33 @@ class RoomRunner:
             self.room = self.durable.restore([*pending, *self._unsent])
             raise
 
-    def _snapshot_after(self, kinds: set[type]) -> list[bytes]:
-        """The snapshot to append after a decision's records (of ``kinds``), if
+    def _checkpoint_after(self, kinds: set[type]) -> list[bytes]:
+        """The checkpoint to append after a decision's records (of ``kinds``), if
         one is due: see "Compaction" in the module docstring."""
         room = self.room
         if room.state == RoomState.CLOSED:
             return []
         due = not kinds.isdisjoint(_SNAPSHOT_AFTER)
-        if not due and room.n_records - self._last_snapshot < SNAPSHOT_EVERY:
+        if not due and room.n_records - self._last_checkpoint < CHECKPOINT_EVERY:
             return []
         index = room.n_records
-        data = room.take_snapshot()
-        self._last_snapshot = index
-        self._snapshots.append((self._epoch, index, data))
+        data = room.take_checkpoint()
+        self._last_checkpoint = index
+        self._checkpoints.append((self._epoch, index, data))
         return [data]
 
     def _compact(self) -> None:
-        """Ask the store to drop what the latest durable snapshot covers, unless a
+        """Ask the store to drop what the latest durable checkpoint covers, unless a
         compaction is on its way (its end asks again) or the store's first record
         is not known any more (a compaction failed: whether it took place is the
         store's to sort out, and the next rebuild counts afresh)."""
         if self._compacting:
             return
         durable = self.durable.length
-        # A snapshot from before a rollback was never durable: its index is reused.
-        snapshots = [s for s in self._snapshots if s[0] == self._epoch]
-        ready = [s for s in snapshots if s[1] < durable]
-        self._snapshots = [s for s in snapshots if s[1] >= durable]
+        # A checkpoint from before a rollback was never durable: its index is reused.
+        checkpoints = [s for s in self._checkpoints if s[0] == self._epoch]
+        ready = [s for s in checkpoints if s[1] < durable]
+        self._checkpoints = [s for s in checkpoints if s[1] >= durable]
         head = self.durable.head
         if not ready or self._stopped or head is None or ready[-1][1] <= head:
             return
@@ -392,7 +392,7 @@ class RoomRunner:
             return
         self.durable.head = index
         self.compactions += 1
-        self._compact()  # a later snapshot may be durable by now
+        self._compact()  # a later checkpoint may be durable by now
 
     # ------------------------------------------------------------------ appends
 

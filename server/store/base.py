@@ -121,7 +121,7 @@ class Store(SeedPool, Protocol):
 
     async def load(self, code: str) -> list[bytes]:
         """A room's log as the store holds it, oldest first (empty for an unknown
-        room): the whole log, or, once compacted, from a snapshot on."""
+        room): the whole log, or, once compacted, from a checkpoint on."""
 
     def compact(self, code: str, keep_from: int, first: bytes) -> Awaitable[None]:
         """Drop the first ``keep_from`` records of the room's log as :meth:`load`
@@ -130,7 +130,7 @@ class Store(SeedPool, Protocol):
         so the log keeps meaning the same room while staying short.
 
         The check is what makes compaction safe whoever miscounts: unless the
-        snapshot is durable exactly there, nothing is dropped and
+        checkpoint is durable exactly there, nothing is dropped and
         :class:`StoreUnavailable` says why. Appends after it are untouched, and
         ordered with it (an append issued meanwhile lands after the kept records)."""
 

@@ -72,7 +72,7 @@ class MemoryStore(LocalSeeds):
     async def compact(self, code: str, keep_from: int, first: bytes) -> None:
         log = self._logs.get(code, [])
         if not 0 <= keep_from < len(log) or log[keep_from] != first:
-            raise StoreUnavailable(f"room {code}: no such snapshot at record {keep_from}")
+            raise StoreUnavailable(f"room {code}: no such checkpoint at record {keep_from}")
         del log[:keep_from]
 
     async def open_rooms(self) -> list[str]:

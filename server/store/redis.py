@@ -179,8 +179,8 @@ _APPEND = Script("append", _NOW + _APPEND_LUA)
 # KEYS: log, lease. ARGV: fencing token ('': none), expected length (-1: unknown),
 # drop, SHA1 hex of the record that must then come first. Drops the first `drop`
 # records, only if the log is the one acknowledged and the record at `drop` is that
-# snapshot. Returns the new length, -1 (lease not held), -2 (not the length
-# acknowledged: left to the next append to sort out) or -3 (no such snapshot there).
+# checkpoint. Returns the new length, -1 (lease not held), -2 (not the length
+# acknowledged: left to the next append to sort out) or -3 (no such checkpoint there).
 _COMPACT_LUA = """
 if ARGV[1] ~= '' and redis.call('GET', KEYS[2]) ~= ARGV[1] then return -1 end
 local n = redis.call('LLEN', KEYS[1])
@@ -273,7 +273,7 @@ class _Trim:
     """A compaction waiting for the room's appends in flight to return."""
 
     drop: int
-    sha: bytes  # SHA1 hex of the snapshot that must come first
+    sha: bytes  # SHA1 hex of the checkpoint that must come first
     future: asyncio.Future[None]
 
 
@@ -480,7 +480,7 @@ class RedisStore:
     # -- compaction ------------------------------------------------------------------
 
     def compact(self, code: str, keep_from: int, first: bytes) -> asyncio.Future[None]:
-        """Drop the records before the room's snapshot at ``keep_from`` (see
+        """Drop the records before the room's checkpoint at ``keep_from`` (see
         :meth:`server.store.Store.compact`), in one fenced script call.
 
         It is ordered with the room's appends as they are with each other: it waits
@@ -527,7 +527,7 @@ class RedisStore:
             elif n == -1:
                 _finish(trim.future, LeaseLost(f"room {code}: this node lost its lease"))
             else:
-                why = "not the log acknowledged" if n == -2 else "no such snapshot there"
+                why = "not the log acknowledged" if n == -2 else "no such checkpoint there"
                 _finish(trim.future, StoreUnavailable(f"room {code}: not compacted: {why}"))
         finally:
             self._inflight.discard(code)

@@ -117,7 +117,7 @@ class _Op:
 
     kind: str  # "append", "reserve", "close", "session", "touch", "open_rooms", "compact"
     key: str  # the room code or the session key
-    records: list[bytes] = field(default_factory=list)  # compact: the snapshot expected
+    records: list[bytes] = field(default_factory=list)  # compact: the checkpoint expected
     at: int = 0  # compact: how many records to drop
     session: SessionRecord | None = None
     waiters: list[tuple[asyncio.Future[Any], int]] = field(default_factory=list)  # (fut, end)
@@ -248,7 +248,7 @@ class _Writer:
         seq, n, _at_ms, data = row  # the chunk keeps its time: the room's last activity
         records = msgpack.unpackb(data, raw=False)
         if records[target - seq] != first:
-            return f"room {code}: record {keep_from} is not the snapshot expected"
+            return f"room {code}: record {keep_from} is not the checkpoint expected"
         conn.execute("DELETE FROM chunks WHERE code = ? AND seq < ?", (code, seq))
         if target > seq:
             rest = msgpack.packb(records[target - seq :], use_bin_type=True)
@@ -529,7 +529,7 @@ class SqliteStore(LocalSeeds):
         return await self._read(read)
 
     async def compact(self, code: str, keep_from: int, first: bytes) -> None:
-        """Drop the room's records before its snapshot at ``keep_from``, in the
+        """Drop the room's records before its checkpoint at ``keep_from``, in the
         next transaction (after the room's appends queued before it, before those
         queued after, as any write). See :meth:`server.store.Store.compact`."""
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -101,5 +101,5 @@ def describe(room: Room, now: int) -> dict[str, Any]:
     }
     views = {pid: room_view(room, pid, now) for pid in room.members}
     # The snapshot record in its stored form, decoded as plain msgpack.
-    stored = msgpack.unpackb(encode_record(room.snapshot_record()), raw=False)
+    stored = msgpack.unpackb(encode_record(room.checkpoint_record()), raw=False)
     return _plain({"room": state, "snapshot_record": stored, "views": views})
