@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from server.core.records import MovePlayed, Snapshot, decode_record
+from server.core.records import Checkpoint, MovePlayed, decode_record
 from server.store.memory import MemoryStore
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.processes import RedisServer, running_redis, running_servers
@@ -39,7 +39,7 @@ async def logged_moves(store: MemoryStore, code: str) -> int:
     count = 0
     for raw in await store.load(code):
         record = decode_record(raw)
-        if isinstance(record, Snapshot):
+        if isinstance(record, Checkpoint):
             count = sum(len(log) for d in record.deals for log in d.logs.values())  # type: ignore[union-attr]
         elif isinstance(record, MovePlayed):
             count += 1

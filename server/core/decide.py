@@ -138,7 +138,7 @@ def _next_host(room: Room, leaving: str) -> str | None:
 
 
 def _deal_started(
-    room: Room, settings: Settings, number: int, ctx: Ctx
+    room: Room, settings: Settings, deal_number: int, ctx: Ctx
 ) -> R.DealStarted | SeedWanted:
     rules = settings.deal_rules()
     if settings.deals is Deals.WINNABLE:
@@ -146,10 +146,10 @@ def _deal_started(
         # deal is over for everyone (views.revealed_deal).
         got = ctx.proven.get(rules)
         if got is None:
-            return SeedWanted(rules, number, rules in ctx.coming)
+            return SeedWanted(rules, deal_number, rules in ctx.coming)
         seed, line = got
-        return R.DealStarted(number, seed, ctx.now, rules.to_wire(), line)
-    return R.DealStarted(number, ctx.draw_seed(), ctx.now, rules.to_wire())
+        return R.DealStarted(deal_number, seed, ctx.now, rules.to_wire(), line)
+    return R.DealStarted(deal_number, ctx.draw_seed(), ctx.now, rules.to_wire())
 
 
 def _close_deal(
@@ -476,11 +476,11 @@ def decide_tick(room: Room, ctx: Ctx) -> Decision:
 # ---------------------------------------------------------------------- moves
 
 
-def _logged(room: Room, actor: str, number: int, n: int) -> tuple[Deal, LogEntry] | None:
-    """The move at index ``n`` of ``actor``'s log of deal ``number`` of this round,
-    if that log is longer than ``n``: the move a request with that number repeats."""
+def _logged(room: Room, actor: str, deal_number: int, n: int) -> tuple[Deal, LogEntry] | None:
+    """The move at index ``n`` of ``actor``'s log of deal ``deal_number`` of this round,
+    if that log is longer than ``n``: the move a request with that move number repeats."""
     for deal in room.deals:
-        if deal.number == number:
+        if deal.number == deal_number:
             log = deal.logs.get(actor)
             return (deal, log[n]) if log is not None and n < len(log) else None
     return None
@@ -502,9 +502,9 @@ def _readable(move: Move | UnreadableMove) -> Move:
 
 
 def decide_move(
-    room: Room, actor: str, number: int, n: int, sent: Move | UnreadableMove, ctx: Ctx
+    room: Room, actor: str, deal_number: int, n: int, sent: Move | UnreadableMove, ctx: Ctx
 ) -> Decision:
-    """A move is the ``n``-th of the player's log of deal ``number`` (docs/protocol.md,
+    """A move is the ``n``-th of the player's log of deal ``deal_number`` (docs/protocol.md,
     ``move``). The next one (``n`` = the log's length) is played; one the log holds
     already, sent again with the same move, is a retry: no records, and the
     decision names the logged move so that the reply is the original one. That
@@ -517,19 +517,19 @@ def decide_move(
         raise RoomError(ErrorCode.NOT_IN_ROOM, "you are not in this room")
     if member.role != Role.PLAYER:
         raise RoomError(ErrorCode.NOT_A_PLAYER, "spectators watch; they do not move")
-    past = _logged(room, actor, number, n)
+    past = _logged(room, actor, deal_number, n)
     if past is not None:
         lifecycle.check(room.state, Action.RETRY_MOVE)
         deal, entry = past
         if _readable(sent) != logged_move(entry):
             raise _wrong_number(n, len(deal.logs[actor]), "is another move in your log")
-        return Decision(deal_number=number, retry=n)
+        return Decision(deal_number=deal_number, retry=n)
     lifecycle.check(room.state, Action.MOVE)
     running = room.running
     assert running is not None  # a playing room has a running deal (lifecycle.TABLE)
-    if number != running.number:
+    if deal_number != running.number:
         raise RoomError(
-            ErrorCode.WRONG_DEAL, f"deal {number} is not running; deal {running.number} is"
+            ErrorCode.WRONG_DEAL, f"deal {deal_number} is not running; deal {running.number} is"
         )
     replay = running.replays.get(actor)
     if replay is None:
@@ -546,10 +546,10 @@ def decide_move(
     except IllegalMove as exc:
         raise RoomError(exc.reason, exc.message) from None
     t = max(running.t(ctx.now), log.last_t)
-    out: list[Record] = [R.MovePlayed(actor, number, t, room.n_records, move)]
+    out: list[Record] = [R.MovePlayed(actor, deal_number, t, room.n_records, move)]
     if outcome.status is not Status.PLAYING and _all_ended_without(room, actor):
         more = _close_deal(room, ctx, DealEnd.ALL_ENDED)
         if isinstance(more, SeedWanted):
             return Decision(wanted=more)
         out += more
-    return Decision(out, deal_number=number, outcome=outcome)
+    return Decision(out, deal_number=deal_number, outcome=outcome)

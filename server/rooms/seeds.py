@@ -171,15 +171,15 @@ class DealSeeds:
         if not self.runner.stopped:
             self.proven.setdefault(rules, got)
 
-    def tell(self, number: int, finding: bool) -> None:
+    def tell(self, deal_number: int, finding: bool) -> None:
         """Send ``finding_deal`` to every member, behind the commands before it
         (like a Timed tick it carries the seq of the last event: it is no record)."""
-        self.finding = number if finding else None
+        self.finding = deal_number if finding else None
         runner = self.runner
 
         def make() -> Release:
             room = runner.room
-            event = Fanout(room.seq, M.finding_deal(room.seq, deal=number, finding=finding))
+            event = Fanout(room.seq, M.finding_deal(room.seq, deal=deal_number, finding=finding))
             recipients = dict(room.members)
             return lambda: runner.fanout([event], recipients)
 
