@@ -58,7 +58,7 @@ Message = NewType("Message", dict[str, Any])
 """One map the server sends; build it with a constructor below."""
 
 RequestId = int | str | None
-"""A request's ``id``, echoed in its reply (protocol/wire.py checks it)."""
+"""A request's ``id``, echoed in its reply (protocol/requests.py checks it)."""
 
 
 class CloseCode(IntEnum):

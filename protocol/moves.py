@@ -161,7 +161,7 @@ class UnreadableMove:
     """A move map :meth:`Move.from_wire` refused (``bad_move``), as it came.
 
     A request's move is read once, where the request is parsed
-    (protocol/wire.py), so that past the codec a move is typed. It is not refused
+    (protocol/requests.py), so that past the codec a move is typed. It is not refused
     there: ``bad_move`` is one of the engine's reasons, which a move gets only
     after the room's own refusals (docs/protocol.md, ``move``: ``not_in_room``,
     ``wrong_state``, ``wrong_deal`` … come first). ``data`` is the map the client

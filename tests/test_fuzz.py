@@ -30,18 +30,17 @@ from hypothesis import strategies as st
 
 from protocol import messages as M
 from protocol.moves import MoveKind, Reason
+from protocol.requests import REQUESTS, parse_request
 from protocol.settings import Settings
 from protocol.wire import (
     JSON,
     MSGPACK,
-    REQUESTS,
     Encoded,
     WireError,
     decode,
     encode,
     encode_value,
     encode_with,
-    parse_request,
 )
 from tests.support.inprocess import running_server
 from tests.support.raw_client import TIMEOUT, Client, player

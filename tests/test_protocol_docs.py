@@ -84,7 +84,10 @@ def test_error_codes_are_the_documented_ones() -> None:
 
 
 def test_every_error_code_is_produced_somewhere() -> None:
-    source = server_source() + (ROOT / "protocol" / "wire.py").read_text(encoding="utf-8")
+    codec = ("wire.py", "requests.py")
+    source = server_source() + "".join(
+        (ROOT / "protocol" / name).read_text(encoding="utf-8") for name in codec
+    )
     unused = {c.name for c in M.ErrorCode if f"ErrorCode.{c.name}" not in source}
     assert unused == set()
 
@@ -170,12 +173,13 @@ def _documented_fields(cell: str) -> dict[str, str]:
 
 
 def test_the_room_requests_are_the_documented_ones_with_their_fields() -> None:
-    """The "Rooms" table against the codec (protocol/wire.py): the same requests,
+    """The "Rooms" table against the codec (protocol/requests.py): the same requests,
     the same fields, "optional" exactly where the codec takes a request without
     the field, and for a field naming an enum member, its members and default."""
     from enum import Enum
 
-    from protocol.wire import REQUESTS, WireError, parse_request, request_message
+    from protocol.requests import REQUESTS, parse_request, request_message
+    from protocol.wire import WireError
     from tests.support.requests import SAMPLES
 
     rows = re.findall(r"^\| `(\w+)` \| (.+?) \| .+? \| .+? \|$", section("Rooms"), re.M)

@@ -1,4 +1,4 @@
-"""One codec for every request, both ways (protocol/wire.py), and the cluster relay
+"""One codec for every request, both ways (protocol/requests.py), and the cluster relay
 using exactly it: every request type a client may send crosses from its edge node to
 the node that runs its room and arrives equal to what the edge parsed.
 
@@ -17,18 +17,18 @@ import pytest
 
 from protocol.messages import Reaction, Role
 from protocol.moves import Move, MoveKind, UnreadableMove
-from protocol.strategy import Pace
-from protocol.wire import (
+from protocol.requests import (
     REQUESTS,
     AddBot,
     CreateRoom,
     JoinRoom,
     MoveRequest,
     Request,
-    WireError,
     parse_request,
     request_message,
 )
+from protocol.strategy import Pace
+from protocol.wire import WireError
 from server.app import RaceServer
 from server.cluster.relay import RemoteConn
 from server.peer import Peer

@@ -246,7 +246,7 @@ async def test_storage_unavailable_move_not_applied() -> None:
 
 
 async def test_internal_error_keeps_connection(server: Any, monkeypatch: Any) -> None:
-    from protocol.wire import Ping
+    from protocol.requests import Ping
     from server.service import dispatch
 
     client = await player(server, "Ann")

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from protocol.messages import CloseCode
-from protocol.wire import Hello, JoinRoom, Request
+from protocol.requests import Hello, JoinRoom, Request
 
 from ..peer import Peer
 from ..rooms.runner import Writer

@@ -18,7 +18,7 @@ kind     direction   payload
                      the session now, for a client that said hello at the
                      edge; address: the client's, which its limits go by)
 ``req``  edge→owner  the request, as the map its client sends
-                     (``protocol.wire.request_message``)
+                     (``protocol.requests.request_message``)
 ``bye``  edge→owner  the client's socket closed
 ``live`` both ways   ``[conn ids]``: the tunnels this node still has with you
 ``out``  owner→edge  one frame for the client
@@ -35,7 +35,7 @@ and the client resumes with its token, which gets it a fresh snapshot: the same
 the anti-entropy for lost ``bye``/``shut`` messages.
 
 A request crosses as the map its client sent, made again by the codec that parsed
-it (protocol/wire.py) and parsed by the same codec at the owner: one codec for the
+it (protocol/requests.py) and parsed by the same codec at the owner: one codec for the
 socket and the relay, so a request cannot arrive other than it left.
 """
 
@@ -49,9 +49,9 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
 from protocol import messages as M
-from protocol import wire
 from protocol.messages import CloseCode, Code, ErrorCode
-from protocol.wire import WireError, encode, request_message
+from protocol.requests import Request, request_message
+from protocol.wire import WireError, encode
 
 from ..core.values import RoomError
 from ..peer import SessionState
@@ -160,11 +160,11 @@ class RemoteConn:
         self.session: SessionState | None = None
         self.closing = False
         self._n = 0
-        self._queue: asyncio.Queue[wire.Request | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[Request | None] = asyncio.Queue()
         self.ended = asyncio.Event()
         self._worker = asyncio.get_running_loop().create_task(self._work(token))
 
-    def submit(self, req: wire.Request) -> None:
+    def submit(self, req: Request) -> None:
         if not self.closing:
             self._queue.put_nowait(req)
 
@@ -209,7 +209,7 @@ class RemoteConn:
         self._n += 1
         self.outbox.put(self.node, [OUT, self.me, self.conn_id, self._n, data])
 
-    def redirect(self, node: str, req: wire.Request) -> None:
+    def redirect(self, node: str, req: Request) -> None:
         """Send the client on to ``node`` (its edge re-tunnels it) and end here."""
         if not self.closing:
             self._n += 1

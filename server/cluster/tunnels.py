@@ -19,7 +19,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
 from protocol.messages import CloseCode
-from protocol.wire import Request, parse_request, request_message
+from protocol.requests import Request, parse_request, request_message
 
 from ..core.values import RoomError
 from ..peer import Peer

@@ -1,9 +1,10 @@
 """One WebSocket connection: frames in, frames out, and the limits on both.
 
-In: each frame is rate-limited, decoded (protocol/wire.py) and dispatched to the
-service, one at a time, so a client's requests are answered in order. No client
-byte can end the loop: every failure becomes an error frame (``internal_error``
-for a bug, which is logged) and the connection carries on.
+In: each frame is rate-limited, decoded (protocol/wire.py) into a typed request
+(protocol/requests.py) and dispatched to the service, one at a time, so a client's
+requests are answered in order. No client byte can end the loop: every failure
+becomes an error frame (``internal_error`` for a bug, which is logged) and the
+connection carries on.
 
 Out: frames are never awaited by whoever produces them (the room fan-out runs
 under the room's lock and must not wait for a slow reader). They collect until
@@ -39,17 +40,8 @@ from websockets.protocol import State
 
 from protocol import messages as M
 from protocol.messages import CloseCode, Code, ErrorCode
-from protocol.wire import (
-    JSON,
-    Hello,
-    MoveRequest,
-    Request,
-    WireError,
-    decode,
-    encode,
-    parse_request,
-    request_id,
-)
+from protocol.requests import Hello, MoveRequest, Request, parse_request, request_id
+from protocol.wire import JSON, WireError, decode, encode
 
 from ..core.values import RoomError
 from ..peer import Peer, SessionState

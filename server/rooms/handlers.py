@@ -17,13 +17,11 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol, TypeVar, cast
 
 from protocol import messages as M
-from protocol.views import outcome_view
-from protocol.wire import (
+from protocol.requests import (
     AddBot,
     CloseRoom,
     CreateRoom,
     DealLog,
-    Encoded,
     JoinRoom,
     LeaveRoom,
     MoveRequest,
@@ -37,8 +35,9 @@ from protocol.wire import (
     Snapshot,
     Start,
     UpdateSettings,
-    encode_with,
 )
+from protocol.views import outcome_view
+from protocol.wire import Encoded, encode_with
 
 from .. import ids
 from ..core import decide as D

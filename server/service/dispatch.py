@@ -14,7 +14,8 @@ from typing import Any, Protocol
 from protocol import messages as M
 from protocol import names
 from protocol.messages import ErrorCode
-from protocol.wire import VERSION, Hello, Ping, Request
+from protocol.requests import Hello, Ping, Request
+from protocol.wire import VERSION
 
 from ..core.records import Decision
 from ..core.values import RoomError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from protocol.wire import Request
+from protocol.requests import Request
 
 from ..peer import Peer
 from ..rooms.runner import Writer

@@ -15,8 +15,8 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from protocol.messages import ErrorCode
+from protocol.requests import Request
 from protocol.settings import DealRules
-from protocol.wire import Request
 
 from .. import ids
 from ..core import records as R
