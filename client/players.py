@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from protocol.messages import Role
+
 from .bot import RESIGN, Bot
 from .errors import ClientError, ServerError
 from .room import RoomView
@@ -238,7 +240,7 @@ async def run_bots(
         for i in range(count):
             session = await connect(url, name=f"{name}-{i + 1}" if count > 1 else name)
             sessions.append(session)
-            room = await session.join_room(code, "player")
+            room = await session.join_room(code, Role.PLAYER)
             if report is not None:
                 report(f"joined room {room.code} as {session.name} ({room.state})")
         bots = [

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from protocol.messages import Role
 from protocol.moves import Move, MoveKind
 
 from .errors import ClientError, ConnectionLost, ServerError
@@ -82,9 +83,9 @@ class RoomRequests:
         await self.request("create_room", **fields)
         return self._joined()
 
-    async def join_room(self, code: str, role: str = "player") -> RoomView:
-        """Join by code as ``"player"`` or ``"spectator"``."""
-        await self.request("join_room", code=code, role=role)
+    async def join_room(self, code: str, role: Role = Role.PLAYER) -> RoomView:
+        """Join by code as a player or a spectator."""
+        await self.request("join_room", code=code, role=Role(role).value)
         return self._joined()
 
     async def leave_room(self) -> None:

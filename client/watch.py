@@ -17,6 +17,8 @@ from rich.progress_bar import ProgressBar
 from rich.table import Table
 from rich.text import Text
 
+from protocol.messages import Role
+
 from .room import RoomView
 from .session import connect
 
@@ -187,7 +189,7 @@ async def watch(
     """Join ``code`` as a spectator and redraw on every event until the room ends."""
     async with connect(url, name=name) as session:
         events = session.events()
-        room = await session.join_room(code, "spectator")
+        room = await session.join_room(code, Role.SPECTATOR)
         last = [room]  # the room drawn: the session's, or the last one it had
 
         def current() -> RenderableType:
