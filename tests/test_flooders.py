@@ -33,6 +33,7 @@ import pytest
 from tests.support import ROOT
 from tests.support.processes import ServerProcess
 from tests.support.raw_client import Client
+from tests.support.reference_race import seat_race
 
 # The flooders' address, then the race's and the lone client's, per kind of flood
 # (all of 127.0.0.0/8 is loopback).
@@ -101,12 +102,7 @@ async def victims(url: str, race: str, alone: str) -> tuple[Victim, Victim]:
     lone client pinging, from two addresses of their own."""
     ann, bob, sam = [await _client(url, race, n) for n in ("Ann", "Bob", "Sam")]
     lone = await _client(url, alone, "Lone")
-    code = (await ann.ok("create_room"))["room"]["code"]
-    await bob.ok("join_room", code=code, role="player")
-    await sam.ok("join_room", code=code, role="spectator")
-    await ann.ok("start")
-    for c in (ann, bob, sam):
-        await c.event("deal_started")
+    await seat_race(ann, bob, sam)
     return Victim(ann, (bob, sam)), Victim(lone)
 
 

@@ -17,18 +17,14 @@ from server.app import RaceServer
 from server.net.connection import Connection
 from tests.support.inprocess import running_server
 from tests.support.raw_client import Client, player
+from tests.support.reference_race import seat_race
 
 SURROGATE_ID = '{"type": "ping", "id": "\\ud800"}'
 
 
 async def reference_race(server: RaceServer) -> tuple[Client, Client, Client]:
     ann, bob, sam = [await player(server, n) for n in ("Ann", "Bob", "Sam")]
-    code = (await ann.ok("create_room"))["room"]["code"]
-    await bob.ok("join_room", code=code, role="player")
-    await sam.ok("join_room", code=code, role="spectator")
-    await ann.ok("start")
-    for c in (ann, bob, sam):
-        await c.event("deal_started")
+    await seat_race(ann, bob, sam)
     return ann, bob, sam
 
 

@@ -34,17 +34,24 @@ async def _client(server: RaceServer, name: str, address: str | None) -> Client:
     return client
 
 
-@contextlib.asynccontextmanager
-async def beside_a_race(
-    server: RaceServer, *, address: str | None = None, at_least: int = 5
-) -> AsyncIterator[Race]:
-    ann, bob, sam = [await _client(server, n, address) for n in ("Ref-A", "Ref-B", "Ref-S")]
-    code = (await ann.ok("create_room"))["room"]["code"]
+async def seat_race(ann: Client, bob: Client, sam: Client) -> str:
+    """Ann's room with Bob playing and Sam watching, its first deal dealt to all
+    three: its code."""
+    code: str = (await ann.ok("create_room"))["room"]["code"]
     await bob.ok("join_room", code=code, role="player")
     await sam.ok("join_room", code=code, role="spectator")
     await ann.ok("start")
     for c in (ann, bob, sam):
         await c.event("deal_started")
+    return code
+
+
+@contextlib.asynccontextmanager
+async def beside_a_race(
+    server: RaceServer, *, address: str | None = None, at_least: int = 5
+) -> AsyncIterator[Race]:
+    ann, bob, sam = [await _client(server, n, address) for n in ("Ref-A", "Ref-B", "Ref-S")]
+    await seat_race(ann, bob, sam)
     race = Race()
     stop = asyncio.Event()
 
