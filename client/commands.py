@@ -165,8 +165,9 @@ def _bot(args: argparse.Namespace) -> int:
         signals: list[signal.Signals] = []
 
         def interrupted(signum: signal.Signals) -> None:
-            signals.append(signum)
-            play.cancel()
+            if not play.done():  # else it ended by itself: its own ending stands
+                signals.append(signum)
+                play.cancel()
 
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
