@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import sys
 from collections.abc import Coroutine
 from typing import Any
@@ -141,21 +142,44 @@ def _run(coro: Coroutine[Any, Any, int]) -> int:
 
 
 def _bot(args: argparse.Namespace) -> int:
-    from .players import rounds_played, run_bots
+    from .players import BotStats, rounds_played, run_bots
 
     async def main() -> int:
+        """Play, and sum up last whatever ends it: the rounds asked for, the room
+        closing, a failure, or Ctrl-C or SIGTERM (which close the bots' connections
+        cleanly, then exit 128 + the signal's number, as a shell reports a signal)."""
         stop = rounds_played(args.rounds) if args.rounds > 0 else None
-        stats = await run_bots(
-            args.url,
-            args.room,
-            args.count,
-            pace=args.pace,
-            name=args.name,
-            stop=stop,
-            report=lambda line: print(line, flush=True),
+        stats = BotStats()
+        play = asyncio.ensure_future(
+            run_bots(
+                args.url,
+                args.room,
+                args.count,
+                pace=args.pace,
+                name=args.name,
+                stop=stop,
+                report=lambda line: print(line, flush=True),
+                stats=stats,
+            )
         )
-        print(stats.summary(args.count), flush=True)
-        return 0
+        signals: list[signal.Signals] = []
+
+        def interrupted(signum: signal.Signals) -> None:
+            if not play.done():  # else it ended by itself: its own ending stands
+                signals.append(signum)
+                play.cancel()
+
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, interrupted, signum)
+        try:
+            await play
+        except asyncio.CancelledError:
+            if not signals:
+                raise
+        finally:
+            print(stats.summary(args.count), flush=True)
+        return 128 + signals[0] if signals else 0
 
     return _run(main())
 

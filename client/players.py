@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol.messages import Role
+from protocol.placings import placing_text
 
 from .bot import RESIGN, Bot
 from .errors import ClientError, ServerError
@@ -75,8 +76,11 @@ _OUTCOME = {"won": "won", "resigned": "resigned", "dead": "lost", "playing": "lo
 _WHY_UNFINISHED = {"host": "the host moved on", "time": "time ran out"}
 
 
-def deal_line(number: int, summary: dict[str, Any], ended_by: str | None) -> str:
-    """``deal 2: won in 87 moves, score 240``: one deal as a bot saw it end."""
+def deal_line(number: int, summaries: dict[str, Any], player: str, ended_by: str | None) -> str:
+    """``deal 2: won in 87 moves, score 240, placed =1st``: one deal as ``player``
+    saw it end, placed as the server placed everyone in it (``summaries``)."""
+    summary: dict[str, Any] = summaries[player]
+    places = {p: int(s.get("place", 0)) for p, s in summaries.items() if isinstance(s, dict)}
     status = str(summary.get("status", "playing"))
     outcome = _OUTCOME.get(status, status)
     moves = int(summary.get("moves", 0))
@@ -86,7 +90,11 @@ def deal_line(number: int, summary: dict[str, Any], ended_by: str | None) -> str
     elif status == "playing":
         why = f" (unfinished: {_WHY_UNFINISHED.get(ended_by or '', 'the deal ended')})"
     plural = "" if moves == 1 else "s"
-    return f"deal {number}: {outcome}{why} in {moves} move{plural}, score {summary.get('score', 0)}"
+    placed = placing_text(places, player)
+    return (
+        f"deal {number}: {outcome}{why} in {moves} move{plural}, score {summary.get('score', 0)}"
+        + (f", placed {placed}" if placed else "")
+    )
 
 
 def rounds_played(count: int) -> Callable[[RoomView], bool]:
@@ -196,25 +204,32 @@ class BotPlayer:
 
     def _report_ends(self, room: RoomView) -> None:
         """Count (and report) each deal over for everyone that this bot was dealt
-        in, and the round's end, once each."""
+        in, and the end of each round it played a deal of, once each: a bot that
+        sits down in a room whose round is over, or that sat the whole round out,
+        has nothing to say about it."""
         name = self.session.name or room.me
         for past in room.history:
             number = int(past.get("number", 0))
-            summary = (past.get("summary") or {}).get(room.me)
+            summaries = past.get("summary") or {}
+            summary = summaries.get(room.me)
             if (room.round, number) in self._reported or not isinstance(summary, dict):
                 continue
             self._reported.add((room.round, number))
             self.stats.outcomes[_OUTCOME.get(str(summary.get("status")), "lost")] += 1
             if self.report is not None:
-                self.report(f"{name}: {deal_line(number, summary, past.get('ended_by'))}")
-        if room.state == "round_over" and (room.round, 0) not in self._reported:
+                line = deal_line(number, summaries, room.me, past.get("ended_by"))
+                self.report(f"{name}: {line}")
+        sheet = room.sheet or {}
+        dealt = any(room.me in (row.get("cells") or {}) for row in sheet.get("rows") or [])
+        if room.state == "round_over" and dealt and (room.round, 0) not in self._reported:
             self._reported.add((room.round, 0))
             if self.report is not None:
-                totals = (room.sheet or {}).get("totals") or {}
+                totals = sheet.get("totals") or {}
+                placed = placing_text(sheet.get("places") or {}, room.me)
                 winners = " and ".join(room.name_of(w) for w in room.winners) or "nobody"
                 self.report(
                     f"{name}: round {room.round} over, won by {winners}; "
-                    f"my total {totals.get(room.me, 0)}"
+                    f"my total {totals.get(room.me, 0)}" + (f", placed {placed}" if placed else "")
                 )
 
     async def _resync(self) -> None:
@@ -231,11 +246,14 @@ async def run_bots(
     name: str = "bot",
     stop: Callable[[RoomView], bool] | None = None,
     report: Callable[[str], None] | None = None,
+    stats: BotStats | None = None,
 ) -> BotStats:
     """Seat ``count`` bots in room ``code`` and play until ``stop`` or the room ends;
-    ``report`` hears what each does, in plain lines (joined, each deal's end)."""
+    ``report`` hears what each does, in plain lines (joined, each deal's end).
+    ``stats`` is where the counts go: a caller that cancels the run (a signal) still
+    holds them, to sum up what was played."""
     sessions: list[Session] = []
-    stats = BotStats()
+    stats = BotStats() if stats is None else stats
     try:
         for i in range(count):
             session = await connect(url, name=f"{name}-{i + 1}" if count > 1 else name)

@@ -18,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from protocol.messages import Role
+from protocol.placings import placing_text
 
 from .room import RoomView
 from .session import connect
@@ -60,6 +61,16 @@ def _header(room: RoomView, now_ms: int) -> Text:
     if room.winners and room.state == "round_over":
         names = ", ".join(room.name_of(w) for w in room.winners)
         text.append(f"\nRound won by {names}", style="bold green")
+        sheet = room.sheet or {}
+        places: dict[str, int] = sheet.get("places") or {}
+        totals: dict[str, int] = sheet.get("totals") or {}
+        ranked = sorted(places, key=lambda p: places[p])
+        text.append(
+            "\nPlacings: "
+            + ", ".join(
+                f"{placing_text(places, p)} {room.name_of(p)} {totals.get(p, 0)}" for p in ranked
+            )
+        )
     if room.finding_deal is not None:
         text.append(f"\nFinding a winnable deal for deal {room.finding_deal}…", style="yellow")
     return text
@@ -153,7 +164,33 @@ def _sheet(room: RoomView) -> Table | None:
         table.add_row(*out)
     totals = sheet.get("totals") or {}
     table.add_row("Total", *(Text(str(totals.get(pid, 0)), style="bold") for pid in ids))
+    places = sheet.get("places") or {}
+    if places:
+        table.add_row("Place", *(placing_text(places, pid) for pid in ids))
     return table
+
+
+def _results(room: RoomView, past: dict[str, Any]) -> Text:
+    """The last deal over, as the break shows it: everyone by the placing the
+    server sent, and the seed with its whole commitment (a cut one is no use to
+    ``klondike-race verify``)."""
+    summary: dict[str, Any] = past.get("summary") or {}
+    places = {p: int(s.get("place", 0)) for p, s in summary.items()}
+    ranked = sorted(summary, key=lambda p: places[p])
+    text = Text(f"Deal {past.get('number')}", style="bold")
+    if ranked:
+        text.append(" results: ")
+        text.append(
+            ", ".join(
+                f"{placing_text(places, p)} {room.name_of(p)} {summary[p].get('score', 0)}"
+                f" ({summary[p].get('status', 'playing')})"
+                for p in ranked
+            )
+        )
+    # The commitment on a line of its own: 64 digits fit an 80-column terminal
+    # whole, so it is copied as one piece.
+    text.append(f"\nseed {past.get('seed')}, commitment\n{past.get('commitment')}", style="dim")
+    return text
 
 
 def render_room(room: RoomView, now_ms: int | None = None) -> RenderableType:
@@ -164,14 +201,7 @@ def render_room(room: RoomView, now_ms: int | None = None) -> RenderableType:
     if sheet is not None:
         parts.append(sheet)
     if room.history:
-        last = room.history[-1]
-        parts.append(
-            Text(
-                f"Deal {last.get('number')} seed {last.get('seed')} "
-                f"(verify: commitment {str(last.get('commitment'))[:16]}…)",
-                style="dim",
-            )
-        )
+        parts.append(_results(room, room.history[-1]))
     if room.spectators:
         names = ", ".join(str(m.get("name")) for m in room.spectators)
         parts.append(Text(f"Watching: {names}", style="dim"))

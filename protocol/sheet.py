@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .moves import Status
+from .placings import round_places
 from .scoring import DealReplay
 from .settings import Scoring
 
@@ -57,6 +58,9 @@ class Sheet:
     rows: list[Row] = field(default_factory=list)
     carry: dict[str, int] = field(default_factory=dict)  # cumulative Vegas banks brought in
     totals: dict[str, int] = field(default_factory=dict)
+    # The round's placings by total (protocol/placings.py); empty, like winners,
+    # until the sheet has a row.
+    places: dict[str, int] = field(default_factory=dict)
     winners: list[str] = field(default_factory=list)
 
     def to_wire(self) -> dict[str, Any]:
@@ -82,6 +86,7 @@ class Sheet:
                 for row in self.rows
             ],
             "totals": dict(self.totals),
+            "places": dict(self.places),
             "winners": list(self.winners),
         }
 
@@ -96,8 +101,9 @@ def build_sheet(
     """The sheet for ``players`` over ``deals``.
 
     ``carry`` is each player's cumulative Vegas bank from earlier rounds; it only
-    counts under cumulative Vegas. Winners are the players with the highest total
-    once the sheet has a row (equal totals share the win).
+    counts under cumulative Vegas. Once the sheet has a row, its players are placed
+    by their totals, and the winners are those placed first (equal totals share
+    the win).
     """
     bank = {p: 0 for p in players}
     if scoring is Scoring.CUMULATIVE_VEGAS and carry:
@@ -124,7 +130,7 @@ def build_sheet(
             cells[p] = Cell(score + bonus, bonus, bank[p], board.status, board.moves, board.home)
         sheet.rows.append(Row(cells, first, absent))
     sheet.totals = dict(bank)
-    if sheet.rows and players:
-        best = max(bank[p] for p in players)
-        sheet.winners = [p for p in players if bank[p] == best]
+    if sheet.rows:
+        sheet.places = round_places({p: bank[p] for p in players})
+        sheet.winners = [p for p in players if sheet.places[p] == 1]
     return sheet

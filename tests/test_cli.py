@@ -1,14 +1,18 @@
 """The ``klondike-race`` command as people meet it: its version, a help text on
-every option, what ``bot`` prints, and what ``verify`` says of a shortened
+every option, what ``bot`` prints (its summary last, even when a signal stops it,
+and only the rounds it played), and what ``verify`` says of a shortened
 commitment."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import subprocess
 import sys
 import tomllib
+
+import pytest
 
 from client import connect
 from client.verify import verify
@@ -98,3 +102,63 @@ async def test_the_bot_command_says_what_it_does(live_url: str) -> None:
         assert any(line.startswith("robo: round 1 over, won by ") for line in lines)
         assert lines[-1].startswith("1 bot played 2 deals (")
         assert "moves accepted" in lines[-1] and "{" not in out.decode()
+
+
+async def _lines_until(proc: asyncio.subprocess.Process, start: str) -> list[str]:
+    """The command's lines up to the first that starts with ``start`` (read as
+    they come: the test waits on its output, not on time)."""
+    assert proc.stdout is not None
+    lines: list[str] = []
+    while not lines or not lines[-1].startswith(start):
+        raw = await asyncio.wait_for(proc.stdout.readline(), 60)
+        assert raw, f"the command ended first: {lines}"
+        lines.append(raw.decode().rstrip("\n"))
+    return lines
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+async def test_the_bot_command_sums_up_when_stopped_by_a_signal(
+    live_url: str, signum: signal.Signals
+) -> None:
+    async with connect(live_url, name="Host") as host:
+        room = await host.create_room({"deals_per_round": 3, "variant": "thoughtful"})
+        proc = await bot_command(live_url, room.code, "--name", "robo")
+        await until(host, lambda r: len(r.players) == 2)
+        await host.start()
+        await until(host, lambda r: r.deal_number == 1 and r.my_board is not None)
+        await host.resign()
+        # Deal 1 over for the bot too: then stop it mid-round, in the break.
+        before = await _lines_until(proc, "robo: deal 1: ")
+        proc.send_signal(signum)
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 128 + signum, err.decode()
+        lines = before + out.decode().splitlines()
+        assert lines[-1].startswith("1 bot played 1 deal ("), lines
+        assert "moves accepted" in lines[-1]
+        assert not any(" round " in line for line in lines)
+        # It closed its connection on the way out: the room sees it away.
+        await until(host, lambda r: not any(p["connected"] for p in r.players[1:]))
+
+
+async def test_a_bot_reports_only_rounds_it_played(live_url: str) -> None:
+    async with connect(live_url, name="Host") as host:
+        room = await host.create_room({"deals_per_round": 1, "variant": "thoughtful"})
+        await host.start()
+        await until(host, lambda r: r.my_board is not None)
+        await host.resign()
+        await until(host, lambda r: r.state == "round_over")
+        # Round 1 is over before the bot sits down: it played none of it.
+        proc = await bot_command(live_url, room.code, "--name", "late")
+        await until(host, lambda r: len(r.players) == 2)
+        await host.rematch()
+        await until(host, lambda r: r.round == 2 and r.my_board is not None)
+        await host.resign()
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, err.decode()
+        lines = out.decode().splitlines()
+        assert lines[0] == f"joined room {room.code} as late (round_over)"
+        rounds = [line for line in lines if " round " in line]
+        assert len(rounds) == 1 and rounds[0].startswith("late: round 2 over, won by "), lines
+        deals = [line for line in lines if line.startswith("late: deal ")]
+        assert len(deals) == 1, lines
+        assert lines[-1].startswith("1 bot played 1 deal (")

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 
 from rich.console import Console
 
 from client import connect
 from client.players import BotPlayer, rounds_played
 from client.room import RoomView
+from client.verify import verify
 from client.watch import live_totals, render_room, watch
+from protocol.deal import commitment
 from tests.support.sessions import until
 
 
@@ -172,3 +175,43 @@ def test_totals_and_the_deal_clock_run_during_a_deal() -> None:
     ann = next(line for line in text.splitlines() if "Ann" in line and "13/52" in line)
     bob = next(line for line in text.splitlines() if "Bob" in line and "52/52" in line)
     assert ann.rstrip(" │").endswith("177") and bob.rstrip(" │").endswith("153")
+
+
+def test_the_last_deal_is_shown_by_placing_with_its_whole_commitment() -> None:
+    """The placings are the server's (ties shown "="), and the commitment is printed
+    whole: ``verify`` calls a cut one a MISMATCH."""
+    whole = commitment("s33d")
+    summary = {
+        "pA": {"score": 0, "status": "playing", "place": 3},
+        "pB": {"score": 600, "status": "won", "place": 1},
+        "pC": {"score": 600, "status": "won", "place": 2},
+        "pD": {"score": 0, "status": "playing", "place": 3},
+    }
+    room = RoomView.from_wire(
+        {
+            "code": "K7QX2M",
+            "state": "round_over",
+            "me": "pS",
+            "role": "spectator",
+            "settings": {},
+            "players": [{"id": p, "name": n} for p, n in zip(summary, "ABCD", strict=True)],
+            "round": 1,
+            "sheet": {
+                "players": list(summary),
+                "totals": {"pA": 0, "pB": 600, "pC": 600, "pD": 0},
+                "places": {"pA": 3, "pB": 1, "pC": 1, "pD": 3},
+                "winners": ["pB", "pC"],
+                "rows": [{"first": "pB", "cells": {}}],
+            },
+            "history": [{"number": 1, "seed": "s33d", "commitment": whole, "summary": summary}],
+        }
+    )
+    console = Console(record=True, width=80, file=io.StringIO())
+    console.print(render_room(room, now_ms=0))
+    text = console.export_text()
+    assert "Deal 1 results: 1st B 600 (won), 2nd C 600 (won), =3rd A 0 (playing), " in text
+    assert "Placings: =1st B 600, =1st C 600, =3rd A 0, =3rd D 0" in text
+    shown = re.search(r"seed (\S+), commitment\W+([0-9a-f]+)", text)
+    assert shown is not None and shown.group(2) == whole
+    ok, said = verify(shown.group(1), shown.group(2))
+    assert ok, said

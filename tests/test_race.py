@@ -161,12 +161,17 @@ async def test_whole_race() -> None:
         assert "logs" not in past
         assert past["boards"] == over["deal"]["boards"]
         cells = sheet["sheet"]["rows"][0]["cells"]
+        # Placed by score: Ann won first (the race bonus), Bob won, Cat resigned;
+        # each deal ended at its last move's time.
+        place = {ann.player: 1, bob.player: 2, cat.player: 3}
         assert past["summary"] == {
             p: {
                 "logged": len(ledger.moves[1][p]),
                 "moves": over["deal"]["boards"][p]["moves"],
                 "status": over["deal"]["boards"][p]["status"],
+                "finished_t": ledger.moves[1][p][-1].t,
                 "score": cells[p]["score"],
+                "place": place[p],
             }
             for p in players
         }

@@ -148,7 +148,14 @@ def test_a_deal_ends_when_a_log_reaches_the_move_limit() -> None:
         C.decide_move(h.room, pid, 1, MAX_MOVES, Move(MoveKind.DRAW), h.ctx())
     assert info.value.code == "wrong_state"
     summary = room_view(h.room, pid, h.now)["history"][0]["summary"][pid]
-    assert summary == {"logged": MAX_MOVES, "moves": MAX_MOVES, "status": "dead", "score": 0}
+    assert summary == {
+        "logged": MAX_MOVES,
+        "moves": MAX_MOVES,
+        "status": "dead",
+        "finished_t": 5 * MAX_MOVES,  # the last move's, 5 ms apart from the deal's start
+        "score": 0,
+        "place": 1,
+    }
     rebuilt = h.rebuilt()
     assert room_view(rebuilt, pid, h.now) == room_view(h.room, pid, h.now)
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.core.series import ROUNDS_LISTED, Series, places
+from protocol.placings import round_places
+from server.core.series import ROUNDS_LISTED, Series
 from tests.support.embedded import EmbeddedServer
 from tests.support.raw_client import Client, Player, resume
 from tests.test_compaction_recovery import stored
@@ -38,7 +39,7 @@ async def resign(client: Client, deal: int) -> None:
 
 def test_placings_share_ties_and_skip_after_them() -> None:
     totals = {"a": 30, "b": 30, "c": 10, "d": 0}
-    assert places(list(totals), totals) == {"a": 1, "b": 1, "c": 3, "d": 4}
+    assert round_places(totals) == {"a": 1, "b": 1, "c": 3, "d": 4}
 
 
 def test_an_old_snapshot_record_has_an_empty_series() -> None:

@@ -92,6 +92,11 @@ def test_podium_and_a_series_that_outlives_the_rematch(server: str, browser: Bro
         expect(b.locator("#my-place")).to_have_text("2nd of 2")
         expect(a.locator(f'.rival[data-player="{b_id}"] .rival-score')).to_have_text("0")
         expect(a.locator("#round-over")).to_contain_text(f"Ann wins with {total}")
+        # The sheet places the players by their totals, as the server sent them.
+        a_id = ann.my_id()
+        places = a.locator("#sheet-table tfoot tr.places")
+        expect(places.locator(f'td[data-placed="{a_id}"]')).to_have_text("1st")
+        expect(places.locator(f'td[data-placed="{b_id}"]')).to_have_text("2nd")
         ann.shot("podium")
 
         # The series beside the sheet: round 1 and match wins, on every page.
@@ -134,6 +139,7 @@ def test_podium_and_a_series_that_outlives_the_rematch(server: str, browser: Bro
             )
             expect(table.locator(f'tfoot td[data-player="{b_id}"]')).to_have_text("1")
         expect(a.locator("#my-place")).to_have_text("=1st of 2")
+        expect(a.locator("#sheet-table tfoot tr.places td")).to_have_text(["=1st", "=1st"])
         expect(a.locator("#series-table tfoot td.winner")).to_have_text("2")  # Ann's two
         no_errors(*everyone)
     finally:

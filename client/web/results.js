@@ -1,6 +1,7 @@
 // The break between two deals of a round (docs/protocol.md "The break between
 // deals"): every page — players and spectators — shows the deal just played:
-// its placings with each player's score, time and moves, the first finisher and
+// its placings (the server's: the page ranks nobody itself, docs/rules.md §7.1)
+// with each player's score, finishing time and moves, the first finisher and
 // the race bonus, every revealed board side by side, the seed and the page's own
 // check of it against the commitment, and a countdown to the next deal. Players
 // press Ready (the next deal starts once all have); the host may start it now.
@@ -11,6 +12,7 @@ import { renderBoard } from "./board.js";
 import { clock, h, replaceChildren, short } from "./dom.js";
 import { hostAction } from "./host.js";
 import { statusText } from "./hud.js";
+import { placingText } from "./series.js";
 import { $, isHost, isPlayer, me, nameOf, state } from "./state.js";
 
 let ticker = null;
@@ -34,20 +36,18 @@ function seedCheck(number) {
 function placings(room, past) {
   const row = room.sheet?.rows?.[past.number - 1] || { cells: {} };
   const first = row.first ?? state.firsts[past.number]?.player ?? null;
-  const ended = state.dealEnded[past.number];
-  const deal = room.deal && room.deal.number === past.number ? room.deal : null;
+  const summary = past.summary || {};
+  const places = Object.fromEntries(Object.entries(summary).map(([id, sum]) => [id, sum.place]));
   const ids = Object.keys(past.boards || {});
-  ids.sort((a, b) => (past.summary?.[b]?.score ?? 0) - (past.summary?.[a]?.score ?? 0));
-  const lines = ids.map((id, i) => {
-    const sum = past.summary?.[id] || {};
+  ids.sort((a, b) => (places[a] ?? Infinity) - (places[b] ?? Infinity));
+  const lines = ids.map((id) => {
+    const sum = summary[id] || {};
     const cell = row.cells?.[id];
-    // Time: until the player's deal ended, as far as this page can tell (the
-    // winning move's time is in the deal's logs; else the deal's end).
-    const log = state.past.full?.get?.(past)?.logs?.[id] || past.logs?.[id];
-    const last = log && log.length ? log[log.length - 1].t : null;
-    const t = last ?? (ended && deal ? ended - deal.started_at : null);
+    // Time: when the player's deal ended (the time that placed them); none for
+    // a player still playing when the deal ended for everyone.
+    const t = sum.finished_t ?? null;
     return h("tr", { dataset: { player: id }, class: id === me() ? "mine" : "" },
-      h("td", { class: "place" }, String(i + 1)),
+      h("td", { class: "place" }, placingText(places, id)),
       h("th", { scope: "row" }, nameOf(id), id === first ? h("span", { class: "first-badge", title: "first finisher" }, " ★") : null),
       h("td", { class: "score" }, String(sum.score ?? cell?.score ?? 0)),
       h("td", { class: "bonus" }, cell?.bonus ? `+${cell.bonus}` : ""),

@@ -23,12 +23,20 @@ export function ordinal(n) {
   return `${n}${suffix}`;
 }
 
-/** "1st", or "=1st" when the place is shared. */
-export function placing(result, id) {
-  const place = result.places?.[id];
+/**
+ * A placing the server sent ({id: n}, docs/rules.md §7.1) as people write it:
+ * "1st", or "=1st" when another player has it too; "" when not placed.
+ */
+export function placingText(places, id) {
+  const place = places?.[id];
   if (!place) return "";
-  const shared = Object.values(result.places).filter((p) => p === place).length > 1;
+  const shared = Object.values(places).filter((p) => p === place).length > 1;
   return `${shared ? "=" : ""}${ordinal(place)}`;
+}
+
+/** A finished round's placing of a player, as `placingText` writes it. */
+export function placing(result, id) {
+  return placingText(result.places, id);
 }
 
 const STEPS = ["first", "second", "third"];

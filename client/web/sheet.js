@@ -4,6 +4,7 @@
 // running deal's row is brought up to date here from the progress events.
 
 import { h, replaceChildren, signed } from "./dom.js";
+import { placingText } from "./series.js";
 import { $, dealIsOver, nameOf, state } from "./state.js";
 
 export function renderSheet() {
@@ -23,12 +24,16 @@ export function renderSheet() {
   if (lastRow?.live) for (const id of ids) if (lastRow.cells?.[id]) totals[id] = lastRow.cells[id].total;
   const anyCarry = ids.some((id) => sheet.carry?.[id]);
   const showMoves = room.settings?.variant === "thoughtful";
-  // The server names the leaders as winners all along; the star waits for the round's end.
+  // The server places the players by their totals (`places`, docs/rules.md §7.1)
+  // and names those placed first as winners all along; the star waits for the
+  // round's end. While a deal runs, the totals here move ahead of the server's
+  // sheet, so its placings are shown only once the deal is over.
   const over = room.state === "round_over";
-  const best = Math.max(...ids.map((id) => totals[id] ?? 0));
-  const leaders = ids.filter((id) => (totals[id] ?? 0) === best);
+  const places = sheet.places || {};
+  const leaders = ids.filter((id) => places[id] === 1);
   const lead = new Set(leaders.length < ids.length ? leaders : []);
   const mark = (id) => (over && winners.has(id) ? "winner" : lead.has(id) ? "leader" : "");
+  const placed = !lastRow?.live && Object.keys(places).length > 0;
   const head = h("tr", {}, h("th", { scope: "col" }, "Deal"),
     ids.map((id) => h("th", { scope: "col", class: mark(id), dataset: { player: id } },
       nameOf(id), over && winners.has(id) ? h("span", { class: "crown", title: "round winner" }, " ★") : null)));
@@ -56,8 +61,12 @@ export function renderSheet() {
           showMoves ? h("span", { class: "moves" }, `${c.moves} moves`) : null);
       })));
   });
-  const foot = h("tr", { class: "totals" }, h("th", { scope: "row" }, "Total"),
-    ids.map((id) => h("td", { class: mark(id), dataset: { player: id } }, String(totals[id] ?? 0))));
+  const foot = [h("tr", { class: "totals" }, h("th", { scope: "row" }, "Total"),
+    ids.map((id) => h("td", { class: mark(id), dataset: { player: id } }, String(totals[id] ?? 0))))];
+  if (placed) {
+    foot.push(h("tr", { class: "places" }, h("th", { scope: "row" }, "Place"),
+      ids.map((id) => h("td", { class: mark(id), dataset: { placed: id } }, placingText(places, id)))));
+  }
   replaceChildren(el, h("table", { class: "sheet", id: "sheet-table" },
     h("caption", { class: "sr-only" }, "Score sheet: each deal's score and the running total"),
     h("thead", {}, head), h("tbody", {}, rows), h("tfoot", {}, foot)));

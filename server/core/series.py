@@ -25,20 +25,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from protocol.placings import round_places
 from protocol.settings import Scoring
 from protocol.sheet import Sheet
 
-__all__ = ["ROUNDS_LISTED", "RoundResult", "Series", "places", "round_result"]
+__all__ = ["ROUNDS_LISTED", "RoundResult", "Series", "round_result"]
 
 ROUNDS_LISTED = 10  # the last rounds a series lists in full; earlier ones count in wins
-
-
-def places(players: Sequence[str], totals: Mapping[str, int]) -> dict[str, int]:
-    """Each player's placing, 1 for the best total; equal totals share a place and
-    the places after them are skipped (two tied first, then third), as on a podium."""
-    ranked = sorted(totals.get(p, 0) for p in players)
-    ranked.reverse()
-    return {p: ranked.index(totals.get(p, 0)) + 1 for p in players}
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +57,7 @@ class RoundResult:
             "race_bonus": self.race_bonus,
             "players": list(self.players),
             "totals": dict(self.totals),
-            "places": places(self.players, self.totals),
+            "places": round_places({p: self.totals.get(p, 0) for p in self.players}),
             "winners": list(self.winners),
             "deals": [dict(d) for d in self.deals],
         }

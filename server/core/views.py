@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from protocol import messages as M
 from protocol.messages import Message, Reaction
 from protocol.moves import Outcome, Status
+from protocol.placings import Finish, deal_places
 from protocol.proof import check_proof, moves_from_solver
 from protocol.scoring import TimedMove, replay_through
 from protocol.settings import Settings
@@ -241,14 +242,25 @@ def _move_map(kind: str, src: int, dst: int, count: int) -> dict[str, Any]:
 
 def past_summary(room: RoomLike, deal: Deal, now: int) -> dict[str, dict[str, Any]]:
     """Each player's deal in a few numbers: the length of their log (what a
-    ``deal_log`` reply lists), the move count, how it ended and its score under
-    the room's scoring now (race bonus included, as on the sheet)."""
+    ``deal_log`` reply lists), the move count, how it ended, when (the time of the
+    move that ended it, None if it was still being played), its score under the
+    room's scoring now (race bonus included, as on the sheet) and the placing the
+    engine gives those (protocol/placings.py), so that no client ranks anyone."""
+    scores = {p: room.score(deal, p, now) for p in deal.replays}
+    places = deal_places(
+        {
+            p: Finish(scores[p], r.board.status is Status.WON, r.ended_at)
+            for p, r in deal.replays.items()
+        }
+    )
     return {
         p: {
             "logged": len(deal.logs[p]),
             "moves": r.board.moves,
             "status": r.board.status.value,
-            "score": room.score(deal, p, now),
+            "finished_t": r.ended_at,
+            "score": scores[p],
+            "place": places[p],
         }
         for p, r in deal.replays.items()
     }

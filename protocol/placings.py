@@ -1,0 +1,79 @@
+"""Placings: who came where in a deal and in a round (docs/rules.md §7.1). Pure.
+
+Every screen that numbers players (a deal's results, the podium, the series, the
+sheet, ``watch``, a bot's report) reads its numbers from here, so no two of them
+can disagree about a tie. The server computes them and sends them on the wire;
+clients only print them (:func:`placing_text`).
+
+A placing is "one plus the number of players strictly ahead": players still equal
+share a placing and the placings after them are skipped (two at =1st, then 3rd),
+as on a podium. That is also why only the comparison key differs between a deal
+and a round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+__all__ = ["Finish", "deal_places", "ordinal", "placing_text", "round_places"]
+
+K = TypeVar("K", bound=Hashable)
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """One player's deal as its placing reads it.
+
+    ``ended_at`` is the time (ms from the deal's start, on the server's clock) of
+    the move that ended the player's deal (won, resigned, dead), or None while it
+    was still being played when the deal ended for everyone: that counts as last.
+    """
+
+    score: int  # the deal's score, race bonus included
+    won: bool
+    ended_at: int | None
+
+
+def _deal_key(f: Finish) -> tuple[int, int, int, int]:
+    """Smaller is better: a higher score, then a win, then an earlier finish."""
+    unfinished = f.ended_at is None
+    return (-f.score, 0 if f.won else 1, 1 if unfinished else 0, f.ended_at or 0)
+
+
+def _places(keys: Mapping[K, tuple[int, ...]]) -> dict[K, int]:
+    ordered = sorted(keys.values())
+    first: dict[tuple[int, ...], int] = {}
+    for i, key in enumerate(ordered):
+        first.setdefault(key, i + 1)
+    return {p: first[key] for p, key in keys.items()}
+
+
+def deal_places(finishes: Mapping[K, Finish]) -> dict[K, int]:
+    """Each player's placing in one deal: by score; equal scores, a winner before a
+    player who did not win, then the earlier finish; still equal, a shared placing."""
+    return _places({p: _deal_key(f) for p, f in finishes.items()})
+
+
+def round_places(totals: Mapping[K, int]) -> dict[K, int]:
+    """Each player's placing in a round: by total; equal totals share a placing
+    (for first, the win)."""
+    return _places({p: (-t,) for p, t in totals.items()})
+
+
+def ordinal(n: int) -> str:
+    """1 -> "1st", 2 -> "2nd", 11 -> "11th"."""
+    tens = n % 100
+    suffix = "th" if 11 <= tens <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def placing_text(places: Mapping[K, int], player: K) -> str:
+    """``player``'s placing as people write it: "2nd", or "=1st" when shared;
+    empty when they are not placed."""
+    place = places.get(player)
+    if place is None:
+        return ""
+    shared = sum(1 for p in places.values() if p == place) > 1
+    return f"{'=' if shared else ''}{ordinal(place)}"
