@@ -406,13 +406,20 @@ class Board:
         if reason is None:
             return
         if reason is Reason.ONLY_KING_ON_EMPTY:
-            text = f"an empty pile takes only a king, not {card_str(c)}"
-        elif reason is Reason.NOT_ALTERNATING_COLOUR:
-            colour = "red" if is_red(c) else "black"
-            text = f"{card_str(c)} cannot go on {card_str(target[-1])}: both are {colour}"
-        else:
-            text = f"{card_str(c)} cannot go on {card_str(target[-1])}: needs one rank lower"
-        raise IllegalMove(reason, text)
+            raise IllegalMove(reason, f"an empty pile takes only a king, not {card_str(c)}")
+        # Colour is checked first (it is the code); the rank is told as well when
+        # it is wrong too, so the refusal names every rule the move breaks.
+        top = target[-1]
+        why: list[str] = []
+        also: tuple[Reason, ...] = ()
+        if reason is Reason.NOT_ALTERNATING_COLOUR:
+            why.append(f"both are {'red' if is_red(c) else 'black'}")
+            if top % 13 != c % 13 + 1:
+                also = (Reason.NOT_ONE_LOWER,)
+        if reason is Reason.NOT_ONE_LOWER or also:
+            why.append("needs one rank lower")
+        text = f"{card_str(c)} cannot go on {card_str(top)}: {' and '.join(why)}"
+        raise IllegalMove(reason, text, also)
 
     def _turn_over(self, p: int) -> int | None:
         pile = self.tableau[p]

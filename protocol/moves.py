@@ -79,12 +79,18 @@ class Reason(StrEnum):
 
 
 class IllegalMove(Exception):
-    """A refused move. The board is unchanged."""
+    """A refused move. The board is unchanged.
 
-    def __init__(self, reason: Reason, message: str) -> None:
+    ``broken`` is every rule of play the move breaks, ``reason`` first: a queen of
+    spades on an eight of clubs is the wrong colour *and* the wrong rank, and a
+    player told only the first would try the next black-on-red queen and be
+    refused again. ``reason`` stays the one stable code a refusal is known by."""
+
+    def __init__(self, reason: Reason, message: str, also: tuple[Reason, ...] = ()) -> None:
         super().__init__(message)
         self.reason = reason
         self.message = message
+        self.broken: tuple[Reason, ...] = (reason, *also)
 
     @property
     def code(self) -> str:

@@ -207,6 +207,31 @@ def test_colour_is_checked_before_rank() -> None:
     refused(make(["9S", "3C"]), T2T(1, 0), Reason.NOT_ALTERNATING_COLOUR)
 
 
+@pytest.mark.parametrize(
+    ("top", "moving", "broken"),
+    [
+        ("8C", "QS", (Reason.NOT_ALTERNATING_COLOUR, Reason.NOT_ONE_LOWER)),
+        ("9C", "8S", (Reason.NOT_ALTERNATING_COLOUR,)),
+        ("9C", "QH", (Reason.NOT_ONE_LOWER,)),
+    ],
+)
+def test_a_refusal_names_every_rule_the_move_breaks(
+    top: str, moving: str, broken: tuple[Reason, ...]
+) -> None:
+    """The code is the first broken rule; ``broken`` lists them all, and the
+    message says each: a queen of spades on an eight of clubs is wrong twice."""
+    err = refused(make([top, moving]), T2T(1, 0), broken[0])
+    assert err.broken == broken
+    assert ("both are" in err.message) == (Reason.NOT_ALTERNATING_COLOUR in broken)
+    assert ("one rank lower" in err.message) == (Reason.NOT_ONE_LOWER in broken)
+    assert refused(make([top], waste=moving), W2T(0), broken[0]).broken == broken
+
+
+def test_a_refusal_of_one_rule_names_that_rule() -> None:
+    err = refused(make(["9S", "3C"]), T2T(0, 0), Reason.SAME_PILE)
+    assert err.broken == (Reason.SAME_PILE,)
+
+
 # ---- A face-up run moves as one unit; a run may be split.
 
 

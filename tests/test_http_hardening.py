@@ -5,9 +5,11 @@ that forbid framing and foreign code, the game socket refused to other origins,
 from __future__ import annotations
 
 import asyncio
+import io
 from typing import Any
 
 import pytest
+import segno
 from websockets.asyncio.client import connect
 from websockets.datastructures import Headers
 from websockets.exceptions import InvalidStatus
@@ -106,3 +108,35 @@ async def test_metrics_on_a_listener_of_their_own() -> None:
         assert status == 200 and b"klondike" in body
         assert (await http(server.port, "GET", "/metrics"))[0] == 404
         assert (await http(server.metrics_address[1], "GET", "/"))[0] == 404
+
+
+def _qr_svg(text: str, code: str) -> bytes:
+    out = io.BytesIO()
+    segno.make(text, error="m").save(
+        out, kind="svg", scale=6, border=2, dark="#000", light="#fff", xmldecl=False,
+        title=f"Invite to room {code}",
+    )  # fmt: skip
+    return out.getvalue()
+
+
+async def test_the_invite_as_a_qr_code_keeps_the_policy_strict() -> None:
+    """A room's invite link as a QR code the server draws: an SVG with no script
+    and no style, under the same policy as every answer, naming the link the
+    page's Copy gives (/#join=CODE) on the host the request came to."""
+    async with running_server() as server, beside_a_race(server):
+        status, headers, body = await http(server.port, "GET", "/invite/K7QX2M.svg")
+        assert status == 200
+        assert headers["content-type"] == "image/svg+xml"
+        assert headers["content-security-policy"] == CSP
+        assert headers["x-content-type-options"] == "nosniff"
+        assert body.startswith(b"<svg") and b"<script" not in body and b"style" not in body
+        assert body == _qr_svg(f"http://127.0.0.1:{server.port}/#join=K7QX2M", "K7QX2M")
+        # Behind the proxy of deploy/ (TLS there), the link is https.
+        proxied = await http(server.port, "GET", "/invite/K7QX2M.svg", X_Forwarded_Proto="https")
+        assert proxied[2] == _qr_svg(f"https://127.0.0.1:{server.port}/#join=K7QX2M", "K7QX2M")
+        for path in ("/invite/k7qx2m.svg", "/invite/K7QX2.svg", "/invite/K7QX2M.png"):
+            assert (await http(server.port, "GET", path))[0] == 404, path
+    routes = HttpRoutes(dict, lambda: b"", None)
+    bad = Request("/invite/K7QX2M.svg", Headers({"Host": "evil.example/<x>"}))
+    answer: Any = routes(None, bad)
+    assert answer.status_code == 400

@@ -189,6 +189,10 @@ def test_move_refusals() -> None:
     assert move(HOST, 1, Move(MoveKind.UNDO)).code == "undo_off"
     assert move(HOST, 1, Move(MoveKind.RECYCLE)).code == "stock_not_empty"
     assert move(HOST, 1, Move(MoveKind.TABLEAU_TO_TABLEAU, 9, 0)).code == ("no_such_pile")
+    # A refusal by the rules of play lists every rule the move breaks (its code first).
+    err = move(HOST, 1, Move(MoveKind.TABLEAU_TO_TABLEAU, 9, 0))
+    assert err.extra == {"reasons": ["no_such_pile"]}
+    assert "reasons" not in move(HOST, 2, Move(MoveKind.DRAW)).extra  # not the engine's
     h.run(C.decide_join(room, "late", "Late", Role.SPECTATOR, h.ctx()))
     assert move("late", 1, Move(MoveKind.DRAW)).code == "not_a_player"
 

@@ -51,6 +51,7 @@ from tests.support.web import (
     read_board,
     source_locator,
     target_locator,
+    unfold_house_rules,
     wait_until,
     winning_line,
 )
@@ -143,8 +144,9 @@ def _race(ann: Client, bob: Client, sam: Client) -> None:
     click_card(bob.page.locator(f'#board-host .card[data-pile="{p}"][data-index="{top}"]'))
     click_card(target_locator(bob.page, b, ("tableau", q)))
     status = bob.page.locator("#move-status")
-    expect(status).to_contain_text(
-        re.compile(r"not_alternating_colour|not_one_lower|only_king_on_empty")
+    # In words on the screen; the code it was refused with is the element's data.
+    expect(status.locator(".reason")).to_have_attribute(
+        "data-code", re.compile(r"not_alternating_colour|not_one_lower|only_king_on_empty")
     )
     expect(status.locator(".reason")).not_to_be_empty()
     assert bob.board() == b
@@ -277,6 +279,7 @@ def test_phone_keyboard_and_lobby_errors(server: str, browser: Browser) -> None:
         expect(page.locator("#name-error")).not_to_be_empty()
         # A setting out of range is refused by the server, next to its field.
         page.fill("#name", "Eve")
+        unfold_house_rules(page)
         page.fill("#create-race_bonus", "7")
         page.click("#create-btn")
         expect(page.locator("#create-race_bonus-error")).not_to_be_empty()
@@ -807,9 +810,12 @@ def test_thoughtful_race_first_finisher_undo_auto_complete(server: str, browser:
         bp.locator("body").press("d")
         expect(bp.locator("#my-moves")).to_have_text("1")
         bp.locator("body").press("u")
-        expect(bp.locator("#move-status")).to_contain_text("undo_not_allowed")
+        reason = bp.locator("#move-status .reason")
+        expect(reason).to_have_attribute("data-code", "undo_not_allowed")
+        expect(reason).to_have_text("There is nothing here to undo.")
         bp.locator("body").press("a")
-        expect(bp.locator("#move-status")).to_contain_text("auto_complete_unavailable")
+        expect(reason).to_have_attribute("data-code", "auto_complete_unavailable")
+        expect(reason).to_contain_text("Auto-complete works once")
         before, src, dst = find_move(bob)
         moves_before = bp.locator("#my-moves").inner_text()
         click_card(source_locator(bp, src))

@@ -145,7 +145,7 @@ def test_moves_glide_drops_light_up_and_notices_float(server: str, browser: Brow
         settled(page)
         before = box(page, "#board-host .board")
         page.locator("body").press("a")
-        expect(page.locator("#move-status")).to_contain_text("auto_complete_unavailable")
+        expect(page.locator("#move-status")).to_contain_text("Auto-complete works once")
         assert box(page, "#board-host .board") == before
 
         # Cy leaves mid-deal: his chip no longer says he is playing.

@@ -21,6 +21,7 @@ from tests.support.web import (
     no_errors,
     source_locator,
     target_locator,
+    unfold_house_rules,
 )
 
 SUIT = re.compile("[♣♦♥♠]")
@@ -70,9 +71,11 @@ def test_a_refused_drop_is_told_in_words(people: list[Client]) -> None:
     assert len(SUIT.findall(text)) == 2, text  # both cards, by their suit symbols
     assert "build down" in text and "alternating colours" in text, text
     assert not re.search(r"\b[A2-9TJQK][CDHS]\b", text), text  # no wire codes in the words
-    # The code stays beside the words, as the wire has it.
-    expect(ann.page.locator("#move-status .reason-code")).to_have_text(
-        re.compile("^(not_one_lower|not_alternating_colour)$")
+    # Words only: the code stays on the wire, not on the screen.
+    assert "not_one_lower" not in text and "not_alternating_colour" not in text, text
+    expect(ann.page.locator("#move-status .reason-code")).to_have_count(0)
+    expect(status).to_have_attribute(
+        "data-code", re.compile("^(not_one_lower|not_alternating_colour)$")
     )
     ann.shot("words-refusal", ann.page.locator("#move-status"))
     no_errors(ann, bob)
@@ -82,6 +85,7 @@ def test_a_form_error_names_the_fields_label(people: list[Client]) -> None:
     ann = people[0]
     page = ann.open()
     page.fill("#name", "Ann")
+    unfold_house_rules(page)
     page.fill("#create-deals_per_round", "50")
     page.click("#create-btn")
     error = page.locator("#create-deals_per_round-error")
@@ -125,7 +129,10 @@ def test_host_controls_say_when_rules_apply_and_ask_first(people: list[Client]) 
     host.click(YES)
     for c in (ann, bob):
         expect(c.page.locator("#deal-of")).to_have_text("2 of 3")
-    expect(bob.page.locator("#deal-ended")).to_have_text("Deal 1 ended: the host moved on.")
+    expect(bob.page.locator("#deal-ended")).to_have_text(
+        "Deal 1 ended: Ann, the host, started the next deal."
+    )
+    expect(host.locator("#deal-ended")).to_have_text("Deal 1 ended: you started the next deal.")
     # Deal 2 was dealt under draw three: nothing is pending now.
     expect(host.locator("#host-draw-pending")).to_have_count(0)
     expect(bob.page.locator("#rules-pending")).to_have_text("")
@@ -158,8 +165,10 @@ def test_a_stopped_server_is_said_plainly(browser: Browser, server_process: Serv
 
         server_process.kill()
         lost = page.locator("#conn-lost")
-        expect(lost).to_contain_text("Connection lost — the server is not answering")
-        expect(page.locator("#conn")).to_have_text("Connection lost — the server is not answering")
+        expect(lost).to_contain_text("Reconnecting… the server is not answering yet")
+        expect(page.locator("#conn")).to_have_text("Reconnecting… the server is not answering yet")
+        # The board says why it takes no moves: not "Deal over", the deal runs on.
+        expect(page.locator("#board-host .finished-label")).to_have_text("Reconnecting…")
         # The board takes no moves and the clock stands still until it is back.
         expect(page.locator("#table")).to_have_class(re.compile(r"\bdisconnected\b"))
         expect(page.locator("#btn-draw")).to_be_disabled()

@@ -54,9 +54,10 @@ function isSelected(sel, zone, pile, index) {
  *   opts.mini         small, for the spectator wall
  *   opts.own          your own board: once it is finished it says so, dimmed
  *   opts.ended        … and the deal is over (for a board still "playing")
+ *   opts.paused       … or, why it takes no moves now: a node (Reconnecting…)
  */
 export function renderBoard(view, opts = {}) {
-  const { interactive = false, selection = null, mini = false, own = false, ended = false } = opts;
+  const { interactive = false, selection = null, mini = false, own = false, ended = false, paused = null } = opts;
   const piles = view.tableau.length;
   const nf = view.foundations.length;
   const cols = Math.max(piles, nf + 2.6); // the top row: stock, a fanned waste, foundations
@@ -180,7 +181,7 @@ export function renderBoard(view, opts = {}) {
     );
   });
 
-  const finished = own ? finishedText(view.status, ended) : null;
+  const finished = own ? (view.status === "playing" && paused) || finishedText(view.status, ended) : null;
   return h(
     "div",
     {

@@ -68,7 +68,7 @@ export class BoardController {
       return;
     }
     const board = renderBoard(this.view, {
-      interactive: this.enabled, selection: this.selection, own: true, ended: !this.enabled,
+      interactive: this.enabled, selection: this.selection, own: true, ended: !this.enabled, paused: this.paused,
     });
     replaceChildren(this.host, board);
     if (motion === "deal") dealIn(this.host);

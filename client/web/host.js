@@ -38,7 +38,7 @@ function show(id, visible) {
 export function renderHost() {
   const room = state.room;
   const host = isHost();
-  const running = room.state === "playing" ? room.deal?.rules : null;
+  const running = room.state === "playing" ? room.deal : null;
   const pending = pendingRules(room.settings, running);
   $("host-panel").hidden = !host;
   $("rules-panel").hidden = host;

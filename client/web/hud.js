@@ -6,9 +6,13 @@
 // so it is redrawn on every event and its clocks tick on their own.
 
 import { clock, h, replaceChildren } from "./dom.js";
+import { freshNews, placeFloating } from "./feedback.js";
 import { finishedRound, placing } from "./series.js";
-import { $, dealIsOver, isConnected, isHost, isPlayer, me, myBoard, nameOf, state } from "./state.js";
+import { $, dealIsOver, isConnected, isHost, isPlayer, me, myBoard, nameOf, render, state } from "./state.js";
 import { CONNECTION_TEXT, dealEndText } from "./words.js";
+
+const FIRST_NEWS_MS = 8_000; // the first finisher's notice; the ★ on the chip stays
+const ENDED_NEWS_MS = 10_000; // why the last deal ended, into the next one
 
 export function renderHud() {
   const room = state.room;
@@ -30,7 +34,12 @@ export function renderHud() {
     if (result && isPlayer() && result.players.includes(me())) {
       items.push(stat("Round total", String(result.totals[me()] ?? 0), "my-total", "score"));
       items.push(stat("Placing", `${placing(result, me())} of ${result.players.length}`, "my-place"));
-    } else if (mine) items.push(stat("Your score", String(mine.score), "my-score", "score"));
+    } else if (mine) {
+      const score = stat("Your score", String(mine.score), "my-score", "score");
+      const change = scoreChange(deal.number);
+      if (change) score.append(change);
+      items.push(score);
+    }
     items.push(stat("Deal", `${deal.number} of ${deal.deals}`, "deal-of"));
     items.push(stat("Deal clock", dealClockText(), "deal-clock", "clock"));
     items.push(stat("Round time left", roundLeftText(), "round-left", "clock"));
@@ -44,6 +53,13 @@ export function renderHud() {
   const seed = deal ? seedLine(deal) : null;
   replaceChildren(hud, h("div", { class: "stats" }, items), rivals, seed);
   markPaused();
+}
+
+/** What the last move did to your score, beside it, for a few seconds (play.js). */
+function scoreChange(number) {
+  const c = state.scoreChange;
+  if (!c || c.deal !== number || c.until <= Date.now()) return null;
+  return h("span", { class: `score-change ${c.delta < 0 ? "down" : "up"}`, id: "score-change", role: "status" }, c.text);
 }
 
 /** The clocks stand still while the server is not answering, and say so. */
@@ -88,14 +104,17 @@ function rivalChips(deal) {
   );
 }
 
-/** A player's state in a deal; `ended`: the deal is over for everyone (or the round). */
+/**
+ * A player's state in a deal, one word for each wherever it shows (chips, the
+ * wall, the results); `ended`: the deal is over for everyone (or the round), so
+ * one still playing did not finish.
+ */
 export function statusText(status, finished, ended = false) {
   if (status === "won") return "✓ won";
   if (status === "resigned") return "resigned";
   if (status === "dead") return "stuck";
   if (status === "left") return "left the room";
-  if (finished) return "done";
-  if (status === "playing") return ended ? "unfinished" : "playing";
+  if (status === "playing") return ended || finished ? "unfinished" : "playing";
   return "";
 }
 
@@ -163,12 +182,12 @@ export function renderNotices() {
     // deals: winnable, the server's pool of proven seeds dry: it says so, nothing waits on it here.
     notes.push(h("div", { class: "notice finding", id: "finding-deal" }, "Finding a winnable deal…"));
   }
-  if (room.state === "lobby" && room.finding_deal == null) {
-    notes.push(h("div", { class: "notice" }, isHost() ? "Invite the others, then start the round." : "Waiting for the host to start the round."));
-  }
+  for (const n of freshNews()) notes.push(h("div", { class: "notice news", id: `news-${n.id}` }, n.text));
   if (deal) {
+    // The first finisher is news for a moment; the ★ on their chip stays.
     const first = state.firsts[deal.number];
-    if (first) {
+    if (first?.at && Date.now() - first.at < FIRST_NEWS_MS) {
+      setTimeout(render, FIRST_NEWS_MS - (Date.now() - first.at) + 20);
       const who = first.player === me() ? "You finished" : `${nameOf(first.player)} finished`;
       notes.push(h("div", { class: "notice first", id: "first-finisher" }, `★ ${who} first and took the race bonus of ${first.bonus}.`));
     }
@@ -192,6 +211,7 @@ export function renderNotices() {
   }
   if (room.state === "closed") notes.push(h("div", { class: "notice warn" }, "This room is closed."));
   replaceChildren(el, keep, notes);
+  placeFloating();
 }
 
 /**
@@ -207,10 +227,14 @@ function endedNotice(room, deal) {
   if (!last) return null;
   const current = last.number === deal.number && room.state === "playing";
   const board = myBoard();
-  const fresh = last.number === deal.number - 1 && last.ended_by && last.ended_by !== "all_ended" && (!board || board.logged === 0);
+  const since = state.dealStartedAt?.[deal.number];
+  const recent = since !== undefined && Date.now() - since < ENDED_NEWS_MS;
+  if (recent) setTimeout(render, ENDED_NEWS_MS - (Date.now() - since) + 20);
+  const fresh = last.number === deal.number - 1 && last.ended_by && last.ended_by !== "all_ended" && recent && (!board || board.logged === 0);
   const roundEnd = last.number === deal.number && room.state === "round_over" && last.ended_by && last.ended_by !== "all_ended";
   if (!current && !fresh && !roundEnd) return null;
-  return h("div", { class: `notice ended ended-${last.ended_by || "all_ended"}`, id: "deal-ended" }, dealEndText(last.number, last.ended_by));
+  const host = last.host === me() ? "you" : last.host ? nameOf(last.host) : null;
+  return h("div", { class: `notice ended ended-${last.ended_by || "all_ended"}`, id: "deal-ended" }, dealEndText(last.number, last.ended_by, host));
 }
 
 /** The page's server is not answering: say so over the table, plainly. */

@@ -1,5 +1,6 @@
-// Getting into a room and out of it: the display name, the create form (with
-// every house rule), the join form (player or spectator), invite links
+// Getting into a room and out of it: the display name, the create form (every
+// house rule folded behind one line that sums them up: a newcomer needs a name
+// and a button, not thirteen rules), the join form (player or spectator), invite links
 // (/#join=CODE fills the code in), Copy invite and Leave. A form opens a session
 // only when it is submitted, so the lobby works before any socket exists.
 
@@ -8,7 +9,7 @@ import { showLobbyMessage, toast } from "./feedback.js";
 import { ServerError } from "./net.js";
 import { leaveToLobby, setRoom } from "./room.js";
 import { ensureSession } from "./session.js";
-import { SettingsForm } from "./settings.js";
+import { SettingsForm, summary } from "./settings.js";
 import { refusalText } from "./words.js";
 import { $, NAME_KEY, isPlayer, state, storage } from "./state.js";
 
@@ -90,6 +91,11 @@ function readInvite() {
 export function initLobby() {
   createForm = new SettingsForm("create");
   $("create-settings").appendChild(createForm.el);
+  const summarise = () => {
+    $("create-rules-summary").textContent = summary(createForm.values());
+  };
+  summarise();
+  $("create-settings").addEventListener("change", summarise);
 
   // Create, and Practice: a room of one's own under the form's house rules;
   // practice then seats the chosen bots and starts the round.
@@ -109,6 +115,7 @@ export function initLobby() {
       await then();
     } catch (err) {
       if (err.code === "bad_setting" && createForm.setServerError(err)) {
+        $("create-rules").open = true; // the rule refused, unfolded
         $(`create-${err.field}`)?.focus();
       } else if (state.room) toast(refusalText(err));
       else sessionError(err, $(`${form}-error`));

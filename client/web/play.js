@@ -11,23 +11,28 @@
 
 import { describeMove, stockMove } from "./cards.js";
 import { h, replaceChildren } from "./dom.js";
-import { hint } from "./feedback.js";
+import { hint, placeFloating } from "./feedback.js";
 import { BoardController } from "./gestures.js";
 import { $, dealIsOver, isConnected, me, myBoard, nextResume, render, state } from "./state.js";
-import { refusalText } from "./words.js";
+import { refusalText, scoreChangeText } from "./words.js";
 
 const MOVE_ATTEMPTS = 4; // sends of one move in all, when connections keep dropping
 const RESUME_WAIT_MS = 30_000; // how long a cut-off move waits for the session to resume
+const SCORE_NEWS_MS = 6_000; // how long a score change says what caused it
 
 let boardCtl = null;
 let moveQueue = Promise.resolve(); // the moves sent, one after another
 
-/** Show `board` on the felt, taking gestures when `live`. */
-export function showOwnBoard(board, live) {
-  if (boardCtl.view === board && Boolean(boardCtl.enabled) === live) return;
+/** Show `board` on the felt, taking gestures when `live`; `paused`: why a board
+ *  still in play takes no moves now (a node over it), else null. */
+export function showOwnBoard(board, live, paused = null) {
+  const pausedKey = paused?.textContent ?? null;
+  if (boardCtl.view === board && Boolean(boardCtl.enabled) === live && boardCtl.pausedKey === pausedKey) return;
   const room = state.room;
   const deal = `${room.code}/${room.round}/${room.deal?.number}`;
   const fresh = deal !== boardCtl.deal;
+  boardCtl.paused = paused;
+  boardCtl.pausedKey = pausedKey;
   boardCtl.setView(board, live, deal);
   if (fresh) bringIntoView($("table"));
 }
@@ -76,6 +81,12 @@ async function playMove(move) {
     now.deal.board = reply.board;
     const progress = (now.deal.progress = now.deal.progress || {});
     const mine = progress[me()] || {};
+    // The score's change, told by what the engine says the move did.
+    const delta = mine.score === undefined ? 0 : reply.score - mine.score;
+    if (delta) {
+      state.scoreChange = { deal: reply.deal, delta, text: scoreChangeText(delta, reply.result), until: Date.now() + SCORE_NEWS_MS };
+      setTimeout(render, SCORE_NEWS_MS + 20);
+    }
     progress[me()] = {
       ...mine,
       score: reply.score,
@@ -114,8 +125,10 @@ function showMoveError(err, move) {
   const text = refusalText(err);
   state.lastMoveError = { code, text };
   const el = $("move-status");
-  replaceChildren(el, h("span", { class: "reason" }, text), " ", h("code", { class: "reason-code" }, code));
+  // Words only: the code stays on the wire (and in data-code, for tools).
+  replaceChildren(el, h("span", { class: "reason", dataset: { code } }, text));
   el.dataset.kind = "error";
+  placeFloating();
   el.classList.remove("shake");
   void el.offsetWidth; // restart the animation
   el.classList.add("shake");
@@ -128,6 +141,7 @@ export function setMoveStatus(text) {
   const el = $("move-status");
   el.textContent = text;
   el.dataset.kind = text ? "info" : "";
+  placeFloating();
 }
 
 export function renderControls() {

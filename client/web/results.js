@@ -92,8 +92,9 @@ function controls(room) {
   if (isHost()) {
     out.push(h("button", { type: "button", id: "btn-next-now", class: "btn", onclick: () => hostAction("next_deal") }, "Next deal now"));
   }
-  const who = players.map((p) => h("li", { class: ready.includes(p.id) ? "is-ready" : "", dataset: { player: p.id } },
-    `${p.name}${ready.includes(p.id) ? " ✓ ready" : " …"}`));
+  // In words: a name with "…" after it said nothing of what it waited for.
+  const who = players.map((p) => h("li", { class: ready.includes(p.id) ? "is-ready" : "not-ready", dataset: { player: p.id } },
+    `${p.name}${ready.includes(p.id) ? " ✓ ready" : " · not ready yet"}`));
   return [
     h("div", { class: "results-actions" }, out),
     h("ul", { class: "results-ready", id: "results-ready", "aria-label": "Who is ready" }, who),

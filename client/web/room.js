@@ -4,12 +4,12 @@
 // and none of them has to know which event changed what.
 
 import { isAsking } from "./confirm.js";
-import { showLobbyMessage, toast } from "./feedback.js";
+import { news, showLobbyMessage, toast } from "./feedback.js";
 import { dropOwnBoard, setMoveStatus } from "./play.js";
 import { showReaction } from "./reactions.js";
 import { seedMatches } from "./replay.js";
-import { $, me, rememberNames, render, state } from "./state.js";
-import { dealEndText, roomClosedText } from "./words.js";
+import { $, isHost, me, nameOf, rememberNames, render, state } from "./state.js";
+import { dealEndText, newHostText, roomClosedText } from "./words.js";
 
 export function setRoom(room) {
   const before = state.room;
@@ -89,6 +89,13 @@ export function applyEvent(ev) {
   if (!room) return;
   switch (ev.type) {
     case "members":
+      if (room.host && ev.host && ev.host !== room.host) {
+        // Everyone is told who hosts now, and why: the host left (or was replaced).
+        const left = ![...ev.players, ...(ev.spectators || [])].some((m) => m.id === room.host);
+        rememberNames({ players: ev.players, spectators: ev.spectators });
+        const before = room.host === me() ? null : nameOf(room.host);
+        news("host", newHostText(nameOf(ev.host), ev.host === me(), before, left));
+      }
       room.players = ev.players;
       room.spectators = ev.spectators;
       room.host = ev.host;
@@ -122,6 +129,7 @@ export function applyEvent(ev) {
         resetPast();
       }
       room.deal = ev.deal;
+      (state.dealStartedAt ||= {})[ev.deal.number] = Date.now(); // its notices expire from here
       if (ev.round !== undefined) room.round = ev.round;
       if (ev.round_ends_at !== undefined) room.round_ends_at = ev.round_ends_at;
       room.state = "playing";
@@ -147,13 +155,15 @@ export function applyEvent(ev) {
       }
       break;
     case "first_finisher":
-      state.firsts[ev.deal] = { player: ev.player, bonus: ev.bonus };
+      state.firsts[ev.deal] = { player: ev.player, bonus: ev.bonus, at: Date.now() };
       break;
     case "deal_over":
+      // Who moved the room on, named in the notice (the host may change later).
+      if (ev.deal.ended_by === "host") ev.deal.host = room.host;
       room.history = room.history.filter((d) => d.number !== ev.deal.number).concat([ev.deal]);
       state.dealEnded[ev.deal.number] = state.conn.serverNow();
       noteDealOver(ev.deal);
-      if (ev.deal.ended_by === "host" || ev.deal.ended_by === "time") toast(dealEndText(ev.deal.number, ev.deal.ended_by));
+      if (ev.deal.ended_by === "time") toast(dealEndText(ev.deal.number, ev.deal.ended_by));
       break;
     case "sheet":
       room.sheet = ev.sheet;
@@ -182,7 +192,7 @@ export function applyEvent(ev) {
       room.spectators = (room.spectators || []).filter((p) => p.id !== ev.player);
       break;
     case "room_closed":
-      leaveToLobby(roomClosedText(ev.reason));
+      leaveToLobby(roomClosedText(ev.reason, isHost()));
       return;
     default:
       return; // an event this client does not know: nothing to show

@@ -89,15 +89,19 @@ async function resume(token) {
 function onClosed(code) {
   if (state.closing) return;
   if (code === CLOSE.RESUMED_ELSEWHERE) {
-    setConn("replaced");
-    state.replaced = true;
-    settleResume(false); // this page does not resume by itself: its moves stay unsent
-    if (!state.room) showLobbyMessage("This session was opened in another tab or window.");
-    showBanner("This seat was opened in another tab or window.", "Use it here", () => {
+    // Taken back here (the banner's button, or the one over the board): this
+    // page resumes the seat, and the other tab is told the same in its turn.
+    state.useHere = () => {
+      state.useHere = null;
       state.replaced = false;
       hideBanner();
       reconnectNow();
-    });
+    };
+    state.replaced = true;
+    settleResume(false); // this page does not resume by itself: its moves stay unsent
+    if (!state.room) showLobbyMessage("This session was opened in another tab or window.");
+    showBanner("This seat was opened in another tab or window.", "Use it here", () => state.useHere?.());
+    setConn("replaced");
     return;
   }
   if (state.session) scheduleReconnect();

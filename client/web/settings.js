@@ -32,7 +32,7 @@ export const FIELDS = [
     hint: "with live boards a player can watch their own race from another device",
   },
   {
-    name: "deals", label: "Deals", type: "select", def: "random", when: "next",
+    name: "deals", label: "Deals", type: "select", def: "random", when: "next", dealt: (deal) => (deal.winnable ? "winnable" : "random"),
     options: [["random", "Random"], ["winnable", "Winnable"]],
     hint: "every deal proven winnable by a solver, replayed by the engine",
   },
@@ -44,16 +44,18 @@ export const DEFAULTS = Object.fromEntries(FIELDS.map((f) => [f.name, f.def]));
 export const fromNextDeal = (f) => f.when === "next";
 
 /**
- * The rules of play the host changed since the running deal was dealt: for each
- * such field, its value in the deal (`rules`, docs/protocol.md "Room view")
- * and the value the next deal gets. Empty when no deal runs.
+ * Every setting the host changed since the running deal was dealt that waits for
+ * the next deal: for each such field, its value in the deal (its `rules`, or
+ * `winnable` for `deals`: docs/protocol.md "Room view") and the value the next
+ * deal gets. Empty when no deal runs.
  */
-export function pendingRules(settings, rules) {
+export function pendingRules(settings, deal) {
   const out = {};
-  if (!settings || !rules) return out;
+  if (!settings || !deal?.rules) return out;
   for (const f of FIELDS) {
-    if (!f.rule || rules[f.rule] === undefined || settings[f.name] === undefined) continue;
-    if (rules[f.rule] !== settings[f.name]) out[f.name] = { now: rules[f.rule], next: settings[f.name] };
+    if (!fromNextDeal(f) || settings[f.name] === undefined) continue;
+    const now = f.dealt ? f.dealt(deal) : deal.rules[f.rule];
+    if (now !== undefined && now !== settings[f.name]) out[f.name] = { now, next: settings[f.name] };
   }
   return out;
 }

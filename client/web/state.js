@@ -28,6 +28,10 @@ export const state = {
   replaced: false, // the session was resumed elsewhere (4001)
   resignArmed: null,
   lastMoveError: null,
+  news: [], // feedback.js news(): notices that expire by themselves
+  scoreChange: null, // {deal, delta, text, until}: what the last move did to your score
+  dealStartedAt: {}, // deal number -> local ms it was dealt (its notices expire from there)
+  useHere: null, // session.js: take the seat back from another tab
 };
 
 export function storage(key, value) {

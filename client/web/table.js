@@ -7,7 +7,36 @@ import { renderBoard } from "./board.js";
 import { h, replaceChildren } from "./dom.js";
 import { statusText } from "./hud.js";
 import { hideOwnBoard, showOwnBoard } from "./play.js";
-import { $, dealIsOver, isConnected, isPlayer, me, nameOf, state } from "./state.js";
+import { $, dealIsOver, isConnected, isHost, isPlayer, me, nameOf, state } from "./state.js";
+import { PAUSED_TEXT } from "./words.js";
+
+/**
+ * Why your board, still in play, takes no moves now (null: it does, or the deal
+ * is over): the server is not answering, or this seat is open in another tab,
+ * which this page can take back.
+ */
+function pausedLabel() {
+  const c = state.connection;
+  if (c === "online") return null;
+  if (c === "replaced") {
+    return h("span", { class: "board-paused", id: "board-paused" }, PAUSED_TEXT.replaced,
+      h("button", { type: "button", class: "btn small", id: "use-here", onclick: () => state.useHere?.() }, PAUSED_TEXT.replacedAction));
+  }
+  return h("span", { class: "board-paused", id: "board-paused" }, PAUSED_TEXT.reconnecting); // on its way back
+}
+
+/** The empty felt before the first deal: what to do next, and the invite as a QR code. */
+function lobbyMessage(room) {
+  const others = room.players.filter((p) => p.id !== me()).length;
+  let text;
+  if (!isHost()) text = `Waiting for ${nameOf(room.host)} (the host) to start the round.`;
+  else if (!others) text = "Invite the others: the room code, the invite link or this QR code, then press Start round.";
+  else text = `${others + 1} players are in: press Start round when everyone is here.`;
+  return h("div", { class: "lobby-invite" }, h("p", { id: "lobby-next" }, text),
+    h("img", { class: "invite-qr", id: "invite-qr", src: `/invite/${room.code}.svg`, width: "176", height: "176",
+      alt: `QR code of the invite link to room ${room.code}` }),
+    h("small", {}, "Friends in the same room: scan to join."));
+}
 
 export function renderTable() {
   const room = state.room;
@@ -25,7 +54,7 @@ export function renderTable() {
   if (isPlayer() && deal && deal.board && room.state === "playing") {
     const board = deal.board;
     const live = !over && board.status === "playing" && isConnected();
-    showOwnBoard(board, live);
+    showOwnBoard(board, live, over ? null : pausedLabel());
     $("board-host").hidden = false;
   } else {
     hideOwnBoard();
@@ -38,10 +67,15 @@ export function renderTable() {
     wall.hidden = true;
   }
   let text = "";
-  if (room.state === "lobby") text = "The table is set. The race starts when the host presses Start.";
+  if (room.state === "lobby") text = lobbyMessage(room);
   else if (!deal) text = "Waiting for the next deal.";
   else if (isPlayer() && !deal.board && room.state === "playing") text = "You joined mid-round: you sit this deal out and play from the next deal.";
-  msg.textContent = text;
+  // The lobby's invite keeps its QR image while the room waits (no reload per event).
+  const key = room.state === "lobby" ? `lobby:${room.code}:${text.textContent}` : text;
+  if (msg.dataset.key !== key) {
+    replaceChildren(msg, text);
+    msg.dataset.key = key;
+  }
   msg.hidden = !text;
   $("table").dataset.mode = showWall ? "wall" : "board";
   $("table").classList.toggle("disconnected", !isConnected());

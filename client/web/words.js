@@ -1,9 +1,10 @@
 // Words for people. The server answers with stable codes (docs/protocol.md
 // "Errors") and a message written for logs ("2C cannot go on 9D: needs one rank
-// lower"); this module turns a code, with the cards the message names, into a
-// sentence with card symbols and the rule in plain words, names a settings field
-// by its label, and says what the connection is doing. Codes stay on the wire
-// and under the sentence; only the words shown change.
+// lower"); this module turns a code, with the cards the message names and every
+// rule the engine found broken (`reasons`), into a sentence with card symbols and
+// the rules in plain words, names a settings field by its label, says what the
+// connection is doing, and what a move did to the score (from the engine's
+// events). Codes stay on the wire and in the Python client; a person reads words.
 //
 // Pure: no DOM, no state. tests/test_protocol_docs.py holds TEXTS to every code
 // the server can send.
@@ -38,14 +39,8 @@ export const TEXTS = {
   pass_limit_reached: "No more passes through the stock: this room allows only so many.",
   pile_empty: "That pile is empty: there is nothing to move.",
   bad_count: "Only face-up cards move, and only a run that is in order.",
-  not_alternating_colour: ([c, on]) =>
-    c && on
-      ? `The ${cardText(c)} can't go on the ${cardText(on)} — both are ${isRed(c) ? "red" : "black"}: build down in alternating colours`
-      : "Build down in alternating colours: red on black, black on red.",
-  not_one_lower: ([c, on]) =>
-    c && on
-      ? `The ${cardText(c)} can't go on the ${cardText(on)} — build down one rank at a time in alternating colours`
-      : "Build down one rank at a time in alternating colours.",
+  not_alternating_colour: ([c, on], _message, reasons) => tableauText(c, on, reasons),
+  not_one_lower: ([c, on], _message, reasons) => tableauText(c, on, reasons),
   only_king_on_empty: ([c]) =>
     c ? `Only a king can fill an empty pile, not the ${cardText(c)}` : "Only a king can fill an empty pile",
   foundation_wont_take: ([c]) =>
@@ -91,15 +86,55 @@ function isRed(code) {
 }
 
 /**
- * The sentence for a refusal: `err` is a ServerError (code, message). Unknown
- * codes fall back on the server's own message, so nothing is ever left blank.
+ * A card refused on a pile, naming each rule it breaks (`reasons`: what the
+ * engine found, docs/protocol.md `move`): "The Q♠ can't go on the 8♣ — both are
+ * black, and it is not one rank lower: build down one rank at a time in
+ * alternating colours".
+ */
+function tableauText(c, on, reasons) {
+  const colour = reasons.includes("not_alternating_colour");
+  const rank = reasons.includes("not_one_lower");
+  const why = [];
+  if (colour && c) why.push(`both are ${isRed(c) ? "red" : "black"}`);
+  if (rank) why.push("it is not one rank lower");
+  const rule = colour && !rank ? "build down in alternating colours" : "build down one rank at a time in alternating colours";
+  if (!c || !on) return `${rule[0].toUpperCase()}${rule.slice(1)}.`;
+  return `The ${cardText(c)} can't go on the ${cardText(on)} — ${why.join(", and ")}: ${rule}`;
+}
+
+/**
+ * The sentence for a refusal: `err` is a ServerError (code, message, and for a
+ * move the engine refused, `reasons`). Unknown codes fall back on the server's
+ * own message, so nothing is ever left blank.
  */
 export function refusalText(err) {
   const code = err?.code || "error";
   const message = err?.message || "";
+  const reasons = Array.isArray(err?.frame?.reasons) ? err.frame.reasons : [code];
   const text = TEXTS[code];
-  if (typeof text === "function") return text(cardsIn(message), message);
+  if (typeof text === "function") return text(cardsIn(message), message, reasons);
   return text || message || code;
+}
+
+// The engine's scoring events (docs/protocol.md `move`, `events`) in words.
+const EVENT_TEXT = {
+  waste_tableau: "waste to pile",
+  waste_foundation: "card home",
+  tableau_foundation: "card home",
+  turn_over: "card turned up",
+  foundation_tableau: "card back from home",
+  recycle: "recycle",
+};
+
+/**
+ * What a move did to the score, where the score is: "−100 recycle". `delta` is the
+ * server's new score less the one before; `result` the move's outcome, whose
+ * events the engine counted (an undo takes back what its move scored).
+ */
+export function scoreChangeText(delta, result) {
+  const sign = delta > 0 ? "+" : "−";
+  const causes = result?.undone ? ["undo"] : [...new Set((result?.events || []).map((e) => EVENT_TEXT[e] || e))];
+  return `${sign}${Math.abs(delta)}${causes.length ? ` ${causes.join(", ")}` : ""}`;
 }
 
 /** A settings field's range in words, from its form spec (settings.js FIELDS). */
@@ -121,24 +156,45 @@ export function settingErrorText(f, message = "") {
 }
 
 /** What the connection is doing, in words, by the state session.js gives it. */
+// Before a name is given nothing is wrong: the page has not needed the server yet.
 export const CONNECTION_TEXT = {
-  idle: "Not connected",
+  idle: "Not in a room",
   connecting: "Connecting…",
   online: "Connected",
   reconnecting: "Reconnecting…",
-  lost: "Connection lost — the server is not answering",
+  lost: "Reconnecting… the server is not answering yet",
   replaced: "Open in another tab",
 };
 
-/** Why a deal ended (its history entry's `ended_by`), for the players' notice. */
-export function dealEndText(number, endedBy) {
-  if (endedBy === "host") return `Deal ${number} ended: the host moved on.`;
+/** Over your own board while it takes no moves for a reason other than the deal. */
+export const PAUSED_TEXT = {
+  reconnecting: "Reconnecting…",
+  replaced: "Open in another tab — ",
+  replacedAction: "use it here",
+};
+
+/**
+ * Why a deal ended (its history entry's `ended_by`), for the players' notice;
+ * `host`: the name of the host who moved on ("you" on the host's own page).
+ */
+export function dealEndText(number, endedBy, host = null) {
+  if (endedBy === "host") {
+    if (host === "you") return `Deal ${number} ended: you started the next deal.`;
+    return `Deal ${number} ended: ${host ? `${host}, the host,` : "the host"} started the next deal.`;
+  }
   if (endedBy === "time") return `Deal ${number} ended: time is up.`;
   return `Deal ${number} is over for everyone.`;
 }
 
-/** Why a room closed (`room_closed` reason), for the lobby's message. */
-export function roomClosedText(reason) {
+/** Who hosts now, for everyone, when the host changes (the host left). */
+export function newHostText(name, mine, before, left) {
+  const why = before ? ` ${before} ${left ? "left" : "handed it on"}.` : "";
+  return mine ? `You are the host now: the host controls are yours.${why}` : `${name} is the host now.${why}`;
+}
+
+/** Why a room closed (`room_closed` reason), for the lobby's message; `mine`: I closed it. */
+export function roomClosedText(reason, mine = false) {
+  if (reason === "host" && mine) return "You closed the room.";
   return {
     host: "The host closed the room.",
     idle: "The room closed: nobody had been in it for 30 minutes.",

@@ -544,7 +544,7 @@ def decide_move(
     try:
         outcome = board.apply(move)
     except IllegalMove as exc:
-        raise RoomError(exc.reason, exc.message) from None
+        raise RoomError(exc.reason, exc.message, reasons=[r.value for r in exc.broken]) from None
     t = max(running.t(ctx.now), log.last_t)
     out: list[Record] = [R.MovePlayed(actor, deal_number, t, room.n_records, move)]
     if outcome.status is not Status.PLAYING and _all_ended_without(room, actor):

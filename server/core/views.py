@@ -164,6 +164,9 @@ def deal_view(room: RoomLike, deal: Deal, who: str | None, now: int) -> dict[str
         "commitment": deal.commitment,
         "started_at": deal.started_at,
         "rules": deal.rules.to_wire(),
+        # Whether it was dealt under ``deals: winnable`` (the proof itself stays
+        # secret till the deal is over): a change of that setting is pending too.
+        "winnable": deal.proof is not None,
         "progress": {p: progress_of(room, deal, p, now) for p in deal.replays},
         "board": board_view(deal, own) if own is not None else None,
         "boards": boards,

@@ -15,20 +15,30 @@ listed (a client hosted elsewhere); clients without ``Origin`` (the Python
 client, tools) are not browsers and pass. ``/metrics`` tells about every room, so
 it answers loopback peers only, unless it has a listener of its own
 (``serve --metrics HOST:PORT``).
+
+``/invite/CODE.svg`` is a room's invite link as a QR code, drawn here (with
+segno) rather than by a script in the page, so the page keeps its strict policy
+and friends at the same table join by pointing a phone at the host's screen. It
+names the link from the request's own ``Host`` (and ``X-Forwarded-Proto`` from
+the proxy in deploy/), and answers for any well-formed code: whether a room
+exists is not told to anyone who asks.
 """
 
 from __future__ import annotations
 
 import email.utils
 import http
+import io
 import ipaddress
 import json
 import mimetypes
+import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import segno
 from prometheus_client import CONTENT_TYPE_LATEST
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
@@ -42,6 +52,8 @@ CSP = (
     "form-action 'none'; frame-ancestors 'none'"
 )
 _METHODS = ("GET", "HEAD")
+_INVITE_QR = re.compile(r"/invite/([0-9A-Z]{6})\.svg")
+_HOST = re.compile(r"[A-Za-z0-9.-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
 DEFAULT_STATIC = Path(__file__).resolve().parents[2] / "client" / "web"
 _MAX_FILE = 16 * 1024 * 1024
 
@@ -91,6 +103,22 @@ def too_many(why: str) -> Response:
     return _text(429, f"too many requests: {why}\n", Retry_After="10")
 
 
+def invite_qr(code: str, headers: Headers) -> Response:
+    """The invite link of room ``code`` (``/#join=CODE``, as the page's Copy gives
+    it) as an SVG QR code, black on white whatever the page's theme: scanners want
+    the contrast."""
+    host = headers.get("Host") or ""
+    if not _HOST.fullmatch(host):
+        return _text(400, "a Host header is needed to name the invite link\n")
+    scheme = "https" if headers.get("X-Forwarded-Proto") == "https" else "http"
+    out = io.BytesIO()
+    segno.make(f"{scheme}://{host}/#join={code}", error="m").save(
+        out, kind="svg", scale=6, border=2, dark="#000", light="#fff", xmldecl=False,
+        title=f"Invite to room {code}",
+    )  # fmt: skip
+    return response(200, out.getvalue(), "image/svg+xml", Cache_Control="no-store")
+
+
 def _loopback(connection: Any) -> bool:
     peer = getattr(connection, "remote_address", None)
     try:
@@ -133,12 +161,15 @@ class HttpRoutes:
             if not self._origin_ok(request):
                 return _text(403, "this origin may not open the game socket\n")
             return None  # the WebSocket handshake goes on
-        answer = self._answer(connection, path)
+        answer = self._answer(connection, path, request.headers)
         if request.method == "HEAD":
             return Response(answer.status_code, answer.reason_phrase, answer.headers, b"")
         return answer
 
-    def _answer(self, connection: Any, path: str) -> Response:
+    def _answer(self, connection: Any, path: str, headers: Headers) -> Response:
+        invite = _INVITE_QR.fullmatch(path)
+        if invite is not None:
+            return invite_qr(invite.group(1), headers)
         if path == "/healthz":
             body = json.dumps(self._health()).encode()
             return response(200, body, "application/json", Cache_Control="no-store")

@@ -102,6 +102,7 @@ class Client:
         settings = {"break_seconds": 0, **settings}
         page = self.open()
         page.fill("#name", name)
+        unfold_house_rules(page)
         for field, value in settings.items():
             control = page.locator(f"#create-{field}")
             if isinstance(value, bool):
@@ -144,6 +145,14 @@ class Client:
 
     def close(self) -> None:
         self.context.close()
+
+
+def unfold_house_rules(page: Page) -> None:
+    """Open the create form's house rules, folded behind their one-line summary."""
+    rules = page.locator("#create-rules")
+    if rules.get_attribute("open") is None:
+        page.click("#create-rules summary")
+    expect(page.locator("#create-settings")).to_be_visible()
 
 
 # -- reading boards from the DOM and finding moves ----------------------------------
