@@ -44,6 +44,8 @@ class Table:
         task = driver._task
         if task.done() or self.clock.asleep(task):
             return True
+        # Or waiting for the room to change: its event is not set, and it is
+        # awaited (its waiters: a bot between two awaits has not got there yet).
         waits = driver._woken
         return not waits.is_set() and bool(getattr(waits, "_waiters", None))
 

@@ -174,6 +174,9 @@ class BotDriver:
                 await asyncio.sleep(RETRY_S)
             elif exc.code not in _MOVED_ON:
                 log.warning("room %s: bot %s not ready: %s", runner.code, self.bot, exc.message)
+        except Exception:
+            log.exception("room %s: bot %s failed to get ready", runner.code, self.bot)
+            await asyncio.sleep(RETRY_S)
 
     def _round_to_greet(self) -> bool:
         """A round this bot played is over and it has not said "good game" yet."""
