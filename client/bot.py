@@ -7,6 +7,6 @@ client's players (client/players.py) and load driver (client/load.py) import.
 
 from __future__ import annotations
 
-from protocol.strategy import HIDDEN, RESIGN, Bot, Pace, board_from_view
+from protocol.strategy import HIDDEN, RESIGN, Bot, Pace, Style, board_from_view
 
-__all__ = ["HIDDEN", "RESIGN", "Bot", "Pace", "board_from_view"]
+__all__ = ["HIDDEN", "RESIGN", "Bot", "Pace", "Style", "board_from_view"]

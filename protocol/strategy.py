@@ -30,6 +30,17 @@ When several moves are equally good (two aces to send home, two piles with as ma
 face-down cards), a bot with a random source picks one at random: bots seeded
 differently play the same deal differently.
 
+That order is one player's way, the :class:`Style` ``methodical``. Players differ
+in more than their ties, so two other styles bend it where people do: a
+``cautious`` player keeps a card on the table until nothing could need it there
+(an unsafe card goes home only when the stock has nothing more to show) and
+gives the stock one more pass before giving up; a ``greedy`` one sends every card
+home the moment it can, plays the waste before turning a face-down card, and gives
+up after a pass through the stock that sent no card home. They win within a few
+points of each other (bench/bot_winrate.py ``--style``; the greedy player, quick to
+give up, least at draw three), and play a deal in different lines, of different
+lengths.
+
 Moves that only shuffle face-up cards about are never made, so the bot cannot loop
 on the table; the stock is the only way round. To stop it cycling the stock for
 ever, it remembers what it had achieved at each recycle and resigns after a whole
@@ -50,7 +61,7 @@ from protocol.settings import DealRules, Variant
 
 from .solver import solve
 
-__all__ = ["HIDDEN", "PACES", "RESIGN", "Bot", "Chance", "Pace", "board_from_view"]
+__all__ = ["HIDDEN", "PACES", "RESIGN", "Bot", "Chance", "Pace", "Style", "board_from_view"]
 
 HIDDEN = -1  # stands for a card the view does not show; the engine never reads one
 
@@ -84,6 +95,16 @@ class Pace(StrEnum):
         that a room of bots does not move in step."""
         low, high = PACES[self]
         return low + (high - low) * chance.random()
+
+
+class Style(StrEnum):
+    """How a bot chooses among its legal moves (see the module docstring); any
+    pace plays any style. ``methodical`` is the order as it always was: the style
+    of a bot seated before bots had styles."""
+
+    METHODICAL = "methodical"
+    CAUTIOUS = "cautious"
+    GREEDY = "greedy"
 
 
 PACES: dict[Pace, tuple[float, float]] = {
@@ -159,19 +180,28 @@ class Bot:
     ``max_moves`` is a last guard against any loop the rules above missed;
     ``search_budget`` bounds the search for a winning line when every card is on
     show (0 turns it off); ``chance`` breaks ties between equally good moves (None:
-    the first of them, always the same).
+    the first of them, always the same); ``style`` is how it weighs the moves.
     """
 
     def __init__(
-        self, max_moves: int = 1500, search_budget: int = 6000, chance: Chance | None = None
+        self,
+        max_moves: int = 1500,
+        search_budget: int = 6000,
+        chance: Chance | None = None,
+        style: Style = Style.METHODICAL,
     ) -> None:
         self.max_moves = max_moves
         self.search_budget = search_budget
         self.chance = chance
+        self.style = style
+        # Passes through the stock in a row without progress it sits out before
+        # it resigns: a cautious player gives the stock one more look.
+        self._patience = 2 if style is Style.CAUTIOUS else 1
         self.new_deal()
 
     def new_deal(self) -> None:
         self._last_recycle: tuple[int, int, int] | None = None
+        self._idle_passes = 0
         self._seen: dict[tuple[object, ...], int] = {}
         self._plan: list[Move] = []  # a winning line found by search, next move first
         self._plan_at = 0  # the board's move count when the plan's next move is due
@@ -236,41 +266,65 @@ class Bot:
         return None
 
     def _stuck(self, board: Board) -> bool:
-        """Whether a whole pass went by since the last recycle without progress."""
-        blocked = sum(_blocked(board, p) for p in range(len(board.tableau)))
-        mark = (board.home, blocked, len(board.stock) + len(board.waste))
-        stuck = mark == self._last_recycle
+        """Whether as many whole passes as its patience went by without progress
+        (for a greedy player, without a card sent home)."""
+        if self.style is Style.GREEDY:  # only cards sent home count as progress
+            mark = (board.home, 0, 0)
+        else:
+            blocked = sum(_blocked(board, p) for p in range(len(board.tableau)))
+            mark = (board.home, blocked, len(board.stock) + len(board.waste))
+        self._idle_passes = self._idle_passes + 1 if mark == self._last_recycle else 0
         self._last_recycle = mark
-        return stuck
+        return self._idle_passes >= self._patience
 
     # ------------------------------------------------------------------ scoring
 
     def _score(self, board: Board, move: Move) -> float | None:
-        """How much we want ``move``: higher is better, None means never."""
+        """How much this bot's style wants ``move``: higher is better, None means
+        never."""
+        score = _score(board, move)
+        if score is None or self.style is Style.METHODICAL:
+            return score
         kind = move.kind
-        tab = board.tableau
-        if kind is _AUTO:
-            return 10_000
-        if kind is _W2F:
-            return 1000 if _safe_home(board, board.waste[-1]) else 150
-        if kind is _T2F:
-            pile = tab[move.src]
-            under = _blocked(board, move.src)
-            exposes = under > 0 and len(pile) - under == 1
-            if _safe_home(board, pile[-1]):
-                return 1000 + (under if exposes else 0)
-            return 600 + under if exposes else 150
-        if kind is _T2T:
-            return _score_tableau(board, move)
-        if kind is _W2T:
-            if not tab[move.dst]:
-                return 150 if not _king_waiting(board) else 100
-            return 200
-        if kind is _DRAW:
-            return 50
-        if kind is _RECYCLE:
-            return 40
-        return None  # foundation to tableau, undo: never needed by this bot
+        home = kind is _W2F or kind is _T2F
+        if self.style is Style.CAUTIOUS:
+            if home and score < 500:  # an unsafe card that frees nothing
+                return 45  # after the stock has shown its cards, before a recycle
+            return score
+        if home:  # greedy: home at once, safe or not
+            return max(score, 1000)
+        if kind is _W2T and board.tableau[move.dst]:
+            return 700  # the waste's card before any face-down one
+        return score
+
+
+def _score(board: Board, move: Move) -> float | None:
+    """How much the ``methodical`` order wants ``move``: higher is better, None
+    means never."""
+    kind = move.kind
+    tab = board.tableau
+    if kind is _AUTO:
+        return 10_000
+    if kind is _W2F:
+        return 1000 if _safe_home(board, board.waste[-1]) else 150
+    if kind is _T2F:
+        pile = tab[move.src]
+        under = _blocked(board, move.src)
+        exposes = under > 0 and len(pile) - under == 1
+        if _safe_home(board, pile[-1]):
+            return 1000 + (under if exposes else 0)
+        return 600 + under if exposes else 150
+    if kind is _T2T:
+        return _score_tableau(board, move)
+    if kind is _W2T:
+        if not tab[move.dst]:
+            return 150 if not _king_waiting(board) else 100
+        return 200
+    if kind is _DRAW:
+        return 50
+    if kind is _RECYCLE:
+        return 40
+    return None  # foundation to tableau, undo: never needed by this bot
 
 
 def _blocked(board: Board, p: int) -> int:

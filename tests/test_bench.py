@@ -56,9 +56,11 @@ def test_engine_bench() -> None:
 
 def test_bot_winrate_bench() -> None:
     table, out = run_bench("bench.bot_winrate", "--deals", "20", "--jobs", "1")
-    assert table[0].split()[:3] == ["variant", "draw", "deals"]
+    assert table[0].split()[:4] == ["variant", "style", "draw", "deals"]
     results = out["results"]
-    assert [(r["draw"], r["deals"]) for r in results] == [(1, 20), (3, 20)]
+    assert [(r["style"], r["draw"], r["deals"]) for r in results] == [
+        (style, draw, 20) for style in ("methodical", "cautious", "greedy") for draw in (1, 3)
+    ]
     for r in results:  # counts of deals, not of time: these must add up
         assert r["won"] + r["resigned"] + r["dead"] == 20
         assert r["win_rate"] == r["won"] / 20

@@ -7,6 +7,7 @@ import copy
 from dataclasses import replace
 from typing import Any
 
+import msgpack  # type: ignore[import-untyped]
 import pytest
 
 from client.bot import Bot
@@ -14,10 +15,12 @@ from protocol.board import MAX_MOVES, Board
 from protocol.moves import IllegalMove, Move, MoveKind, Status
 from protocol.scoring import replay_outcomes
 from protocol.settings import DealRules
+from protocol.strategy import Pace, Style
 from protocol.views import outcome_view, player_view
 from server.core import decide as C
 from server.core import records as R
-from server.core.records import decode_record
+from server.core.records import decode_record, encode_record
+from server.core.room import Room
 from server.core.values import RoomError, logged_move
 from server.core.views import board_view, deal_logs, replayed_move, room_view
 from tests.support.room_core import Harness, setup_room
@@ -84,6 +87,50 @@ def test_host_passes_to_longest_present_connected_player() -> None:
     h.run(C.decide_leave(h.room, "s0", h.ctx()))
     assert h.room.state == "closed" and h.room.closed_reason == "empty"
     assert h.rebuilt().state == "closed"
+
+
+def test_a_bots_style_is_drawn_apart_recorded_and_defaults_for_older_logs() -> None:
+    """Bots of one pace get styles no other bot of that pace has while one is
+    free; the style is in the ``joined`` record, so a rebuilt room and a snapshot
+    keep it, and a record or snapshot written before styles reads as methodical,
+    its bytes unchanged."""
+    h = Harness()
+    (host,) = setup_room(h, players=1)
+    for i in range(4):
+        h.run(C.decide_add_bot(h.room, host, f"b{i}", Pace.FAST, h.ctx()))
+    h.run(C.decide_add_bot(h.room, host, "b9", Pace.RELAXED, h.ctx()))
+    bots = h.room.bots()
+    assert {bots[f"b{i}"][1] for i in range(3)} == set(Style)  # three fast bots, three styles
+    assert bots["b9"][0] is Pace.RELAXED
+    joined = [decode_record(b) for b in h.log if decode_record(b).KIND == "joined"]
+    assert [(r.bot, r.style) for r in joined if r.bot is not None] == list(bots.values())
+    assert h.rebuilt().bots() == bots
+    restored = Room.rebuild("ABCDEF", [decode_record(encode_record(h.room.checkpoint_record()))])
+    assert restored.bots() == bots
+    assert room_view(h.room, host, h.now)["players"][1] == {
+        "id": "b0",
+        "name": "Bot Ada",
+        "connected": True,
+        "bot": "fast",
+        "style": bots["b0"][1].value,
+    }
+
+    # Written before styles: no ``style`` key, a snapshot's member without one.
+    old = msgpack.packb({"k": "joined", "p": "b7", "name": "Bot Old", "role": "player",
+                         "at": 5, "bot": "steady"})  # fmt: skip
+    record = decode_record(old)
+    assert isinstance(record, R.Joined) and record.style is None
+    assert encode_record(record) == old
+    h.run(C.Decision([record]))
+    assert h.room.bots()["b7"] == (Pace.STEADY, Style.METHODICAL)
+    assert room_view(h.room, host, h.now)["players"][-1]["style"] == "methodical"
+    snap = h.room.checkpoint_record()
+    members = [m[:5] for m in snap.members]  # as a snapshot written before styles
+    older = replace(snap, members=members)
+    again = Room.rebuild("ABCDEF", [decode_record(encode_record(older))])
+    assert set(again.bots().values()) == {(Pace.STEADY, Style.METHODICAL),
+                                          (Pace.FAST, Style.METHODICAL),
+                                          (Pace.RELAXED, Style.METHODICAL)}  # fmt: skip
 
 
 def test_leaving_last_player_ends_the_deal_and_round() -> None:

@@ -3,7 +3,7 @@
 player view and say "good game" when the round is over, and they play on after a kill -9 of
 the server on its embedded store.
 
-A bot's deal is slow on purpose (0.4–1 s a move at ``fast``, a person's pace), so
+A bot's deal is slow on purpose (0.4–1 s a move at ``fast``, give or take its tempo), so
 the deals here are ones bots are done with quickly: draw three with one pass
 through the stock, which a bot ends in a few dozen moves at most (it resigns once
 it has nothing useful left), and the person resigns at once. The seed ``bots-10``
@@ -71,6 +71,9 @@ async def test_the_host_seats_and_removes_bots() -> None:
             "steady",
         ]
         assert all(p["connected"] for p in snap["players"] if "bot" in p)
+        # Each has a style; the first three of one pace three different ones.
+        relaxed = [p["style"] for p in snap["players"] if p.get("bot") == "relaxed"]
+        assert set(relaxed) == {"methodical", "cautious", "greedy"}
 
         first = next(iter(bots))
         assert (await bob.request("remove_player", player=first))["code"] == "not_host"
@@ -146,12 +149,14 @@ def _is_view_of(view: dict[str, Any], deal: dict[str, Any], bot: str, rules: Dea
 
 
 async def test_bots_play_on_after_a_kill_9(embedded: EmbeddedServer) -> None:
-    """The bot is a member in the room's records: the restarted server rebuilds
-    the room and starts its driver again, and the bot ends its deal."""
+    """The bot is a member in the room's records, style included: the restarted
+    server rebuilds the room and starts its driver again, the same player, and
+    the bot ends its deal."""
     ann = await player(embedded.url, "Ann")
     await ann.ok("create_room", settings=QUICK)
     await ann.ok("add_bot", pace="fast")
-    (bot,) = bots_of((await ann.ok("snapshot"))["room"])
+    (seated,) = [p for p in (await ann.ok("snapshot"))["room"]["players"] if "bot" in p]
+    bot = seated["id"]
     await ann.ok("start")
     first = await ann.event("progress", timeout=ROUND_S, player=bot)
     await embedded.kill()
@@ -160,7 +165,7 @@ async def test_bots_play_on_after_a_kill_9(embedded: EmbeddedServer) -> None:
     await embedded.start()
     again, welcome = await resume(embedded.url, ann.token)
     room = welcome["room"]
-    assert bots_of(room) == {bot: "fast"}
+    assert [p for p in room["players"] if "bot" in p] == [seated]  # pace and style
     before = room["deal"]["progress"][bot]["moves"]
     assert before >= first["progress"]["moves"]
     later = await again.event("progress", timeout=ROUND_S, player=bot)

@@ -1,14 +1,16 @@
 """Bots in the browser: Practice against bots to a finished round, and a bot the
 host seats from the host panel in the lobby, shown in the member list and removed.
 
-Bots move at a person's pace (0.4–1 s a move at ``fast``), so the practice round
-is one a bot is done with in a few dozen moves: one deal, draw three, one pass
-through the stock (a bot resigns once nothing useful is left), one fast bot, and
-the person resigns at once. The waits are on the page (Playwright ``expect``),
-with room for the bot's deal.
+Bots move at a person's pace (0.4–1 s a move at ``fast``, give or take a bot's
+tempo), so the practice round is one a bot is done with in a few dozen moves: one
+deal, draw three, one pass through the stock (a bot resigns once nothing useful
+is left), one fast bot, and the person resigns at once. The waits are on the
+page (Playwright ``expect``), with room for the bot's deal.
 """
 
 from __future__ import annotations
+
+import re
 
 from playwright.sync_api import Browser, expect
 
@@ -57,6 +59,7 @@ def test_a_bot_seated_in_the_lobby_is_listed_and_removable(browser: Browser, ser
         expect(bot).to_have_count(1)
         expect(bot.locator(".member-name")).to_have_text("Bot Ada")
         expect(bot.locator(".tag.bot")).to_have_text("bot · relaxed")
+        expect(bot.locator(".tag.style")).to_have_text(re.compile("^(methodical|cautious|greedy)$"))
         expect(page.locator("#members-title")).to_have_text("Players (2/8)")
 
         bot.get_by_role("button", name="Remove Bot Ada").click()

@@ -43,6 +43,7 @@ export function renderMembers() {
       p.id === me() ? h("span", { class: "tag" }, "you") : null,
       p.id === room.host ? h("span", { class: "tag host" }, "host") : null,
       p.bot ? h("span", { class: "tag bot", title: `a bot, playing at a ${p.bot} pace` }, `bot · ${p.bot}`) : null,
+      p.style ? h("span", { class: "tag style", title: `the bot's style of play` }, p.style) : null,
       p.joining ? h("span", { class: "tag joining", title: "plays from the next deal" }, "joining") : null,
       room.state === "break" && (room.ready || []).includes(p.id) ? h("span", { class: "tag ready" }, "ready") : null,
       p.connected === false ? h("span", { class: "sr-only" }, "(disconnected)") : null,

@@ -20,6 +20,7 @@ Time and randomness come in through :class:`Ctx`, from the shell.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from protocol.moves import IllegalMove, Move, Reason, Status, UnreadableMove
 from protocol.names import unique_in
 from protocol.settings import DealRules, Deals, Scoring, Settings, SettingsError, Spectators
 from protocol.sheet import DealEntry, build_sheet
-from protocol.strategy import Pace
+from protocol.strategy import Pace, Style
 
 from . import lifecycle
 from . import records as R
@@ -59,6 +60,7 @@ usual suffix."""
 __all__ = [
     "BOT_NAMES",
     "Ctx",
+    "bot_style",
     "decide_add_bot",
     "decide_close",
     "decide_create",
@@ -276,10 +278,16 @@ def decide_create(
 
 
 def decide_join(
-    room: Room, actor: str, name: str, role: Role, ctx: Ctx, bot: Pace | None = None
+    room: Room,
+    actor: str,
+    name: str,
+    role: Role,
+    ctx: Ctx,
+    bot: tuple[Pace, Style] | None = None,
 ) -> Decision:
-    """``actor`` joins as ``role``; ``bot`` is set for a bot player the host seats
-    (:func:`decide_add_bot`): it joins the way a person does, under the same rules.
+    """``actor`` joins as ``role``; ``bot`` (pace and style) is set for a bot player
+    the host seats (:func:`decide_add_bot`): it joins the way a person does, under
+    the same rules.
     A player may join at any time while a seat is free: mid-round (``playing``
     or ``break``) they are in the round from now on and dealt in from the next
     deal (server/core/room.py, ``_f_joined``)."""
@@ -299,20 +307,34 @@ def decide_join(
                 ErrorCode.ROOM_FULL, f"the room has {MAX_SPECTATORS} spectators already"
             )
     name = unique_in(name, (m.name for m in room.members.values()))
-    return Decision([R.Joined(actor, name, role, ctx.now, bot)])
+    pace, style = (None, None) if bot is None else bot
+    return Decision([R.Joined(actor, name, role, ctx.now, pace, style)])
 
 
 def decide_add_bot(room: Room, actor: str, bot: str, pace: Pace, ctx: Ctx) -> Decision:
     """The host seats a bot player (id ``bot``, made by the shell) of ``pace``,
-    named after the first of :data:`BOT_NAMES` no bot of the room has; then it is
-    a join as a player like anyone's (a full room, or a state that takes no
-    players, refuses it the same way: the state is the join's to check)."""
+    named after the first of :data:`BOT_NAMES` no bot of the room has, with a
+    style drawn by :func:`bot_style`; then it is a join as a player like anyone's
+    (a full room, or a state that takes no players, refuses it the same way: the
+    state is the join's to check)."""
     _member_or_fail(room, actor)
     if room.host != actor:
         raise RoomError(ErrorCode.NOT_HOST, "only the host may do this")
     taken = {m.name for m in room.members.values()}
     first = next((n for n in BOT_NAMES if f"Bot {n}" not in taken), BOT_NAMES[0])
-    return decide_join(room, bot, f"Bot {first}", Role.PLAYER, ctx, pace)
+    style = bot_style(room, bot, pace)
+    return decide_join(room, bot, f"Bot {first}", Role.PLAYER, ctx, (pace, style))
+
+
+def bot_style(room: Room, bot: str, pace: Pace) -> Style:
+    """The style of a new bot of ``pace``: one that no bot of that pace in the room
+    plays yet while there is one (three fast bots are three different players),
+    picked by the bot's id, which the shell draws at random (server/ids.py): so
+    the draw is the server's randomness, and the decision stays a function of its
+    inputs. The style is written in the bot's ``joined`` record."""
+    playing = {m.style for m in room.members.values() if m.bot is pace}
+    free = [s for s in Style if s not in playing] or list(Style)
+    return free[zlib.crc32(bot.encode()) % len(free)]
 
 
 def decide_leave(room: Room, actor: str, ctx: Ctx) -> Decision:

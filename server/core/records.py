@@ -25,7 +25,9 @@ type                 ``k``        keys
 :class:`Created`     created      ``settings`` (full map), ``host``, ``at``
 :class:`Joined`      joined       ``p``, ``name``, ``role`` (``player`` /
                                   ``spectator``), ``at``; a bot player has
-                                  ``bot``, its pace (the server plays for it)
+                                  ``bot``, its pace (the server plays for it),
+                                  and ``style``, how it chooses (missing in
+                                  bots seated before styles: ``methodical``)
 :class:`Presence`    presence     ``p``, ``on`` (a connection dropped or came back)
 :class:`Left`        left         ``p``, ``host`` (the host after it; may be the same)
 :class:`Removed`     removed      ``p``, ``host``
@@ -48,8 +50,10 @@ type                 ``k``        keys
                                   ``expired``)
 :class:`Checkpoint`    snapshot     ``r`` (the record's own index in the log), ``seq``,
                                   ``state``, ``settings``, ``host``, ``members``
-                                  ([id, name, role, connected, bot pace or nil] in
-                                  order), ``round``, ``round_at``,
+                                  ([id, name, role, connected, bot pace or nil]
+                                  in order, and a bot's style after its pace,
+                                  missing in snapshots written before styles),
+                                  ``round``, ``round_at``,
                                   ``round_players``, ``carry``, ``closed`` (reason
                                   or nil), ``created_at``, ``ready`` (the players
                                   ready in a break, in order), ``series`` (the
@@ -87,7 +91,7 @@ import msgpack  # type: ignore[import-untyped]
 
 from protocol.messages import ClosedReason, DealEnd
 from protocol.moves import Move, Outcome
-from protocol.strategy import Pace
+from protocol.strategy import Pace, Style
 
 from .values import Role, RoomState, SeedWanted
 
@@ -131,7 +135,7 @@ def _maybe_enum(kind: type[StrEnum]) -> _Wire:
 
 
 _MOVE: _Wire = (Move.to_wire, Move.from_wire)
-_ROLE, _PACE = _enum(Role), _maybe_enum(Pace)
+_ROLE, _PACE, _STYLE = _enum(Role), _maybe_enum(Pace), _maybe_enum(Style)
 _DEAL_END, _CLOSED, _MAYBE_CLOSED = _enum(DealEnd), _enum(ClosedReason), _maybe_enum(ClosedReason)
 _STATE = _enum(RoomState)
 
@@ -157,6 +161,7 @@ class Joined:
     # None only in the room's first record (its host, joined as it is created).
     at: int | None = field(default=None, metadata=_meta("at", omit=True))
     bot: Pace | None = field(default=None, metadata=_meta("bot", omit=True, wire=_PACE))
+    style: Style | None = field(default=None, metadata=_meta("style", omit=True, wire=_STYLE))
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ from protocol.moves import Status
 from protocol.scoring import TICK_MS, DealReplay, TimedMove
 from protocol.settings import DealRules, Scoring, Settings
 from protocol.sheet import DealEntry, Sheet, build_sheet
-from protocol.strategy import Pace
+from protocol.strategy import Pace, Style
 from protocol.views import logged_result
 
 from . import lifecycle
@@ -162,7 +162,8 @@ class Room:
 
     def _f_joined(self, rec: R.Joined) -> list[_Event]:
         player = rec.player
-        self._set_member(Member(player, rec.name, rec.role, bot=rec.bot))
+        style = _style(rec.style)
+        self._set_member(Member(player, rec.name, rec.role, bot=rec.bot, style=style))
         late = rec.role is Role.PLAYER
         late = late and self.state in (RoomState.PLAYING, RoomState.BREAK)
         if not late:
@@ -383,10 +384,7 @@ class Room:
             state=self.state,
             settings=self.settings.to_wire(),
             host=self.host,
-            members=[
-                [m.id, m.name, m.role.value, m.connected, None if m.bot is None else m.bot.value]
-                for m in self.members.values()
-            ],
+            members=[_checkpoint_member(m) for m in self.members.values()],
             round=self.round,
             round_at=self.round_started_at,
             round_players=list(self.round_players),
@@ -427,9 +425,11 @@ class Room:
         self.settings = Settings.from_wire(rec.settings)
         self.host = rec.host
         self.members = {}
-        for pid, name, role, on, *bot in rec.members:  # a bot's pace came later
+        # A bot's pace came later, its style later still.
+        for pid, name, role, on, *bot in rec.members:
             pace = Pace(bot[0]) if bot and bot[0] is not None else None
-            self._set_member(Member(pid, name, Role(role), bool(on), pace))
+            style = _style(Style(bot[1]) if len(bot) > 1 else None)
+            self._set_member(Member(pid, name, Role(role), bool(on), pace, style))
         self.round = rec.round
         self.round_started_at = rec.round_at
         self.round_players = list(rec.round_players)
@@ -537,9 +537,9 @@ class Room:
         per join and leave rather than per move."""
         return self.spectators > 0
 
-    def bots(self) -> dict[str, Pace]:
-        """The bot players, with their paces: the shell plays for them."""
-        return {m.id: m.bot for m in self.members.values() if m.bot is not None}
+    def bots(self) -> dict[str, tuple[Pace, Style]]:
+        """The bot players, with their paces and styles: the shell plays for them."""
+        return {m.id: (m.bot, m.style) for m in self.members.values() if m.bot is not None}
 
     def players(self) -> list[str]:
         return [m.id for m in self.members.values() if m.role == Role.PLAYER]
@@ -603,6 +603,20 @@ _FOLD: dict[type, Any] = {
     R.Closed: Room._f_closed,
     R.Checkpoint: Room._f_checkpoint,
 }
+
+
+def _style(style: Style | None) -> Style:
+    """A member's style as recorded: a bot seated before bots had styles (no
+    ``style`` in its record) plays the one every bot played then."""
+    return Style.METHODICAL if style is None else style
+
+
+def _checkpoint_member(m: Member) -> list[Any]:
+    """A member as a checkpoint lists it: a person as before bots, a bot with its
+    pace and then its style."""
+    if m.bot is None:
+        return [m.id, m.name, m.role.value, m.connected, None]
+    return [m.id, m.name, m.role.value, m.connected, m.bot.value, m.style.value]
 
 
 def _checkpoint_deal(deal: Deal) -> CheckpointDeal:

@@ -19,7 +19,7 @@ from protocol.messages import Code, Message, Role
 from protocol.moves import Move, MoveKind
 from protocol.scoring import DealReplay
 from protocol.settings import DealRules, Settings
-from protocol.strategy import Pace
+from protocol.strategy import Pace, Style
 
 __all__ = [
     "MAX_PLAYERS",
@@ -98,14 +98,16 @@ class RoomError(Exception):
 
 @dataclass(slots=True)
 class Member:
-    """One member of a room. ``bot`` is a bot player's pace (None: a person): the
-    server plays for it (server/rooms/bots.py), and it is always connected."""
+    """One member of a room. ``bot`` is a bot player's pace (None: a person) and
+    ``style`` how it chooses (a person's is never read): the server plays for it
+    (server/rooms/bots.py), and it is always connected."""
 
     id: str
     name: str
     role: Role
     connected: bool = True
     bot: Pace | None = None
+    style: Style = Style.METHODICAL
 
 
 def people_connected(members: Iterable[Member]) -> bool:

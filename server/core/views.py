@@ -131,6 +131,7 @@ def members_payload(room: RoomLike) -> dict[str, Any]:
         entry: dict[str, Any] = {"id": m.id, "name": m.name, "connected": m.connected}
         if m.bot is not None:
             entry["bot"] = m.bot.value
+            entry["style"] = m.style.value
         if m.role == Role.SPECTATOR:
             spectators.append(entry)
         else:

@@ -14,10 +14,17 @@ never sees a rival's board, a face-down card or anything not yet durable. It
 decides with the same strategy as ``klondike-race bot`` (protocol/strategy.py),
 in a worker thread so that a long think never holds the event loop, and its move
 goes through the same decider and commit as a person's (``decide_move``):
-durable before it is applied, scored the same. It pauses before each move for
-its pace, on the server's clock; the pause and the choice among equally good
-moves come from a random source seeded by the room and the bot, so bots in one
-room play the same deal differently.
+durable before it is applied, scored the same.
+
+Bots are players, not clones. Each plays its recorded style (protocol/strategy.py
+``Style``: drawn when it is seated, server/core/decide.py ``bot_style``), and
+pauses before each move for its pace, on the server's clock, at a tempo of its
+own: the pace's range stretched or shrunk by a factor drawn once per bot. The
+pause, the tempo and the choice among equally good moves come from a random
+source seeded by the room and the bot, so bots in one room neither play a deal
+alike nor move in step, and a bot rebuilt after a restart keeps its tempo. In a
+break it presses Ready after a pause of its pace, as a person does once they
+have seen the results, so a break of bots and ready people ends early.
 """
 
 from __future__ import annotations
@@ -30,9 +37,9 @@ from typing import Any, Protocol
 
 from protocol.messages import ErrorCode, Reaction
 from protocol.moves import Move, Reason
-from protocol.strategy import RESIGN, Bot, Pace
+from protocol.strategy import RESIGN, Bot, Pace, Style
 
-from ..core.decide import Ctx, decide_move
+from ..core.decide import Ctx, decide_move, decide_ready
 from ..core.records import Decision
 from ..core.room import Room
 from ..core.values import Fanout, Member, RoomError, RoomState
@@ -62,6 +69,10 @@ _MOVED_ON = frozenset(
 )
 _STORE_AWAY = frozenset({ErrorCode.STORAGE_UNAVAILABLE, ErrorCode.STORAGE_UNCERTAIN})
 
+TEMPO = (0.8, 1.25)
+"""The factor a bot's pauses are stretched by, drawn once per bot in this range:
+two fast bots are not equally fast, as two quick people are not."""
+
 
 class Seated(Protocol):
     """What a driver needs of its room's runner (server/rooms/runner.py)."""
@@ -88,13 +99,17 @@ class Seated(Protocol):
 class BotDriver:
     """Plays for one bot member until stopped (removed, or the room's runner stops)."""
 
-    def __init__(self, runner: Seated, bot: str, pace: Pace) -> None:
+    def __init__(self, runner: Seated, bot: str, pace: Pace, style: Style) -> None:
         self.runner = runner
         self.bot = bot
         self.pace = pace
+        self.style = style
         self.chance = random.Random(f"{runner.code}/{bot}")
-        self.strategy = Bot(search_budget=SEARCH_BUDGET, chance=self.chance)
+        low, high = TEMPO
+        self.tempo = low + (high - low) * self.chance.random()
+        self.strategy = Bot(search_budget=SEARCH_BUDGET, chance=self.chance, style=style)
         self._deal: tuple[int, int] | None = None  # (round, deal) the strategy plays
+        self._readied: tuple[int, int] | None = None  # the break it last got ready in
         self._refused = 0  # engine refusals in a row: resign rather than spin
         # The last round it said "good game" after: a driver started on a round
         # already over (the room rebuilt after a restart) said it, or never will.
@@ -121,6 +136,48 @@ class BotDriver:
         board = deal.board(self.bot) if deal is not None else None
         return board is not None and board.status.value == "playing"
 
+    async def _pause(self) -> None:
+        """Think for a while: a pause of its pace, at its tempo."""
+        clock = self.runner.clock
+        pause = self.pace.pause(self.chance) * self.tempo
+        await clock.sleep_until(clock.now() + int(pause * 1000))
+
+    def _unready(self) -> tuple[int, int] | None:
+        """The break (round, deal just over) the room is in, if this bot plays in
+        its round and is not ready yet."""
+        room = self.runner.room
+        if room.state != RoomState.BREAK or not room.deals:
+            return None
+        if self.bot not in room.round_players or self.bot in room.ready:
+            return None
+        return room.round, room.deals[-1].number
+
+    def _break(self) -> tuple[int, int] | None:
+        """The break this bot has still to get ready in: it has not tried yet."""
+        key = self._unready()
+        return None if key == self._readied else key
+
+    async def _get_ready(self, key: tuple[int, int]) -> None:
+        """Press Ready once in the break ``key``, after a pause of its pace. The
+        break may have ended meanwhile (the clock, the host, the last person ready):
+        then the room refuses it and the bot plays on."""
+        self._readied = key
+        await self._pause()
+        runner = self.runner
+        if self._unready() != key or runner.stopped:
+            return
+        try:
+            await runner.run(lambda room, ctx: decide_ready(room, self.bot, ctx))
+        except RoomError as exc:
+            if exc.code in _STORE_AWAY:
+                self._readied = None  # try again, after a while
+                await asyncio.sleep(RETRY_S)
+            elif exc.code not in _MOVED_ON:
+                log.warning("room %s: bot %s not ready: %s", runner.code, self.bot, exc.message)
+        except Exception:
+            log.exception("room %s: bot %s failed to get ready", runner.code, self.bot)
+            await asyncio.sleep(RETRY_S)
+
     def _round_to_greet(self) -> bool:
         """A round this bot played is over and it has not said "good game" yet."""
         room = self.runner.room
@@ -135,8 +192,7 @@ class BotDriver:
         as people at a table do (a reaction: docs/protocol.md ``react``)."""
         runner = self.runner
         self._greeted = runner.room.round
-        clock = runner.clock
-        await clock.sleep_until(clock.now() + int(self.pace.pause(self.chance) * 1000))
+        await self._pause()
 
         def make() -> Release:
             room = runner.room
@@ -178,17 +234,19 @@ class BotDriver:
 
     async def _moves(self) -> None:
         runner = self.runner
-        clock = runner.clock
         while not runner.stopped:
             self._woken.clear()
             if not self._may_move():
                 if self._round_to_greet():
                     await self._good_game()
                     continue
+                in_break = self._break()
+                if in_break is not None:
+                    await self._get_ready(in_break)
+                    continue
                 await self._woken.wait()
                 continue
-            pause = self.pace.pause(self.chance)
-            await clock.sleep_until(clock.now() + int(pause * 1000))
+            await self._pause()
             try:
                 await self._turn()
             except RoomError as exc:
@@ -233,12 +291,12 @@ class BotSeats:
         bots = {} if self.runner.stopped else self.runner.room.bots()
         for bot in [b for b in self.drivers if b not in bots]:
             self.drivers.pop(bot).stop()
-        for bot, pace in bots.items():
+        for bot, (pace, style) in bots.items():
             driver = self.drivers.get(bot)
-            if driver is None or driver.done or driver.pace is not pace:
+            if driver is None or driver.done or (driver.pace, driver.style) != (pace, style):
                 if driver is not None:
                     driver.stop()
-                driver = self.drivers[bot] = BotDriver(self.runner, bot, pace)
+                driver = self.drivers[bot] = BotDriver(self.runner, bot, pace, style)
             driver.poke()
 
     def stop(self) -> None:

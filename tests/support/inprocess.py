@@ -35,12 +35,14 @@ class FakeClock:
 
     :meth:`settled` is how a test knows that moving the clock has had all its
     effect: every timer asleep on it has seen the new time (the ones it woke have
-    left, and fired)."""
+    left, and fired). :meth:`next_deadline` and :meth:`asleep` let a test move it
+    from one wake-up to the next, as a real clock would pass them."""
 
     def __init__(self, start: int = 1_764_430_000_000) -> None:
         self.ms = start
         self._changed = asyncio.Event()
-        self._asleep: dict[object, int] = {}  # each sleeper: the time it last saw
+        # Each sleeper (its task): the time it last saw, and when it wakes.
+        self._asleep: dict[object, tuple[int, int]] = {}
 
     def now(self) -> int:
         return self.ms
@@ -50,10 +52,10 @@ class FakeClock:
         self._changed.set()
 
     async def sleep_until(self, deadline: int) -> None:
-        me = object()
+        me = asyncio.current_task() or object()
         try:
             while self.ms < deadline:
-                self._asleep[me] = self.ms
+                self._asleep[me] = (self.ms, deadline)
                 self._changed.clear()
                 await self._changed.wait()
         finally:
@@ -63,13 +65,22 @@ class FakeClock:
     def sleepers(self) -> int:
         return len(self._asleep)
 
+    def asleep(self, task: object) -> bool:
+        """Whether ``task`` sleeps on this clock and has seen its latest move."""
+        got = self._asleep.get(task)
+        return got is not None and got[0] == self.ms
+
+    def next_deadline(self) -> int | None:
+        """The earliest time a sleeper waits for (None: nobody sleeps)."""
+        return min((deadline for _, deadline in self._asleep.values()), default=None)
+
     async def settled(self) -> None:
         """Until every timer still asleep has looked at the clock since it last moved.
         A timer the move woke does its work (with the in-memory store, up to
         queueing its frames) before it is off the list, so what it sends is on the
         sockets by now: a ping after this is answered after it."""
         await eventually(
-            lambda: all(seen == self.ms for seen in self._asleep.values()),
+            lambda: all(seen == self.ms for seen, _ in self._asleep.values()),
             what="the timers to see the clock",
         )
 

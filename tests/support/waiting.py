@@ -27,10 +27,12 @@ async def eventually(
     *,
     what: str = "",
     retry: tuple[type[BaseException], ...] = (),
+    pause: float = PAUSE,
 ) -> Any:
     """Until ``check()`` (awaited when it returns an awaitable) is truthy; returns
     that value. An exception of a ``retry`` type counts as "not yet" (the last one
-    is raised on timeout); the test fails on timeout otherwise."""
+    is raised on timeout); the test fails on timeout otherwise. ``pause`` is the
+    time between two looks, shorter for a wait repeated thousands of times."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -44,7 +46,7 @@ async def eventually(
                 raise
         if time.monotonic() > deadline:
             pytest.fail(f"timed out waiting for {what or check}")
-        await asyncio.sleep(PAUSE)
+        await asyncio.sleep(pause)
 
 
 def eventually_blocking(
