@@ -15,6 +15,9 @@ from playwright.sync_api import Browser, Locator, expect
 from protocol.names import MAX_GRAPHEMES
 from tests.support.web import ARTIFACTS, Client, no_errors, settled, wait_until
 
+# A round's end and a break redraw four pages of eight boards each (results, past
+# deals, seed checks) in one browser on a shared machine: their first sight waits longer.
+REDRAW_MS = 20_000
 FITS = "() => document.documentElement.scrollWidth <= window.innerWidth"
 
 
@@ -38,7 +41,7 @@ def seen(client: Client, name: str) -> None:
 
 def race_on_screen(client: Client, rivals: int) -> None:
     page = client.page
-    expect(page.locator("#btn-resign")).to_be_visible()
+    expect(page.locator("#btn-resign")).to_be_visible(timeout=REDRAW_MS)
     settled(page)
     assert page.evaluate("() => window.scrollY") == 0, "the page scrolled the race away"
     chips = page.locator("#hud .rival")
@@ -84,7 +87,7 @@ def test_the_race_on_one_screen_on_laptops_and_phones(browser: Browser, server: 
         for c in laptops:
             race_on_screen(c, rivals=7)
         for c in phones:
-            expect(c.page.locator("#btn-resign")).to_be_visible()
+            expect(c.page.locator("#btn-resign")).to_be_visible(timeout=REDRAW_MS)
             settled(c.page)
             wholly_in_view(c.page.locator("#board-host .board"))
             not_wider_than_the_screen(c, "deal 1")
@@ -94,7 +97,7 @@ def test_the_race_on_one_screen_on_laptops_and_phones(browser: Browser, server: 
 
         move_on(host)  # the break, with the deal's results and every board
         for c in people:
-            expect(c.page.locator("#results-table")).to_be_visible()
+            expect(c.page.locator("#results-table")).to_be_visible(timeout=REDRAW_MS)
             expect(c.page.locator("#results .results-boards .wall-tile")).to_have_count(8)
         for c in phones:
             not_wider_than_the_screen(c, "the break")
@@ -115,7 +118,7 @@ def test_the_race_on_one_screen_on_laptops_and_phones(browser: Browser, server: 
         for c in laptops:
             race_on_screen(c, rivals=7)
         for c in phones:
-            expect(c.page.locator("#btn-resign")).to_be_visible()
+            expect(c.page.locator("#btn-resign")).to_be_visible(timeout=REDRAW_MS)
             settled(c.page)
             # The new deal opens on the player's own board, whole, with its buttons.
             wholly_in_view(c.page.locator("#board-host .board"))
@@ -124,7 +127,7 @@ def test_the_race_on_one_screen_on_laptops_and_phones(browser: Browser, server: 
 
         move_on(host)  # the round's last deal: the podium
         for c in people:
-            expect(c.page.locator("#podium")).to_be_visible()
+            expect(c.page.locator("#podium")).to_be_visible(timeout=REDRAW_MS)
         for c in phones:
             not_wider_than_the_screen(c, "the podium")
         seen(host, "layout-podium")
