@@ -9,7 +9,10 @@ at the moment it was sent:
 - a player: no card that is face down or in the stock on their own board (the
   layout is the same for everyone, so a rival's face-up card counts too);
 - a spectator: no card that no player has had face up yet;
-- players never get a rival's board, and nobody a seed, before the deal is over.
+- players never get a rival's board, and nobody a seed, before the deal is over;
+- a late friend sitting out the running deal (a player of the round who joined
+  after it was dealt) no more than a spectator: the spectator's check, and every
+  event the same map a spectator got.
 
 "At the moment it was sent" is measured in moves: a client's frames arrive in the
 order they were sent, each accepted move shows up as a ``moved`` reply (the
@@ -80,6 +83,29 @@ class Replica:
         return hidden_cards(board)
 
 
+def playing(role: str, me: str, counts: dict[str, int]) -> bool:
+    """Whether ``me`` plays the running deal (``counts``: its players' moves)."""
+    return role == "player" and me in counts
+
+
+def sat_out_as_a_spectator(sitter: list[Frame], spectator: list[Frame]) -> int:
+    """Every event the late friend got while sitting out (up to the deal they are
+    dealt in) is one the spectator got too, the same map; return how many."""
+    seen: dict[tuple[int, str], list[dict[str, Any]]] = {}
+    for f in spectator:
+        if "seq" in f.msg and "id" not in f.msg:
+            seen.setdefault((f.msg["seq"], f.msg["type"]), []).append(f.msg)
+    compared = 0
+    for f in sitter:
+        m = f.msg
+        if m["type"] == "deal_started":
+            break
+        if "seq" in m and "id" not in m:
+            assert m in seen.get((m["seq"], m["type"]), []), f"more than a spectator got: {m}"
+            compared += 1
+    return compared
+
+
 def check_stream(frames: list[Frame], me: str, role: str, replica: Replica) -> int:
     """Check one client's frames; return how many card-bearing frames it checked."""
     checked = 0
@@ -104,19 +130,21 @@ def check_stream(frames: list[Frame], me: str, role: str, replica: Replica) -> i
                 running = deal["number"]
                 counts = {p: pr["moves"] for p, pr in deal["progress"].items()}
                 scope = deal
-                if role == "player":
+                if playing(role, me, counts):
                     assert deal["boards"] == {}, "a rival board in a snapshot"
+                else:
+                    assert deal["board"] is None, "a board of their own to one not dealt in"
         elif kind == "deal_started":
             rnd, running = m["round"], m["deal"]["number"]
             counts = dict.fromkeys(m["deal"]["progress"], 0)
-            if role == "player":
+            if playing(role, me, counts):
                 assert m["deal"]["boards"] == {}
         elif kind == "moved":
             counts[me] += 1
         elif kind == "progress":
             if m["player"] != me:
                 counts[m["player"]] += 1
-            if role == "player":
+            if playing(role, me, counts):
                 assert "board" not in m, "a rival's board sent to a player mid-deal"
         elif kind == "deal_over":
             running = None
@@ -132,9 +160,9 @@ def check_stream(frames: list[Frame], me: str, role: str, replica: Replica) -> i
         shown = cards_in(scope, set())
         if not shown:
             continue
-        if role == "player":
+        if playing(role, me, counts):
             hidden = replica.hidden(key, me, counts[me])
-        else:
+        else:  # a spectator, or a late friend sitting the deal out
             hidden = set.intersection(*(replica.hidden(key, p, n) for p, n in counts.items()))
         leaked = shown & hidden
         assert not leaked, f"{kind} to {role} {me} shows hidden {sorted(leaked)}: {m}"
@@ -206,6 +234,13 @@ async def test_no_frame_leaks_hidden_information() -> None:
                     late = await player(server, "Late")
                     await late.ok("join_room", code=code, role="spectator")
                     every.append((late, "spectator"))
+                    # A late friend sits this deal out, watching, and plays the next.
+                    dan = await player(server, "Dan")
+                    joined = await dan.ok("join_room", code=code, role="player")
+                    assert joined["room"]["deal"]["board"] is None
+                    assert set(joined["room"]["deal"]["boards"]) == set(clients)
+                    guests.append(dan)
+                    every.append((dan, "player"))
                 await play_deal(clients, number, boards, cap=120)
                 await host.event("deal_over")
             await host.event("round_over")
@@ -217,9 +252,50 @@ async def test_no_frame_leaks_hidden_information() -> None:
         for client, _ in every:
             if client is not host and client.close_code is None:
                 await client.event("round_over", seq=last["seq"])
+        assert sat_out_as_a_spectator(dan.frames, watcher.frames) > 20
         replica = Replica([c.frames for c, _ in every])
         assert len(replica.seeds) == 4
         checked = 0
         for client, role in every:
             checked += check_stream(client.frames, client.player or "", role, replica)
         assert checked > 500
+
+
+async def test_a_late_friend_watches_only_as_a_spectator_would() -> None:
+    """Under ``after_deal`` a late friend sitting out sees progress only, as a
+    spectator does; under ``live`` the boards, and then their reactions reach
+    only those who watch (a cheer would be news of a board), until the deal ends."""
+    async with running_server() as server:
+        ann = await player(server, "Ann")
+        code = (
+            await ann.ok(
+                "create_room",
+                settings={"deals_per_round": 2, "break_seconds": 0, "spectators": "after_deal"},
+            )
+        )["room"]["code"]
+        sam = await player(server, "Sam")
+        await sam.ok("join_room", code=code, role="spectator")
+        await ann.ok("start")
+        await ann.event("deal_started")
+        dan = await player(server, "Dan")
+        deal = (await dan.ok("join_room", code=code, role="player"))["room"]["deal"]
+        assert (deal["board"], deal["boards"]) == (None, {})
+        await ann.ok("move", deal=1, move={"kind": "draw"})
+        assert "board" not in await dan.event("progress")
+
+        await ann.ok("update_settings", settings={"spectators": "live"})
+        deal = (await dan.ok("snapshot"))["room"]["deal"]
+        assert deal["board"] is None and set(deal["boards"]) == {ann.player}
+        await ann.ok("move", deal=1, move={"kind": "draw"})
+        seen = await dan.event("progress")
+        assert seen == await sam.event("progress", seq=seen["seq"])
+        assert "board" in seen
+
+        await dan.ok("react", reaction="wow")
+        assert (await sam.event("reaction"))["player"] == dan.player
+        await ann.caught_up()
+        assert ann.unseen("reaction") == []
+        await ann.ok("move", deal=1, move={"kind": "resign"})
+        await dan.event("deal_started")  # dealt in: a player now, their own board only
+        await dan.ok("react", reaction="gg")
+        assert (await ann.event("reaction"))["player"] == dan.player

@@ -19,16 +19,47 @@ export function inviteLink(code) {
   return `${location.origin}/#join=${code}`;
 }
 
+// The longest name, in characters as a person counts them (protocol/names.py
+// MAX_GRAPHEMES: an emoji sequence or a flag is one). A longer one is refused
+// here, in words, never cut short.
+const NAME_MAX = 24;
+const clusters = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** The name as the server will show it (protocol/names.py normalise), and its length. */
+function nameAndLength(raw) {
+  const name = raw.normalize("NFC").replace(/\s+/gu, " ").trim();
+  return { name, length: [...clusters.segment(name)].length };
+}
+
+function tooLong(length) {
+  return `A name is at most ${NAME_MAX} characters: this one has ${length}.`;
+}
+
+/** The count as one types, and the refusal as soon as the name is too long. */
+function showNameCount() {
+  const { length } = nameAndLength($("name").value);
+  const over = length > NAME_MAX;
+  const count = $("name-count");
+  count.textContent = `${length}/${NAME_MAX}`;
+  count.classList.toggle("over", over);
+  $("name").closest(".name-panel")?.classList.toggle("invalid", over);
+  $("name").setAttribute("aria-invalid", String(over));
+  const error = $("name-error");
+  if (over) error.textContent = tooLong(length);
+  else if (error.textContent.startsWith("A name is at most")) error.textContent = "";
+}
+
 function readName() {
-  const name = $("name").value.trim();
+  const { name, length } = nameAndLength($("name").value);
   $("name-error").textContent = "";
   if (!name) {
     $("name-error").textContent = "Choose a display name first.";
     $("name").focus();
     return null;
   }
-  if (name.length > 24 || /\p{Cc}/u.test(name)) {
-    $("name-error").textContent = "1–24 characters, no control characters.";
+  if (length > NAME_MAX || /\p{Cc}/u.test(name)) {
+    $("name-error").textContent = length > NAME_MAX ? tooLong(length) : "No control characters in a name, please.";
+    $("name").focus();
     return null;
   }
   return name;
@@ -208,6 +239,8 @@ export function initLobby() {
   window.addEventListener("hashchange", readInvite);
   $("name").addEventListener("change", () => lookUp(inviteCode()));
 
+  $("name").addEventListener("input", showNameCount);
   $("name").value = storage(NAME_KEY) || "";
+  showNameCount();
   readInvite();
 }

@@ -34,14 +34,23 @@ export function showOwnBoard(board, live, paused = null) {
   boardCtl.paused = paused;
   boardCtl.pausedKey = pausedKey;
   boardCtl.setView(board, live, deal);
-  if (fresh) bringIntoView($("table"));
+  // After this render: the last deal's results, above the table, go only once
+  // every panel is drawn, and a scroll measured before would land far below.
+  if (fresh) requestAnimationFrame(bringRaceIntoView);
 }
 
-/** A new deal to play: make sure its board is on screen (on a phone the host's
- *  Start button, or the last deal's results, may have had the page scrolled). */
-function bringIntoView(el) {
-  const r = el.getBoundingClientRect();
-  if (r.top < 0 || r.top > window.innerHeight * 0.6) el.scrollIntoView({ block: "start", behavior: "instant" });
+/** A new deal to play: show the race — the rivals' chips, your board and its
+ *  buttons — from the top of the page if it fits, else from the race bar, else
+ *  from the board (a phone with many rivals). Only ever to one of those three. */
+function bringRaceIntoView() {
+  const table = $("table");
+  if (table.hidden) return;
+  const y = (el) => el.getBoundingClientRect().top + window.scrollY;
+  const controls = $("board-controls");
+  const bottom = Math.max(...[table, controls].filter((el) => !el.hidden).map((el) => el.getBoundingClientRect().bottom)) + window.scrollY;
+  const fits = (top) => bottom - top <= window.innerHeight;
+  const top = [0, y($("hud")) - 4].find(fits) ?? y(table) - 4;
+  window.scrollTo({ top: Math.max(0, top), behavior: "instant" });
 }
 
 /** Take your board off the felt (it is not shown now). */

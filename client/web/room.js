@@ -102,8 +102,10 @@ export function applyEvent(ev) {
       rememberNames(room);
       break;
     case "settings":
-      if (room.role === "spectator" && ev.settings.spectators !== room.settings?.spectators) {
-        // What spectators may see changed: the boards come with a fresh snapshot.
+      const watching = room.role === "spectator" || (room.state === "playing" && room.deal && !room.deal.board);
+      if (watching && ev.settings.spectators !== room.settings?.spectators) {
+        // What spectators (and a late friend sitting the deal out) may see
+        // changed: the boards come with a fresh snapshot.
         state.conn?.resync();
       }
       room.settings = ev.settings;

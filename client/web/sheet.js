@@ -35,8 +35,8 @@ export function renderSheet() {
   const mark = (id) => (over && winners.has(id) ? "winner" : lead.has(id) ? "leader" : "");
   const placed = !lastRow?.live && Object.keys(places).length > 0;
   const head = h("tr", {}, h("th", { scope: "col" }, "Deal"),
-    ids.map((id) => h("th", { scope: "col", class: mark(id), dataset: { player: id } },
-      nameOf(id), over && winners.has(id) ? h("span", { class: "crown", title: "round winner" }, " ★") : null)));
+    ids.map((id) => h("th", { scope: "col", class: mark(id), dataset: { player: id }, title: nameOf(id) },
+      h("span", { class: "sheet-name" }, nameOf(id)), over && winners.has(id) ? h("span", { class: "crown", title: "round winner" }, " ★") : null)));
   const rows = [];
   if (anyCarry) {
     rows.push(h("tr", { class: "carry" }, h("th", { scope: "row" }, "Carried"),
@@ -67,10 +67,27 @@ export function renderSheet() {
     foot.push(h("tr", { class: "places" }, h("th", { scope: "row" }, "Place"),
       ids.map((id) => h("td", { class: mark(id), dataset: { placed: id } }, placingText(places, id)))));
   }
-  replaceChildren(el, h("table", { class: "sheet", id: "sheet-table" },
+  // Many players: their names stand upright over narrow columns, so that a
+  // laptop's side column shows all eight; what still does not fit says it scrolls.
+  const table = h("table", { class: `sheet${ids.length > 4 ? " many" : ""}`, id: "sheet-table" },
     h("caption", { class: "sr-only" }, "Score sheet: each deal's score and the running total"),
-    h("thead", {}, head), h("tbody", {}, rows), h("tfoot", {}, foot)));
+    h("thead", {}, head), h("tbody", {}, rows), h("tfoot", {}, foot));
+  const more = h("p", { class: "sheet-more note", id: "sheet-more", hidden: true }, `Scroll sideways for all ${ids.length} players →`);
+  replaceChildren(el, h("div", { class: "sheet-scroll", id: "sheet-scroll" }, table), more);
+  markScroll();
 }
+
+/** Say so when the sheet is wider than its panel (a phone, many players). */
+function markScroll() {
+  const box = $("sheet-scroll");
+  const more = $("sheet-more");
+  if (!box || !more) return;
+  const hidden = box.scrollWidth > box.clientWidth + 1;
+  more.hidden = !hidden;
+  box.classList.toggle("scrolls", hidden);
+}
+
+new ResizeObserver(markScroll).observe($("sheet"));
 
 /**
  * The sheet's rows, with the running deal's row brought up to date from the

@@ -49,7 +49,10 @@ export function renderTable() {
   const pastShown = roundOver && (room.history || []).length > 0;
   // In the break between deals the results panel (results.js) has every board.
   const inBreak = room.state === "break";
-  const showWall = !pastShown && !inBreak && (roundOver || (room.role === "spectator" && deal));
+  // A late friend sits the running deal out: they watch it as spectators do
+  // (its boards when the room's spectators setting shows them live).
+  const sittingOut = isPlayer() && deal && !deal.board && room.state === "playing";
+  const showWall = !pastShown && !inBreak && (roundOver || sittingOut || (room.role === "spectator" && deal));
   $("table").hidden = pastShown || inBreak;
   if (isPlayer() && deal && deal.board && room.state === "playing") {
     const board = deal.board;
@@ -79,6 +82,35 @@ export function renderTable() {
   msg.hidden = !text;
   $("table").dataset.mode = showWall ? "wall" : "board";
   $("table").classList.toggle("disconnected", !isConnected());
+  // Racing on your own board: on a wide screen the race bar and the buttons go
+  // beside the felt, and the board is sized to the window's height (style.css).
+  $("room-screen").dataset.race = !$("board-host").hidden && !$("table").hidden ? "board" : "";
+  fitBoard();
+}
+
+/**
+ * The height the board may take below the felt's top, so that on a laptop the
+ * whole board stays on screen with the page at its top, however long its piles
+ * grow (style.css sizes the cards from it: `--fit-h`). Set only when it changes,
+ * as every event redraws the table.
+ */
+function fitBoard() {
+  const host = $("board-host");
+  if (host.hidden) return;
+  const felt = getComputedStyle($("table"));
+  const below = parseFloat(felt.paddingBottom) + parseFloat(felt.borderBottomWidth) + 6;
+  const top = host.getBoundingClientRect().top + window.scrollY;
+  const fit = `${Math.max(240, Math.floor(window.innerHeight - top - below))}px`;
+  if (host.style.getPropertyValue("--fit-h") !== fit) host.style.setProperty("--fit-h", fit);
+}
+
+window.addEventListener("resize", () => {
+  if (state.room) fitBoard();
+});
+
+/** Why a tile has no board: the room shows boards only once the deal is over. */
+function hiddenBoardText(over) {
+  return !over && state.room.settings?.spectators !== "live" ? "The board shows once the deal is over." : "no board yet";
 }
 
 function renderWall(wall, deal, over) {
@@ -102,7 +134,7 @@ function renderWall(wall, deal, over) {
         h("span", { class: "tile-score", title: "score" }, score !== undefined && score !== null ? String(score) : "–"),
         h("span", { class: "tile-home", title: "cards home" }, p ? `${p.home}/${total} home` : ""),
         h("span", { class: "tile-status" }, p ? statusText(p.status, p.finished, over) : "")),
-      h("div", { class: "board-host mini-host" }, view ? renderBoard(view, { mini: true }) : h("p", { class: "note" }, "no board yet")),
+      h("div", { class: "board-host mini-host" }, view ? renderBoard(view, { mini: true }) : h("p", { class: "note" }, hiddenBoardText(over))),
     );
   });
   const title = over ? `Deal ${deal.number}: every board, revealed` : `Deal ${deal.number}: live`;

@@ -291,9 +291,11 @@ class Room:
         def progress(seq: int) -> Fanout:
             now = deal.started_at + timed.t
             seen = V.progress_of(self, deal, player, now)
-            # Rivals see progress only; spectators see the board too.
+            # Rivals see progress only; spectators see the board too, and so do
+            # late friends sitting the deal out (server/core/views.py ``watches``).
             fan = Fanout(seq, M.progress(seq, player=player, deal=deal.number, progress=seen))
-            if self.settings.spectators.see_boards and self.has_spectators():
+            sitting_out = [p for p in self.round_players if p not in deal.replays]
+            if self.settings.spectators.see_boards and (self.has_spectators() or sitting_out):
                 fan.spectators = M.progress(
                     seq,
                     player=player,
@@ -301,6 +303,7 @@ class Room:
                     progress=seen,
                     board=V.board_view(deal, player),
                 )
+                fan.personal.update(dict.fromkeys(sitting_out, fan.spectators))
             return fan
 
         if not first:

@@ -10,7 +10,9 @@ place to audit for hidden information (docs/rules.md §8). Boards leave only thr
 engine's views: :func:`protocol.views.player_view` (face-up cards only) while a deal
 runs, :func:`protocol.views.revealed_view` once it is over for everyone. A player's
 own board goes to that player; every board goes to spectators; to players, rivals
-are :func:`protocol.views.progress` only, until the deal is over.
+are :func:`protocol.views.progress` only, until the deal is over. A player who
+joined mid-round sits out the running deal (it is not theirs to play), so they
+watch it as a spectator would: :func:`watches`.
 """
 
 from __future__ import annotations
@@ -122,6 +124,13 @@ def replayed_move(
     if outcome.status is Status.WON and deal.first == player:
         score += settings.race_bonus
     return t, outcome, {**player_view(replay.board), "logged": n + 1}, score
+
+
+def watches(room: RoomLike, member: Member) -> bool:
+    """Whether ``member`` sees the running deal as a spectator does: a spectator,
+    or a late friend sitting it out. Never more than a spectator: the deal is not
+    theirs to play, and they are dealt in only from the next deal, on a new seed."""
+    return member.role == Role.SPECTATOR or room.joining(member.id)
 
 
 def members_payload(room: RoomLike) -> dict[str, Any]:
@@ -301,7 +310,7 @@ def room_view(
     summaries and boards (built once per deal), their logs only on request."""
     m = room.members.get(member)
     role = m.role if m is not None else Role.SPECTATOR
-    who = member if role != Role.SPECTATOR else SPECTATOR_VIEW
+    who = member if m is not None and not watches(room, m) else SPECTATOR_VIEW
     deal = room.deal
     history = [past_deal(room, d, now, revealed=revealed) for d in room.deals if d.over]
     return {
@@ -348,15 +357,16 @@ def reaction_event(
     room: RoomLike, sender: str, reaction: Reaction
 ) -> tuple[Fanout, dict[str, Member]]:
     """``sender``'s reaction as the room sees it now, and who sees it: every
-    member, except that while a deal runs a spectator's reaches only the
-    spectators. A spectator may see boards no player may, and a reaction is a
+    member, except that while a deal runs the reaction of one who watches it
+    (:func:`watches`: a spectator, or a late friend sitting it out) reaches only
+    those who watch. They may see boards no player may, and a reaction is a
     signal: a cheer as a rival nears the end is news of that rival's board.
     Players' reactions tell of nothing hidden. No record: it carries the seq of
     the last event, like a tick."""
     event = Fanout(room.seq, M.reaction(room.seq, player=sender, reaction=reaction))
     member = room.members.get(sender)
-    if member is not None and member.role == Role.SPECTATOR and room.state == RoomState.PLAYING:
-        return event, {k: m for k, m in room.members.items() if m.role == Role.SPECTATOR}
+    if member is not None and room.state == RoomState.PLAYING and watches(room, member):
+        return event, {k: m for k, m in room.members.items() if watches(room, m)}
     return event, dict(room.members)
 
 
