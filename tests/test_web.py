@@ -1021,6 +1021,7 @@ def test_winnable_setting_and_its_revealed_proof(server: str, browser: Browser) 
     ann = Client(browser, server, "ann-w")
     try:
         page = ann.open()
+        unfold_house_rules(page)  # the lobby folds them behind their summary line
         options = page.locator("#create-deals option")
         expect(options).to_have_count(2)
         assert options.all_inner_texts() == ["Random", "Winnable"]

@@ -14,7 +14,7 @@ import re
 
 from playwright.sync_api import Browser, expect
 
-from tests.support.web import Client, no_errors
+from tests.support.web import Client, no_errors, unfold_house_rules
 
 BOT_DEAL_MS = 90_000  # a fast bot's deal of draw three, one pass: some 10–30 s
 
@@ -24,6 +24,7 @@ def test_practice_against_bots_to_a_finished_round(browser: Browser, server: str
     try:
         page = ann.open()
         page.fill("#name", "Ann")
+        unfold_house_rules(page)  # practice takes Create's house rules, folded at first
         page.locator("#create-deals_per_round").fill("1")
         page.locator("#create-draw").select_option("3")
         page.locator("#create-stock_passes").fill("1")
