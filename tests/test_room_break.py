@@ -147,7 +147,10 @@ async def test_a_late_friend_sits_out_and_plays_the_next_deal() -> None:
         assert (await dan.request("room_info", code="ZZZZZZ"))["code"] == "no_such_room"
         joined = (await dan.ok("join_room", code=code, role="player"))["room"]
         assert joined["state"] == "playing" and joined["deal"]["board"] is None
-        assert joined["deal"]["boards"] == {}  # a player: no rival's board mid-deal
+        # Sitting this deal out, Dan sees it as the spectators do (live boards
+        # here), never more; once dealt in, no rival's board (below).
+        watched = (await sam.ok("snapshot"))["room"]["deal"]["boards"]
+        assert watched and joined["deal"]["boards"] == watched
         me = next(p for p in joined["players"] if p["id"] == dan.player)
         assert me["joining"] is True
         assert dan.player in joined["sheet"]["players"]
@@ -167,6 +170,7 @@ async def test_a_late_friend_sits_out_and_plays_the_next_deal() -> None:
         await dan.ok("ready")
         started = await dan.event("deal_started")
         assert started["deal"]["number"] == 2 and started["deal"]["board"] is not None
+        assert started["deal"]["boards"] == {}  # a player now: no rival's board mid-deal
         members = await sam.event("members", seq=started["seq"] + 1)
         assert all("joining" not in p for p in members["players"])
         await dan.ok("move", deal=2, n=0, move={"kind": "draw"})
@@ -189,6 +193,7 @@ async def test_a_break_survives_a_crash_and_ends_on_time_after_it() -> None:
         clock.advance(brk["next_deal_at"] - clock.now())
         started = await back.event("deal_started")
         assert started["deal"]["number"] == 2 and started["deal"]["board"] is not None
+        assert started["deal"]["boards"] == {}  # a player now: no rival's board mid-deal
 
 
 async def test_kill_9_in_a_break_keeps_it_and_the_late_friend(embedded: EmbeddedServer) -> None:
