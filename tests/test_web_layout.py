@@ -39,6 +39,19 @@ def seen(client: Client, name: str) -> None:
     client.page.screenshot(path=str(ARTIFACTS / f"{name}-{size['width']}x{size['height']}.png"))
 
 
+def deal_on_screen(laptops: list[Client], phones: list[Client], label: str) -> None:
+    """A deal just dealt: the whole race on each laptop; on each phone the
+    player's own board, whole, with its buttons, and no page wider than the screen."""
+    for c in laptops:
+        race_on_screen(c, rivals=7)
+    for c in phones:
+        expect(c.page.locator("#btn-resign")).to_be_visible(timeout=REDRAW_MS)
+        settled(c.page)
+        wholly_in_view(c.page.locator("#board-host .board"))
+        wholly_in_view(c.page.locator("#btn-resign"))
+        not_wider_than_the_screen(c, label)
+
+
 def race_on_screen(client: Client, rivals: int) -> None:
     page = client.page
     expect(page.locator("#btn-resign")).to_be_visible(timeout=REDRAW_MS)
@@ -84,13 +97,7 @@ def test_the_race_on_one_screen_on_laptops_and_phones(browser: Browser, server: 
             not_wider_than_the_screen(c, "the room before the round")
 
         host.page.click("#btn-start")
-        for c in laptops:
-            race_on_screen(c, rivals=7)
-        for c in phones:
-            expect(c.page.locator("#btn-resign")).to_be_visible(timeout=REDRAW_MS)
-            settled(c.page)
-            wholly_in_view(c.page.locator("#board-host .board"))
-            not_wider_than_the_screen(c, "deal 1")
+        deal_on_screen(laptops, phones, "deal 1")
         seen(host, "layout-deal")
         seen(lap, "layout-deal")
         seen(phone, "layout-deal")
@@ -115,15 +122,7 @@ def test_the_race_on_one_screen_on_laptops_and_phones(browser: Browser, server: 
             c.page.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
 
         host.page.click("#btn-next-now")
-        for c in laptops:
-            race_on_screen(c, rivals=7)
-        for c in phones:
-            expect(c.page.locator("#btn-resign")).to_be_visible(timeout=REDRAW_MS)
-            settled(c.page)
-            # The new deal opens on the player's own board, whole, with its buttons.
-            wholly_in_view(c.page.locator("#board-host .board"))
-            wholly_in_view(c.page.locator("#btn-resign"))
-            not_wider_than_the_screen(c, "deal 2")
+        deal_on_screen(laptops, phones, "deal 2")
 
         move_on(host)  # the round's last deal: the podium
         for c in people:
