@@ -237,8 +237,6 @@ export function initLobby() {
   });
 
   window.addEventListener("hashchange", readInvite);
-  $("name").addEventListener("change", () => lookUp(inviteCode()));
-
   $("name").addEventListener("input", showNameCount);
   $("name").value = storage(NAME_KEY) || "";
   showNameCount();

@@ -71,11 +71,24 @@ async function hello(fields) {
   return reply;
 }
 
-/** A session named `name`: the current one, or a new connection and hello. */
+// The session being opened, if any: the invite look-up and a press of Join can
+// both want one at the same moment, and a second connect would cut the first.
+let opening = null;
+
+/** A session named `name`: the current one, the one being opened, or a new connection and hello. */
 export async function ensureSession(name) {
   if (state.conn?.isOpen && state.session && state.session.name === name) return;
-  await connect();
-  await hello({ name });
+  if (opening?.name === name) return opening.done;
+  const done = (async () => {
+    await connect();
+    await hello({ name });
+  })();
+  opening = { name, done };
+  try {
+    await done;
+  } finally {
+    if (opening?.done === done) opening = null;
+  }
 }
 
 async function resume(token) {

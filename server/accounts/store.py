@@ -1,0 +1,140 @@
+"""Where accounts live: the interface every store implements.
+
+The same promises as the room logs (server/store/base.py): a write is durable
+when its coroutine returns, and a store that cannot write raises
+:class:`~server.store.base.StoreUnavailable` having written nothing. Three
+implementations, beside the room stores they share a process or a server with:
+in memory, SQLite (the embedded default), Redis (shared by every node).
+
+Secrets are handed in already hashed (model.py ``secret_hash``): a store never
+sees a device token, a link code or a recovery code. Operations that must
+happen once happen atomically in the store (a handle taken, a link or recovery
+code used, a passkey's signature counter moved on), so two nodes racing on the
+same code cannot both win.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from .model import Account, DealEntry, Device, Friendship, LinkCode, Passkey, RoundEntry
+
+__all__ = ["AccountStore", "LadderTotals"]
+
+
+@dataclass(frozen=True, slots=True)
+class LadderTotals:
+    """A player's totals on one rule set, kept as entries arrive so a profile of
+    10,000 deals is one read."""
+
+    ladder: str
+    deals: int = 0
+    wins: int = 0
+    best_seconds: float | None = None  # fastest won deal
+    moves: int = 0  # summed, for the average
+    score: int = 0  # summed
+
+
+class AccountStore(Protocol):
+    # -- accounts --------------------------------------------------------------
+    async def create_account(self, account: Account) -> bool:
+        """Store a new account; False (and nothing written) when its handle
+        (compared by ``handle_key``) or its player already has one."""
+
+    async def account(self, account: str) -> Account | None: ...
+
+    async def account_by_handle(self, key: str) -> Account | None:
+        """By ``handle_key(handle)``."""
+
+    async def account_by_player(self, player: str) -> Account | None: ...
+
+    async def update_account(self, account: Account) -> bool:
+        """Replace the stored account of the same id; when the handle changes,
+        the new one is claimed atomically: False (nothing written) if taken."""
+
+    async def delete_account(self, account: str) -> None:
+        """Forget the account and everything it holds (devices, passkeys, codes,
+        friendships, history); its player id is remembered as deleted."""
+
+    async def is_deleted(self, player: str) -> bool: ...
+
+    # -- devices (signed-in browsers and clients) --------------------------------
+    async def add_device(self, token_hash: str, device: Device) -> None: ...
+
+    async def device_by_token(self, token_hash: str) -> Device | None: ...
+
+    async def devices(self, account: str) -> list[Device]: ...
+
+    async def touch_device(self, device: str, t: float) -> None:
+        """Note a sign-in's time as the device's last use."""
+
+    async def remove_device(self, device: str) -> bool:
+        """Sign one device out: its token stops working at once."""
+
+    # -- one-time codes --------------------------------------------------------
+    async def put_link_code(self, code_hash: str, link: LinkCode) -> None: ...
+
+    async def take_link_code(self, code_hash: str) -> LinkCode | None:
+        """The code's link, removed in the same step: a code works once."""
+
+    async def set_recovery_codes(self, account: str, code_hashes: list[str]) -> None:
+        """Replace the account's recovery codes."""
+
+    async def take_recovery_code(self, code_hash: str) -> str | None:
+        """The account the code belongs to, the code removed in the same step."""
+
+    async def recovery_codes_left(self, account: str) -> int: ...
+
+    # -- passkeys --------------------------------------------------------------
+    async def add_passkey(self, passkey: Passkey) -> bool:
+        """False when the credential id is registered already (to anyone)."""
+
+    async def passkey(self, credential_id: bytes) -> Passkey | None: ...
+
+    async def passkeys(self, account: str) -> list[Passkey]: ...
+
+    async def use_passkey(self, credential_id: bytes, sign_count: int, t: float) -> bool:
+        """Move the signature counter on, atomically: False (nothing written) when
+        ``sign_count`` does not exceed the stored one (a cloned or replayed
+        authenticator), unless both are 0 (authenticators without a counter)."""
+
+    async def remove_passkey(self, credential_id: bytes) -> bool: ...
+
+    # -- history (by public player id: a guest's results move with it) -------------
+    async def add_history(
+        self, player: str, deals: list[DealEntry], rounds: list[RoundEntry]
+    ) -> None:
+        """Keep entries; one already kept under the same ``key`` is left as it is
+        (so folding a room again after a restart writes nothing twice), and the
+        ladder totals count each entry once."""
+
+    async def deal_history(self, player: str, before: float | None, limit: int) -> list[DealEntry]:
+        """Newest first, ended strictly before ``before`` (None: from the newest)."""
+
+    async def round_history(
+        self, player: str, before: float | None, limit: int
+    ) -> list[RoundEntry]: ...
+
+    async def totals(self, player: str) -> list[LadderTotals]: ...
+
+    async def put_replay(self, key: str, replay: bytes, expires: float) -> None:
+        """A past deal's revealed boards and move logs, kept until ``expires``."""
+
+    async def replay(self, key: str) -> bytes | None: ...
+
+    # -- friends ---------------------------------------------------------------
+    async def set_friendship(self, friendship: Friendship) -> None: ...
+
+    async def remove_friendship(self, a: str, b: str) -> bool: ...
+
+    async def friendships(self, account: str) -> list[Friendship]:
+        """Every friendship and open request the account is part of."""
+
+    async def set_friend_link(self, account: str, link_hash: str) -> None:
+        """The account's friend link (a new one replaces the old)."""
+
+    async def friend_link(self, link_hash: str) -> str | None:
+        """The account a friend link belongs to."""
+
+    async def close(self) -> None: ...
