@@ -44,9 +44,9 @@ answers True when the very account (same id, handle and player) is there already
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from ..store.base import StoreUnavailable
 from ..store.redis_conn import Pool, RedisAddress, Script, check_durability, guard
@@ -66,8 +66,6 @@ from .redis_scripts import AccountKeys
 from .store import LadderTotals
 
 __all__ = ["AccountKeys", "RedisAccounts"]
-
-log = logging.getLogger(__name__)
 
 
 def _num(t: float) -> bytes:
@@ -169,6 +167,20 @@ class RedisAccounts:
         self.pool_size = pool_size
         self.durable: bool | None = None  # appendfsync always, as far as Redis tells
         self._pool: Pool | None = None
+
+    @classmethod
+    async def from_url(cls, url: str, **options: Any) -> RedisAccounts:
+        """Connected to the Redis of ``serve --redis URL``, beside the room store:
+        its ``prefix`` option is shared (the room store's TTL options are not the
+        accounts' business); ``options`` as the constructor's keywords."""
+        address = RedisAddress.parse(url)
+        prefix = parse_qs(urlsplit(url).query).get("prefix")
+        if prefix:
+            options.setdefault("prefix", prefix[-1])
+        password = address.password.decode() if address.password else None
+        store = cls(address.host, address.port, password, address.db, **options)
+        await store.connect()
+        return store
 
     async def connect(self) -> None:
         """StoreUnavailable when Redis stays unreachable for ``connect_timeout`` s."""
