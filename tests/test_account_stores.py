@@ -1,16 +1,19 @@
 """The account stores' contract (server/accounts/store.py), asserted alike for
 every store in ``STORES``: what each promise means is written once, here.
 
-Each store comes with a backend the test owns (a redis-server of its own on a
-free port, appendonly with fsync always). Stores whose data outlives a crash of
-their backend are also run through a crash (``LASTING``), and those whose
-backend can be taken away through an outage (``FAILING``). At the end, the
-Redis store's own promises: its keys, and two nodes racing on one Redis.
+Each store comes with a backend the test owns (nothing for the in-memory store,
+a data directory for SQLite, a redis-server of its own on a free port, appendonly
+with fsync always, for Redis). Stores whose data outlives a crash of their
+backend are also run through a crash (``LASTING``), and those whose backend can
+be taken away through an outage (``FAILING``). At the end, each store's own
+promises: SQLite's directory lock; Redis's keys, two nodes racing on one Redis,
+a frozen Redis.
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import time
 import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -19,6 +22,7 @@ from typing import ClassVar
 
 import pytest
 
+from server.accounts.memory import MemoryAccounts
 from server.accounts.model import (
     Account,
     DealEntry,
@@ -34,6 +38,7 @@ from server.accounts.model import (
     secret_hash,
 )
 from server.accounts.redis import RedisAccounts
+from server.accounts.sqlite import SqliteAccounts
 from server.accounts.store import AccountStore, LadderTotals
 from server.store.base import StoreUnavailable
 from tests.support.processes import RedisServer
@@ -107,7 +112,49 @@ class RedisBackend(Backend):
         self.redis.kill()
 
 
-STORES: list[type[Backend]] = [RedisBackend]
+class MemoryBackend(Backend):
+    name = "memory"
+
+    async def open(self) -> MemoryAccounts:
+        return MemoryAccounts()
+
+    async def finish(self) -> None:
+        pass
+
+
+class SqliteBackend(Backend):
+    """SQLite in a data directory. Its crash: a new directory holding the files
+    as a ``kill -9`` leaves them (copied while the store is open and idle, so
+    the write-ahead log is not folded in as a clean close would), opened anew."""
+
+    name = "sqlite"
+    lasting = True
+
+    def __init__(self, directory: Path) -> None:
+        super().__init__(directory)
+        self.data = directory / "data"
+        self.crashes = 0
+        self.stores: list[SqliteAccounts] = []
+
+    async def open(self) -> SqliteAccounts:
+        store = await SqliteAccounts.at(self.data)
+        self.stores.append(store)
+        return store
+
+    async def crash(self) -> None:
+        self.crashes += 1
+        left = self.dir / f"data-after-crash-{self.crashes}"
+        shutil.copytree(self.data, left)
+        (left / "accounts.lock").unlink()
+        assert (left / "accounts.sqlite3-wal").stat().st_size > 0  # not folded in
+        self.data = left
+
+    async def finish(self) -> None:
+        for store in self.stores:
+            await store.close()
+
+
+STORES: list[type[Backend]] = [MemoryBackend, SqliteBackend, RedisBackend]
 LASTING = [kind for kind in STORES if kind.lasting]
 FAILING = [kind for kind in STORES if kind.failing]
 
@@ -608,6 +655,7 @@ async def test_delete_account_forgets_everything_it_holds(store: AccountStore) -
     assert await store.round_history(a.player, None, 10) == []
     assert await store.totals(a.player) == []
     assert await store.friendships(kept.account.account) == []
+    assert not await store.remove_friendship(kept.account.account, a.account)
     # The other account is as it was (but for the friendship), the room's replay too.
     assert await _everything(store, kept) == kept_before
     assert await store.replay("ROOM01/1/1") == b"shared by the room"
@@ -721,6 +769,26 @@ async def test_what_was_acknowledged_survives_a_crash(
     assert not await again.use_passkey(people[1].passkey.credential_id, 4, T0 + 10)
     assert await again.take_link_code(code) is not None
     assert await again.take_link_code(code) is None
+
+
+# -- the SQLite store's own promises -------------------------------------------------
+
+
+async def test_sqlite_keeps_everything_across_a_reopen_and_locks_its_directory(
+    tmp_path: Path,
+) -> None:
+    first = await SqliteAccounts.at(tmp_path)
+    held = Held(1)
+    await held.store_in(first)
+    before = await _everything(first, held)
+    with pytest.raises(StoreUnavailable):
+        await SqliteAccounts.at(tmp_path)  # a second server on the same directory
+    await first.close()
+    again = await SqliteAccounts.at(tmp_path)
+    try:
+        assert await _everything(again, held) == before
+    finally:
+        await again.close()
 
 
 # -- the Redis store's own promises --------------------------------------------------
