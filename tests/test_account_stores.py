@@ -543,6 +543,16 @@ async def test_history_pages_newest_first_strictly_before(store: AccountStore) -
     assert await store.round_history("p0001", rounds[3].t, 2) == [rounds[2], rounds[1]]
 
 
+async def test_a_long_history_is_one_fold_and_one_page(store: AccountStore) -> None:
+    deals = [deal(n, moves=1, score=2, seconds=1000.0 - n / 8) for n in range(1, 10_001)]
+    await store.add_history("p0001", deals, [])
+    page = await store.deal_history("p0001", None, 10_000)
+    assert page == deals[::-1]
+    assert await store.totals("p0001") == [
+        LadderTotals("draw1", 10_000, 10_000, 1000.0 - 10_000 / 8, 10_000, 20_000)
+    ]
+
+
 async def test_a_replay_is_kept_until_it_expires(store: AccountStore) -> None:
     blob = bytes(range(256)) * 40
     await store.put_replay("ROOM01/1/1", blob, time.time() + 3600)

@@ -35,6 +35,11 @@ always`` answers a write only after fsyncing it to its append-only file.
 :class:`~server.store.base.StoreUnavailable` (server/store/redis_conn.py
 ``guard``); the connections come back by themselves when Redis does.
 
+Deleting an account is one step too, and what arrives after it finds nothing
+to add to: a device, code, passkey, friendship or friend link for an account
+that is gone is not written, nor history for the player of a deleted account
+(a room folded after the deletion brings nothing back).
+
 A write whose reply was lost may have run. Most are harmless to repeat (history
 is idempotent by entry key, a replay or device is set again); a code taken so is
 used up without anyone signing in, the safe way to fail; and ``create_account``

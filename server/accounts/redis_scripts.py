@@ -373,7 +373,9 @@ HISTORY = Script(
     """
 local keys = redis.call('ZREVRANGEBYSCORE', KEYS[1], ARGV[1], '-inf', 'LIMIT', 0, ARGV[2])
 if #keys == 0 then return '[]' end
-return cjson.encode(redis.call('HMGET', KEYS[2], unpack(keys)))
+local out = {}
+for i, key in ipairs(keys) do out[i] = redis.call('HGET', KEYS[2], key) end
+return cjson.encode(out)
 """,
 )
 
