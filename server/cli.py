@@ -141,7 +141,10 @@ def serve_command(args: argparse.Namespace) -> int:
         async def factory() -> Any:
             return await RedisStore.from_url(url)
 
-        accounts = _redis_accounts(url)
+        from .accounts.redis import RedisAccounts
+
+        async def accounts() -> Any:  # the same Redis, the URL's prefix too
+            return await RedisAccounts.from_url(url)
 
     elif not memory:
         from .store.sqlite import SqliteStore
@@ -179,34 +182,6 @@ def serve_command(args: argparse.Namespace) -> int:
         accounts_factory=accounts,  # None: in memory (--memory)
     )
     return run(server)
-
-
-def _redis_accounts(url: str) -> Any:
-    """How ``--redis`` opens its account store: the Redis one, shared by every
-    node, when this build has it; otherwise None, each node then keeping accounts
-    in its own memory (accounts are shared between nodes only with the Redis
-    account store)."""
-    from importlib import import_module
-    from urllib.parse import unquote, urlsplit
-
-    try:
-        module = import_module("server.accounts.redis")
-    except ModuleNotFoundError as exc:
-        if exc.name != "server.accounts.redis":
-            raise
-        return None
-    redis_accounts = module.RedisAccounts
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 6379
-    password = unquote(parts.password) if parts.password else None
-    db = int(parts.path.strip("/") or 0)
-
-    async def accounts() -> Any:
-        store = redis_accounts(host, port, password=password, db=db)
-        await store.connect()
-        return store
-
-    return accounts
 
 
 def package_version() -> str:

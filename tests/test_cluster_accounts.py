@@ -9,7 +9,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from tests.support.processes import RedisServer, running_servers
+from tests.support.processes import RedisServer, ServerProcess, running_servers
 from tests.support.raw_client import Client, player
 from tests.support.waiting import eventually
 
@@ -83,3 +83,18 @@ async def test_an_account_made_on_one_node_signs_in_on_every_node(
         assert tablet_again["account"]["handle"] == "Ann", tablet_again
         _, phone_again = await hello(b.url, device=phone)
         assert phone_again["code"] == "unknown_token"
+
+
+async def test_accounts_live_under_the_prefix_of_serve_redis(
+    redis: RedisServer, tmp_path: Path
+) -> None:
+    node = ServerProcess(f"{redis.url}?prefix=elsewhere:", tmp_path / "node.log")
+    try:
+        node.start()
+        ann = await player(node.url, "Ann")
+        await ann.ok("take_handle", handle="Ann")
+    finally:
+        node.kill()
+    keys = redis("KEYS", "*")
+    assert b"elsewhere:accounts:handle:ann" in keys
+    assert all(k.startswith(b"elsewhere:") for k in keys), keys
