@@ -18,7 +18,7 @@ import time
 import unicodedata
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 import pytest
 
@@ -40,9 +40,12 @@ from server.accounts.model import (
 from server.accounts.redis import RedisAccounts
 from server.accounts.sqlite import SqliteAccounts
 from server.accounts.store import AccountStore, LadderTotals
-from server.store.base import StoreUnavailable
+from server.store.base import StoreUnavailable, StoreUncertain
 from tests.support.processes import RedisServer
+from tests.support.redis_proxy import RedisProxy
 from tests.support.waiting import eventually
+
+T = TypeVar("T")
 
 T0 = 1_796_200_000.123457  # times with every digit a float holds: kept exactly
 
@@ -929,3 +932,71 @@ async def test_redis_without_fsync_on_every_write_is_not_durable(
     assert store.durable is False
     assert await store.create_account(account(1))
     assert redis_backend.redis("EXISTS", b"elsewhere:accounts:account:a0001") == 1
+
+
+@pytest.fixture
+async def proxied(redis_backend: RedisBackend) -> AsyncIterator[tuple[RedisAccounts, RedisProxy]]:
+    """A Redis store that reaches Redis through a proxy which can lose replies."""
+    proxy = RedisProxy(redis_backend.redis.port)
+    await proxy.accept()
+    store = RedisAccounts("127.0.0.1", proxy.port, timeout=5.0)
+    await store.connect()
+    redis_backend.stores.append(store)
+    try:
+        yield store, proxy
+    finally:
+        await proxy.close()
+
+
+async def lose_the_reply(proxy: RedisProxy, call: Awaitable[T], ran: Callable[[], bool]) -> T:
+    """``call`` run by Redis with its reply swallowed, then the connection cut:
+    what the store answers, having never heard Redis's answer."""
+    proxy.swallow = True
+    task = asyncio.ensure_future(call)
+    await eventually(ran, what="Redis to run it")
+    await proxy.swallowed.wait()
+    proxy.swallow = False
+    proxy.cut()
+    return await task
+
+
+async def test_redis_a_write_whose_reply_was_lost_is_settled_by_running_it_again(
+    proxied: tuple[RedisAccounts, RedisProxy], redis_backend: RedisBackend
+) -> None:
+    store, proxy = proxied
+    redis = redis_backend.redis
+    ann = account(1, "Ann")
+    assert await store.create_account(account(2))  # the script is loaded: one call
+    assert await lose_the_reply(
+        proxy,
+        store.create_account(ann),
+        lambda: redis("EXISTS", store.keys.account(ann.account)) == 1,
+    )
+    assert await store.account(ann.account) == ann
+    # History: run twice, kept and counted once.
+    await store.add_history("p0001", [deal(1)], [])
+    await lose_the_reply(
+        proxy,
+        store.add_history("p0001", [deal(2), deal(3)], []),
+        lambda: redis("ZCARD", store.keys.history("p0001", "deals")) == 3,
+    )
+    (totals,) = await store.totals("p0001")
+    assert totals.deals == 3
+
+
+async def test_redis_a_code_whose_reply_was_lost_is_uncertain_and_used_up(
+    proxied: tuple[RedisAccounts, RedisProxy], redis_backend: RedisBackend
+) -> None:
+    store, proxy = proxied
+    redis = redis_backend.redis
+    ann = account(1)
+    assert await store.create_account(ann)
+    code = secret_hash(new_code())
+    await store.put_link_code(code, LinkCode(ann.account, time.time() + 600))
+    assert await store.take_link_code(secret_hash(new_code())) is None  # the script loaded
+    with pytest.raises(StoreUncertain):
+        await lose_the_reply(
+            proxy, store.take_link_code(code), lambda: redis("EXISTS", store.keys.link(code)) == 0
+        )
+    await eventually(lambda: store.connected, what="the store to reconnect")
+    assert await store.take_link_code(code) is None  # it was taken, by the lost call

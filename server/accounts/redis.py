@@ -33,28 +33,44 @@ always`` answers a write only after fsyncing it to its append-only file.
 :meth:`RedisAccounts.connect` checks those settings and warns otherwise
 (``durable``). A lost connection, an error reply or a silent Redis is
 :class:`~server.store.base.StoreUnavailable` (server/store/redis_conn.py
-``guard``); the connections come back by themselves when Redis does.
+``guard``), or StoreUncertain (below); the connections come back by themselves
+when Redis does.
 
 Deleting an account is one step too, and what arrives after it finds nothing
 to add to: a device, code, passkey, friendship or friend link for an account
 that is gone is not written, nor history for the player of a deleted account
 (a room folded after the deletion brings nothing back).
 
-A write whose reply was lost may have run. Most are harmless to repeat (history
-is idempotent by entry key, a replay or device is set again); a code taken so is
-used up without anyone signing in, the safe way to fail; and ``create_account``
-answers True when the very account (same id, handle and player) is there already.
+A write whose reply was lost (sent, then the connection dropped or Redis fell
+silent) may have run. Most writes answer alike when run twice (history is kept
+once by entry key, a device or a replay is set again, and ``create_account``
+answers True when the very account, same id, handle and player, is there), so
+the store runs such a write again until Redis answers, and that answer is the
+first run's. The others (taking a code, moving a passkey's counter, removing)
+raise :class:`~server.store.base.StoreUncertain`: a code taken so is used up
+without anyone signing in, the safe way to fail. Only a write known not to have
+run is StoreUnavailable, as the interface promises.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from ..store.base import StoreUnavailable
-from ..store.redis_conn import Pool, RedisAddress, Script, check_durability, guard
+from ..store.base import StoreUnavailable, StoreUncertain
+from ..store.redis_conn import (
+    RETRY_S,
+    Pool,
+    RedisAddress,
+    Script,
+    check_durability,
+    definite,
+    guard,
+)
 from . import redis_scripts as lua
 from .model import (
     Account,
@@ -71,6 +87,8 @@ from .redis_scripts import AccountKeys
 from .store import LadderTotals
 
 __all__ = ["AccountKeys", "RedisAccounts"]
+
+log = logging.getLogger(__name__)
 
 
 def _num(t: float) -> bytes:
@@ -161,6 +179,7 @@ class RedisAccounts:
         prefix: str = "klondike:",
         timeout: float = 5.0,
         connect_timeout: float = 10.0,
+        settle_timeout: float = 10.0,
         pool_size: int = 2,
     ) -> None:
         self.address = RedisAddress(
@@ -169,6 +188,7 @@ class RedisAccounts:
         self.keys = AccountKeys(prefix)
         self.timeout = timeout  # per operation: a frozen Redis costs a request this long
         self.connect_timeout = connect_timeout
+        self.settle_timeout = settle_timeout  # waiting for Redis to settle a lost reply
         self.pool_size = pool_size
         self.durable: bool | None = None  # appendfsync always, as far as Redis tells
         self._pool: Pool | None = None
@@ -210,11 +230,50 @@ class RedisAccounts:
     async def _run(
         self, what: str, script: Script, keys: Sequence[bytes], args: Sequence[bytes] = ()
     ) -> Any:
+        """The script's answer. StoreUnavailable when it is known not to have run
+        (nothing sent, or an error reply); when it was sent and no answer came
+        (a lost connection, a timeout), a write is settled (:meth:`_settle`) or,
+        if that cannot be done, StoreUncertain: it may have run."""
+        sent: list[bool] = []
+        try:
+            return await self._send(what, script, keys, args, sent)
+        except StoreUnavailable as exc:
+            if script in lua.READS or definite(exc, bool(sent)):
+                raise
+            if script not in lua.REPEATABLE:
+                raise StoreUncertain(f"accounts {what}: {exc}; it may have been done") from exc
+            return await self._settle(what, script, keys, args)
+
+    async def _send(
+        self,
+        what: str,
+        script: Script,
+        keys: Sequence[bytes],
+        args: Sequence[bytes],
+        sent: list[bool],
+    ) -> Any:
         pool = self._pool
         if pool is None:
             raise StoreUnavailable(f"accounts {what}: not connected to Redis")
         async with guard(f"accounts {what}", self.timeout):
-            return await pool.script(script, keys, args)
+            return await pool.script(script, keys, args, sent)
+
+    async def _settle(
+        self, what: str, script: Script, keys: Sequence[bytes], args: Sequence[bytes]
+    ) -> Any:
+        """A repeatable write whose reply was lost: run it again until Redis
+        answers, whose answer is then the first run's (running it twice is running
+        it once). StoreUncertain if Redis stays silent for ``settle_timeout`` s."""
+        log.warning("accounts %s: the reply was lost; running it again to settle it", what)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settle_timeout
+        while True:
+            await asyncio.sleep(RETRY_S)  # the links notice the loss and reconnect
+            try:
+                return await self._send(what, script, keys, args, [])
+            except StoreUnavailable as exc:
+                if loop.time() >= deadline or self._pool is None:
+                    raise StoreUncertain(f"accounts {what}: {exc}; it may have been done") from exc
 
     async def _record(
         self, what: str, script: Script, keys: Sequence[bytes], args: Sequence[bytes] = ()

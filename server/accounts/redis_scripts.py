@@ -13,7 +13,7 @@ words as :class:`AccountKeys`.
 
 from __future__ import annotations
 
-from ..store.redis_conn import NOW_LUA, Script
+from ..store.redis_conn import Script
 
 
 class AccountKeys:
@@ -241,18 +241,18 @@ return 1
 )
 
 # KEYS: link. ARGV: base, code hash. GET and DEL in one step: "account\\nexpires",
-# or nil when there is no such code, it has expired (by Redis's clock, the one
-# its TTL runs on) or its account is gone. Used up whatever the answer.
+# or nil when there is no such code, it has expired (by Redis's clock, the one its
+# TTL runs on, to the microsecond) or its account is gone. Used up whatever the answer.
 TAKE_LINK = Script(
     "accounts_take_link",
-    NOW_LUA
-    + """
+    """
+local t = redis.call('TIME')
 local f = redis.call('HMGET', KEYS[1], 'account', 'expires')
 if not f[1] then return false end
 redis.call('DEL', KEYS[1])
 local acc = ARGV[1] .. 'account:' .. f[1]
 redis.call('SREM', acc .. ':links', ARGV[2])
-if tonumber(f[2]) * 1000 <= now then return false end
+if tonumber(f[2]) <= t[1] + t[2] / 1000000 then return false end
 if redis.call('EXISTS', acc) == 0 then return false end
 return f[1] .. '\\n' .. f[2]
 """,
@@ -441,3 +441,28 @@ return 1
 GET = Script("accounts_get", "return redis.call('GET', KEYS[1])")
 SCARD = Script("accounts_scard", "return redis.call('SCARD', KEYS[1])")
 SISMEMBER = Script("accounts_sismember", "return redis.call('SISMEMBER', KEYS[1], ARGV[1])")
+
+# Scripts that only read: a lost reply changed nothing.
+READS = frozenset(
+    {READ, READ_INDEXED, READ_MEMBERS, HISTORY, TOTALS, FRIENDSHIPS, GET, SCARD, SISMEMBER}
+)
+
+# Writes that give the same answer run twice as once (a create answers 1 when its
+# very account is there), so a write whose reply was lost is settled by running
+# it again. The others (taking a code, moving a counter, removing) would answer
+# the second run differently: their lost reply stays unknown.
+REPEATABLE = frozenset(
+    {
+        CREATE,
+        UPDATE,
+        DELETE,
+        ADD_DEVICE,
+        TOUCH_DEVICE,
+        PUT_LINK,
+        SET_RECOVERY,
+        ADD_HISTORY,
+        PUT_REPLAY,
+        SET_FRIENDSHIP,
+        SET_FRIEND_LINK,
+    }
+)

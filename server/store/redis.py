@@ -64,16 +64,7 @@ from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from .base import SessionRecord, StoreUnavailable, StoreUncertain, token_key
-from .redis_conn import (
-    NOW_LUA,
-    RETRY_S,
-    Pool,
-    RedisAddress,
-    Script,
-    check_durability,
-    definite,
-    guard,
-)
+from .redis_conn import RETRY_S, Pool, RedisAddress, Script, check_durability, definite, guard
 
 __all__ = ["LeaseLost", "LeaseOwner", "RedisKeys", "RedisStore", "StoreUncertain"]
 
@@ -124,6 +115,8 @@ class RedisKeys:
         return f"{self.prefix}node:{node_id}".encode()
 
 
+_NOW = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
+
 # KEYS: rooms, log, lease. ARGV: code, idle_ttl, lease token ('': none), lease ms.
 # A code is free when no log exists and no reservation younger than idle_ttl holds
 # it. In cluster mode the new room's lease is taken in the same step, so no other
@@ -137,7 +130,7 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 if ARGV[3] ~= '' then redis.call('SET', KEYS[3], ARGV[3], 'PX', ARGV[4]) end
 return 1
 """
-_RESERVE = Script("reserve", NOW_LUA + _RESERVE_LUA)
+_RESERVE = Script("reserve", _NOW + _RESERVE_LUA)
 
 # KEYS: rooms, then (log, lease, writes) per room. ARGV: idle_ttl, room count, then
 # per room: code, expected length (-1: unknown), fencing token ('' : none), write id,
@@ -181,7 +174,7 @@ end
 redis.call('PEXPIRE', KEYS[1], ttl)
 return table.concat(out, ',')
 """
-_APPEND = Script("append", NOW_LUA + _APPEND_LUA)
+_APPEND = Script("append", _NOW + _APPEND_LUA)
 
 # KEYS: log, lease. ARGV: fencing token ('': none), expected length (-1: unknown),
 # drop, SHA1 hex of the record that must then come first. Drops the first `drop`
@@ -229,7 +222,7 @@ _RESOLVE = Script("resolve", _RESOLVE_LUA)
 _PRUNE_LUA = """
 return redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. (now - tonumber(ARGV[1])))
 """
-_PRUNE = Script("prune", NOW_LUA + _PRUNE_LUA)
+_PRUNE = Script("prune", _NOW + _PRUNE_LUA)
 
 # KEYS: rooms, log, lease, writes. ARGV: code, closed_ttl (0: delete now). The
 # writes hash lives as long as the log, so a void id stays void while it does.

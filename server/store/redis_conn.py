@@ -42,7 +42,6 @@ from asyncio_redis.encoders import BytesEncoder  # type: ignore[import-untyped]
 from .base import StoreUnavailable
 
 __all__ = [
-    "NOW_LUA",
     "Link",
     "Pool",
     "RedisAddress",
@@ -58,10 +57,6 @@ log = logging.getLogger(__name__)
 logging.getLogger("asyncio_redis").setLevel(logging.WARNING)
 
 RETRY_S = 0.5  # between reconnection attempts: short, so service resumes promptly
-
-# The first line of a script that needs the time: Redis's clock, in ms, as ``now``.
-# Every node shares it, so an expiry judged by it is judged alike everywhere.
-NOW_LUA = "local t = redis.call('TIME') local now = t[1] * 1000 + math.floor(t[2] / 1000)\n"
 
 
 @dataclass(frozen=True, slots=True)
