@@ -236,7 +236,7 @@ async def test_the_default_server_keeps_accounts_and_devices_across_kill_9(
 ) -> None:
     ann, made = await account(embedded.url, "Ann", "Annie")
     link = await ann.ok("link_code")
-    phone, welcome = await hello(embedded.url, link=link["code"], label="phone")
+    phone, _ = await hello(embedded.url, link=link["code"], label="phone")
     code = (await phone.ok("create_room"))["room"]["code"]
     spare = made["recovery_codes"][0]
     await eventually(lambda: rooms_of_accounts(embedded.data_dir) == [code], what="the room kept")
