@@ -244,6 +244,8 @@ async def test_the_default_server_keeps_accounts_and_devices_across_kill_9(
     await embedded.start()
     laptop, back = await hello(embedded.url, device=made["device_token"])
     assert (back["player"], back["account"]["handle"]) == (ann.player, "Annie")
+    _, guest = await hello(embedded.url, token=ann.token)
+    assert guest["code"] == "unknown_token"  # forgotten when the handle was taken
     assert back["room"]["code"] == code  # the account's room, kept on the account
     listed = (await laptop.ok("devices"))["devices"]
     assert [d["label"] for d in listed] == ["laptop", "phone"]
