@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from ..store.base import StoreUnavailable
-from .memory import add_to_totals
 from .model import (
     Account,
     DealEntry,
@@ -43,7 +42,7 @@ from .model import (
     RoundEntry,
     handle_key,
 )
-from .store import LadderTotals
+from .store import LadderTotals, add_to_totals
 
 __all__ = ["ACCOUNTS_DB", "SqliteAccounts"]
 
