@@ -14,6 +14,9 @@ move's:
   its own transaction, so two sign-ins with one code cannot both win.
 - *One process.* ``DIR/accounts.lock`` is held while open, as the room store holds
   ``DIR/lock``: a second server on the same directory is refused.
+
+Longer than most modules because the interface is wide: the schema, then one
+short method per operation of :class:`~server.accounts.store.AccountStore`.
 """
 
 from __future__ import annotations
