@@ -84,7 +84,7 @@ from .model import (
     handle_key,
 )
 from .redis_scripts import AccountKeys
-from .store import LadderTotals
+from .store import LadderTotals, add_to_totals
 
 __all__ = ["AccountKeys", "RedisAccounts"]
 
@@ -487,17 +487,17 @@ class RedisAccounts:
         ]
         args = [player.encode(), k.history(player, "totals:"), b"%d" % len(deals)]
         for d in deals:
-            won = d.result == "won"
-            seconds = _num(d.seconds) if won and d.seconds is not None else b""
+            one = add_to_totals(None, d)  # what the deal adds: the Lua sums, keeps the best
+            best = b"" if one.best_seconds is None else _num(one.best_seconds)
             args += [
                 d.key.encode(),
                 _num(d.t),
                 _entry_json(d),
                 d.ladder.encode(),
-                _flag(won),
-                seconds,
-                b"%d" % d.moves,
-                b"%d" % d.score,
+                b"%d" % one.wins,
+                best,
+                b"%d" % one.moves,
+                b"%d" % one.score,
             ]
         args.append(b"%d" % len(rounds))
         for r in rounds:

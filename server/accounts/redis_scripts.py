@@ -326,9 +326,10 @@ return 1
 
 # KEYS: deleted, deals, deal, rounds, round, ladders. ARGV: player, the name of
 # the totals before the ladder, deal count, then per deal: key, t, JSON, ladder,
-# won (0/1), seconds of a won deal ('' otherwise), moves, score; round count, then
-# per round: key, t, JSON. An entry kept already is left alone, and only a new
-# one counts in the totals. A deleted player's history is not written again.
+# and what it adds to its ladder's totals (store.py add_to_totals: wins, best
+# seconds or '', moves, score); round count, then per round: key, t, JSON. An
+# entry kept already is left alone, and only a new one counts in the totals. A
+# deleted player's history is not written again.
 ADD_HISTORY = Script(
     "accounts_add_history",
     """
@@ -336,14 +337,14 @@ if redis.call('SISMEMBER', KEYS[1], ARGV[1]) == 1 then return 0 end
 local a = 4
 for i = 1, tonumber(ARGV[3]) do
   local key, t, entry, ladder = ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
-  local won, seconds, moves, score = ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
+  local wins, seconds, moves, score = ARGV[a + 4], ARGV[a + 5], ARGV[a + 6], ARGV[a + 7]
   a = a + 8
   if redis.call('HSETNX', KEYS[3], key, entry) == 1 then
     redis.call('ZADD', KEYS[2], t, key)
     redis.call('SADD', KEYS[6], ladder)
     local totals = ARGV[2] .. ladder
     redis.call('HINCRBY', totals, 'deals', 1)
-    redis.call('HINCRBY', totals, 'wins', won)
+    redis.call('HINCRBY', totals, 'wins', wins)
     redis.call('HINCRBY', totals, 'moves', moves)
     redis.call('HINCRBY', totals, 'score', score)
     if seconds ~= '' then
