@@ -132,13 +132,10 @@ class MemoryAccounts:
 
     # -- one-time codes ----------------------------------------------------------
     async def put_link_code(self, code_hash: str, link: LinkCode) -> None:
-        now = time.time()  # codes nobody took are dropped once expired
-        self._links = {h: code for h, code in self._links.items() if code.expires > now}
         self._links[code_hash] = link
 
     async def take_link_code(self, code_hash: str) -> LinkCode | None:
-        link = self._links.pop(code_hash, None)
-        return link if link is not None and link.expires > time.time() else None
+        return self._links.pop(code_hash, None)
 
     async def set_recovery_codes(self, account: str, code_hashes: list[str]) -> None:
         self._recovery = {h: a for h, a in self._recovery.items() if a != account}

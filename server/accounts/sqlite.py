@@ -335,21 +335,13 @@ class SqliteAccounts:
 
     # -- one-time codes ----------------------------------------------------------
     async def put_link_code(self, code_hash: str, link: LinkCode) -> None:
-        def run(c: sqlite3.Connection) -> None:
-            c.execute("DELETE FROM link_codes WHERE expires <= ?", (time.time(),))  # unused
-            c.execute(
-                "INSERT OR REPLACE INTO link_codes (code_hash, account, expires) VALUES (?, ?, ?)",
-                (code_hash, link.account, link.expires),
-            )
-
-        await self._tx(run)
+        sql = "INSERT OR REPLACE INTO link_codes (code_hash, account, expires) VALUES (?, ?, ?)"
+        await self._changes(sql, (code_hash, link.account, link.expires))
 
     async def take_link_code(self, code_hash: str) -> LinkCode | None:
         sql = "DELETE FROM link_codes WHERE code_hash = ? RETURNING account, expires"
         row = await self._one(sql, (code_hash,))
-        if row is None or row[1] <= time.time():
-            return None
-        return LinkCode(row[0], row[1])
+        return None if row is None else LinkCode(row[0], row[1])
 
     async def set_recovery_codes(self, account: str, code_hashes: list[str]) -> None:
         def run(c: sqlite3.Connection) -> None:

@@ -94,10 +94,9 @@ class AccountStore(Protocol):
     async def put_link_code(self, code_hash: str, link: LinkCode) -> None: ...
 
     async def take_link_code(self, code_hash: str) -> LinkCode | None:
-        """The code's link, removed in the same step: a code works once. None
-        when there is no such code, or it has expired (its ``expires`` has passed
-        by the store's clock: Redis's for the Redis store, which every node
-        shares); an expired code is gone all the same."""
+        """The code's link, removed in the same step: a code works once. Whether
+        it has expired is the caller's to judge, by the server's clock (a store
+        may forget it sooner: Redis drops it at ``expires``, by its own clock)."""
 
     async def set_recovery_codes(self, account: str, code_hashes: list[str]) -> None:
         """Replace the account's recovery codes."""
