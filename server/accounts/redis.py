@@ -50,6 +50,10 @@ first run's. The others (taking a code, moving a passkey's counter, removing)
 raise :class:`~server.store.base.StoreUncertain`: a code taken so is used up
 without anyone signing in, the safe way to fail. Only a write known not to have
 run is StoreUnavailable, as the interface promises.
+
+Longer than most modules because the interface is wide: one short method per
+operation of the store, each turning values into a script's arguments and its
+answer back; the scripts themselves are in ``redis_scripts.py``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ asyncio-redis decodes nested strings wrongly (server/store/redis_conn.py).
 The scripts that reach keys named by what they read (deleting an account,
 listing its devices) build those names from the base passed in, with the same
 words as :class:`AccountKeys`.
+
+Long because it is mostly Lua: one script per atomic step, each with the
+comment that says what it is given and what it answers.
 """
 
 from __future__ import annotations
