@@ -409,6 +409,9 @@ class DealLog(Request):
         return {"deal": self.deal}
 
 
+# The requests about a player's record build on Request, above.
+from .history_requests import History, PastDeal, Profile  # noqa: E402
+
 REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
     {
         kind.TYPE: kind
@@ -431,6 +434,9 @@ REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
             Snapshot,
             React,
             DealLog,
+            Profile,
+            History,
+            PastDeal,
         )
     }
 )
