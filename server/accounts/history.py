@@ -120,9 +120,9 @@ def deal_over(room: RoomLike, deal: Deal) -> DealOver:
             result=_result(board.status, deal.ended_by),
             players=len(deal.replays),
         )
-    names = {p: m.name for p, m in room.members.items()}
-    names.update({p: room.series.names[p] for p in deal.replays if p not in names and p in room.series.names})
-    replay = {
+    # A player who left is named as the series remembers them, if it does.
+    names = {**room.series.names, **{p: m.name for p, m in room.members.items()}}
+    shown = {
         **past_deal(room, deal, at),
         "logs": deal_logs(deal),
         "key": key,
@@ -133,7 +133,7 @@ def deal_over(room: RoomLike, deal: Deal) -> DealOver:
         "scoring": settings.scoring.value,
         "names": {p: names.get(p, "a player who left") for p in deal.replays},
     }
-    data: bytes = msgpack.packb(replay, use_bin_type=True)
+    data: bytes = msgpack.packb(shown, use_bin_type=True)
     return DealOver(key, entries, data, t)
 
 

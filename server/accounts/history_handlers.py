@@ -19,10 +19,9 @@ from protocol.messages import ErrorCode
 from protocol.requests import Request
 
 from ..core.values import RoomError
-from ..net.clock import Clock
-from ..peer import Peer, SessionState
-from ..rooms.handlers import Handler, on
-from .history import REPLAY_DAYS, read_replay
+from ..peer import Peer
+from ..rooms.handlers import Front, Handler, on
+from .history import read_replay
 from .keeping import HistoryKeeper
 from .model import Account, DealEntry, handle_key
 from .profile import CHART_DEALS, CHART_WEEKS, WEEK_S, deal_view, profile_view
@@ -34,14 +33,12 @@ _READ_PAGE = 500
 _READ_MOST = 5000  # deals a profile reads at most for its charts
 
 
-class Records(Protocol):
-    """What the record requests need of the service."""
+class Records(Front, Protocol):
+    """What the record requests need of the service: where accounts live, and
+    the history writes under way."""
 
     accounts: AccountStore
     history: HistoryKeeper
-    clock: Clock
-
-    def session_of(self, peer: Peer) -> SessionState: ...
 
 
 async def _whose(desk: Records, conn: Peer, handle: str | None) -> tuple[str, Account | None]:
@@ -105,8 +102,6 @@ async def _past_deal(desk: Records, conn: Peer, req: PastDeal) -> None:
     if data is None:
         raise refused
     deal = read_replay(data)
-    if deal.get("t", 0) + REPLAY_DAYS * 86_400 < desk.clock.now() / 1000:
-        raise refused
     players = list(deal.get("boards", {}))
     if session.player not in players:
         shown = False

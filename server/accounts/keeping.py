@@ -107,9 +107,7 @@ class HistoryKeeper:
                 log.info("history not written yet: %s; again in %.1f s", exc, wait)
                 await asyncio.sleep(wait)
 
-    async def _write_once(
-        self, deals: list[DealOver], rounds: list[dict[str, RoundEntry]]
-    ) -> None:
+    async def _write_once(self, deals: list[DealOver], rounds: list[dict[str, RoundEntry]]) -> None:
         accounts = self._home.accounts
         by_player: dict[str, tuple[list[DealEntry], list[RoundEntry]]] = {}
         for deal in deals:

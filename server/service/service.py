@@ -20,6 +20,8 @@ from protocol.settings import DealRules
 
 from .. import ids
 from ..accounts.keeping import HistoryKeeper
+from ..accounts.memory import MemoryAccounts
+from ..accounts.store import AccountStore
 from ..core import records as R
 from ..core.durable import DurableLog
 from ..core.records import Decision
@@ -74,6 +76,7 @@ class Service:
         self.adoption = Adoption(self)
         self.connections: set[Peer] = set()
         self.cluster: ClusterHooks | None = None  # several nodes: server/cluster/
+        self.accounts: AccountStore = MemoryAccounts()  # server/app.py sets the store's own
         self.history = HistoryKeeper(self)
 
     def use_store(self, store: Store) -> None:
