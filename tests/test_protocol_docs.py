@@ -173,7 +173,7 @@ def _documented_fields(cell: str) -> dict[str, str]:
 
 
 def test_the_room_requests_are_the_documented_ones_with_their_fields() -> None:
-    """The "Rooms" table against the codec (protocol/requests.py): the same requests,
+    """The request tables ("Rooms", "Profile and history") against the codec (protocol/requests.py): the same requests,
     the same fields, "optional" exactly where the codec takes a request without
     the field, and for a field naming an enum member, its members and default."""
     from enum import Enum
@@ -182,8 +182,13 @@ def test_the_room_requests_are_the_documented_ones_with_their_fields() -> None:
     from protocol.wire import WireError
     from tests.support.requests import SAMPLES
 
-    rows = re.findall(r"^\| `(\w+)` \| (.+?) \| .+? \| .+? \|$", section("Rooms"), re.M)
-    table = dict(rows)
+    table = {
+        kind: cell
+        for title in ("Rooms", "Profile and history")
+        for kind, cell in re.findall(
+            r"^\| `(\w+)` \| (.+?) \| .+? \| .+? \|$", section(title), re.M
+        )
+    }
     assert set(table) == set(REQUESTS) - {"hello", "ping"}
     for title in (
         "`hello` (must come first)",
@@ -199,9 +204,10 @@ def test_the_room_requests_are_the_documented_ones_with_their_fields() -> None:
             without = {"type": kind, **{k: v for k, v in fields.items() if k != name}}
             try:
                 default = getattr(parse_request(without), name)
+                optional = True
             except WireError:
-                default = None
-            assert note.startswith("optional") == (default is not None), (kind, name)
+                default, optional = None, False
+            assert note.startswith("optional") == optional, (kind, name)
             value = getattr(parse_request(full), name)
             if isinstance(value, Enum):
                 named = re.findall(r"`(\w+)`", note)

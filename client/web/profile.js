@@ -14,13 +14,10 @@ import { checkDeal, tellLog } from "./replay.js";
 import { ordinal } from "./series.js";
 import { ensureSession } from "./session.js";
 import { $, state } from "./state.js";
+import { refusalText } from "./words.js";
 
 const PAGE = 20;
 const RESULT_TEXT = { won: "won", resigned: "resigned", dead: "no moves left", timed_out: "out of time", unfinished: "unfinished" };
-const PRIVATE_TEXT = {
-  record_private: "This record is private: its owner does not show it.",
-  unknown_handle: "Nobody has that handle.",
-};
 
 const view = { handle: null, profile: null, deals: [], next: null, error: null, replay: null, asked: 0 };
 
@@ -71,7 +68,7 @@ export async function openProfile(handle = null) {
     Object.assign(view, { profile: profile.profile, deals: page.deals, next: page.next });
   } catch (err) {
     if (asked !== view.asked) return;
-    view.error = PRIVATE_TEXT[err?.code] || `The record could not be had: ${err?.message || err}`;
+    view.error = err?.code ? refusalText(err) : `The record could not be had: ${err?.message || err}`;
   }
   draw();
 }
@@ -104,7 +101,7 @@ async function openReplay(key) {
     view.replay.checks = await checkDeal(reply.deal);
   } catch (err) {
     if (view.replay?.key !== key) return;
-    view.replay.error = err?.code === "no_such_deal" ? "This deal is not kept any more, or not shown." : String(err?.message || err);
+    view.replay.error = err?.code ? refusalText(err) : String(err?.message || err);
   }
   if (asked === view.asked) draw();
 }

@@ -29,6 +29,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "snapshot": {},
     "react": {"reaction": "wow"},
     "deal_log": {"deal": 1},
+    "profile": {"handle": "Bea"},
+    "history": {"handle": "Bea", "before": 1764430123.5, "limit": 5},
+    "past_deal": {"key": "ZZZZZZ/1/1"},
     "join_room": {"code": "ZZZZZZ", "role": "spectator"},
     "leave_room": {},
 }
