@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from .messages import ErrorCode, RequestId
-from .requests import Request, opt_str, req_str
+from .request_fields import Request, opt_str, req_str
 from .wire import WireError
 
-__all__ = ["HISTORY_PAGE", "History", "PastDeal", "Profile"]
+__all__ = ["HISTORY_PAGE", "HISTORY_REQUESTS", "History", "PastDeal", "Profile"]
 
 HISTORY_PAGE = 50
 """The most deals one ``history`` reply lists (``limit`` above it is refused)."""
@@ -83,3 +83,6 @@ class PastDeal(Request):
 
     def fields(self) -> dict[str, Any]:
         return {"key": self.key}
+
+
+HISTORY_REQUESTS: tuple[type[Request], ...] = (Profile, History, PastDeal)
