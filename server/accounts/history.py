@@ -26,13 +26,12 @@ import msgpack  # type: ignore[import-untyped]
 
 from protocol.messages import DealEnd
 from protocol.moves import Status
-from protocol.placings import Finish, deal_places
 from protocol.settings import DealRules
 
 from ..core import records as R
 from ..core.series import RoundResult
 from ..core.values import Deal
-from ..core.views import RoomLike, deal_logs, past_deal
+from ..core.views import RoomLike, deal_logs, past_summary, revealed_deal
 from .model import DealEntry, RoundEntry
 
 __all__ = [
@@ -103,13 +102,9 @@ def deal_over(room: KeptRoom, deal: Deal) -> DealOver:
     at = deal.ended_at
     key = deal_key(room_key(room.code, room.created_at), room.round, deal.number)
     settings = room.settings
-    scores = {p: room.score(deal, p, at) for p in deal.replays}
-    places = deal_places(
-        {
-            p: Finish(scores[p], r.board.status is Status.WON, r.ended_at)
-            for p, r in deal.replays.items()
-        }
-    )
+    # Scores and placings as the room showed them (its deal_over's summary).
+    summary = past_summary(room, deal, at)
+    places = {p: s["place"] for p, s in summary.items()}
     shared = {place: list(places.values()).count(place) > 1 for place in places.values()}
     rules = deal.rules
     t = at / 1000
@@ -128,7 +123,7 @@ def deal_over(room: KeptRoom, deal: Deal) -> DealOver:
             scoring=settings.scoring.value,
             placing=places[p],
             tied=shared[places[p]],
-            score=scores[p],
+            score=summary[p]["score"],
             bonus=settings.race_bonus if deal.first == p else 0,
             seconds=replay.ended_at / 1000 if won and replay.ended_at is not None else None,
             moves=board.moves,
@@ -138,7 +133,8 @@ def deal_over(room: KeptRoom, deal: Deal) -> DealOver:
     # A player who left is named as the series remembers them, if it does.
     names = {**room.series.names, **{p: m.name for p, m in room.members.items()}}
     shown = {
-        **past_deal(room, deal, at),
+        **revealed_deal(deal),
+        "summary": summary,
         "logs": deal_logs(deal),
         "key": key,
         "room": room.code,
