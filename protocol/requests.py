@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Self
 
 from .account_requests import ACCOUNT_REQUESTS, opt_label
+from .history_requests import HISTORY_REQUESTS
 from .messages import ErrorCode, Reaction, RequestId, Role
 from .moves import Move, UnreadableMove, read_move
 from .request_fields import (
@@ -333,6 +334,7 @@ REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
         for kind in (
             *_ROOM_REQUESTS,
             *ACCOUNT_REQUESTS,
+            *HISTORY_REQUESTS,
         )
     }
 )

@@ -19,6 +19,7 @@
 //   feedback.js  toast, screen-reader hint, lobby message, banner
 //   confirm.js   the in-page "are you sure?" of what cannot be undone
 //   reactions.js the reaction buttons, and everyone's reactions for a moment
+//   profile.js   the Profile screen: a record, its charts (charts.js), its deals
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
 // drags, keys to moves), motion.js (glides, the deal, the win cascade), cards.js
@@ -30,6 +31,7 @@ import { initHud, renderHud, renderNotices } from "./hud.js";
 import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
 import { renderPast } from "./past.js";
+import { initProfile, openFromPath } from "./profile.js";
 import { renderResults } from "./results.js";
 import { initPlay, renderControls } from "./play.js";
 import { initReactions } from "./reactions.js";
@@ -65,4 +67,5 @@ initHost();
 initHud();
 initReactions();
 initLobby();
-restoreSession();
+initProfile();
+restoreSession().finally(openFromPath);

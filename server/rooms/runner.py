@@ -58,6 +58,12 @@ log, folded from its last checkpoint all the same. So a room's log in the store
 holds a checkpoint and the records of about one deal, however long it has played,
 and taking it over costs that much.
 
+**Beyond the room.** What a command adds to its players' records (a deal over,
+a round over: server/accounts/keeping.py) is built right after its commit, from
+the room as the command left it (later commands may change the room before it is
+durable), and handed over once it is durable, after its events: never for a
+command that is rolled back (:meth:`Venue.keeping`).
+
 **Bots.** The runner plays for the room's bot members (server/rooms/bots.py): a
 driver per bot, started and stopped as the members change (after each command
 released), all stopped with the runner. Their moves are commands like anyone's.
@@ -148,6 +154,11 @@ class Venue(Protocol):
     def after_commit(self, runner: RoomRunner, decision: Decision) -> None:
         """Keep sessions in step with a command now durable (who left, closes)."""
 
+    def keeping(self, room: Room, decision: Decision) -> Release | None:
+        """What is kept of a command beyond the room (its players' history),
+        built right after its commit, from the room as the command left it; the
+        call returned runs once the command is durable (never, if it is not)."""
+
 
 @dataclass(slots=True, eq=False)
 class _Entry:
@@ -160,6 +171,7 @@ class _Entry:
     recipients: dict[str, Member] = field(default_factory=dict)
     error: BaseException | None = None
     read: Read | None = None  # for a read: how to answer again after a rollback
+    kept: Release | None = None  # see Venue.keeping
     released: bool = False
     # For whoever waits for the entry, made only when it is not released at once
     # (with the in-memory store every entry is released before anyone waits).
@@ -313,6 +325,7 @@ class RoomRunner:
             data = [encode_record(r) for r in decision.records]
             entry.recipients = dict(room.members)  # removed members learn of it too
             entry.events = self._commit(decision)
+            entry.kept = self.venue.keeping(self.room, decision)
             if R.DealStarted in kinds:
                 self.seeds.dealt(decision.records)
             data += self._checkpoint_after(kinds)
@@ -479,6 +492,8 @@ class RoomRunner:
                 self.fanout(entry.events, entry.recipients)
             if entry.decision is not None and entry.decision.records:
                 self.venue.after_commit(self, entry.decision)
+            if entry.kept is not None:
+                entry.kept()
             if entry.decision is not None:
                 self.bots.sync()  # bots seated or removed; the others look again
         except Exception as exc:
@@ -531,7 +546,7 @@ class RoomRunner:
                 decision = entry.decision
                 maybe = unknown and decision is not None and bool(decision.records)
                 maybe = maybe and entry.end <= sent
-                entry.release, entry.events, entry.decision = None, [], None
+                entry.release, entry.events, entry.decision, entry.kept = None, [], None, None
                 entry.error = uncertain() if maybe else unavailable()
             self._deliver(entry)
         self.timer.arm()

@@ -19,7 +19,10 @@ from protocol.requests import Hello, Ping, Request
 from protocol.wire import VERSION
 
 from ..accounts.handlers import ACCOUNT_HANDLERS, AccountDesk
+from ..accounts.history_handlers import HISTORY_HANDLERS
+from ..accounts.keeping import HistoryKeeper
 from ..accounts.service import NewDevice, account_view
+from ..accounts.store import AccountStore
 from ..core.records import Decision
 from ..core.values import RoomError
 from ..core.views import room_view
@@ -44,6 +47,8 @@ class Desk(AccountDesk, Protocol):
     sessions: Sessions
     allowances: Allowances
     cluster: ClusterHooks | None
+    accounts: AccountStore
+    history: HistoryKeeper
 
 
 async def dispatch(desk: Desk, conn: Peer, req: Request) -> None:
@@ -179,5 +184,11 @@ async def _ping(desk: Desk, conn: Peer, req: Ping) -> None:
 
 
 HANDLERS: dict[type[Request], Handler[Desk]] = dict(
-    [on(Hello, _hello), on(Ping, _ping), *ROOM_HANDLERS.items(), *ACCOUNT_HANDLERS.items()]
+    [
+        on(Hello, _hello),
+        on(Ping, _ping),
+        *ROOM_HANDLERS.items(),
+        *ACCOUNT_HANDLERS.items(),
+        *HISTORY_HANDLERS.items(),
+    ]
 )

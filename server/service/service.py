@@ -19,6 +19,7 @@ from protocol.requests import Request
 from protocol.settings import DealRules
 
 from .. import ids
+from ..accounts.keeping import HistoryKeeper
 from ..accounts.memory import MemoryAccounts
 from ..accounts.service import Accounts
 from ..accounts.store import AccountStore
@@ -34,7 +35,7 @@ from ..net.metrics import Metrics
 from ..net.ratelimit import Limiter
 from ..peer import Peer, SessionState
 from ..rooms.proofs import ProvenPools
-from ..rooms.runner import RoomRunner, Writer
+from ..rooms.runner import Release, RoomRunner, Writer
 from ..store.base import Store, StoreUnavailable
 from .adoption import Adoption
 from .dispatch import dispatch
@@ -79,6 +80,7 @@ class Service:
         self.adoption = Adoption(self)
         self.connections: set[Peer] = set()
         self.cluster: ClusterHooks | None = None  # several nodes: server/cluster/
+        self.history = HistoryKeeper(self)
 
     def use_store(self, store: Store) -> None:
         """The store, connected once the event loop runs (server/app.py): the
@@ -135,6 +137,14 @@ class Service:
                 runner.stop()
                 self.tasks.spawn(self._forget_room(runner.code))
 
+    def keeping(self, room: Room, decision: Decision) -> Release | None:
+        """A deal over for everyone, or a round over, joins its players' history."""
+        try:
+            return self.history.built(room, decision)
+        except Exception:  # a bug: the room goes on, its rebuild writes it again
+            log.exception("room %s: history not built", room.code)
+            return None
+
     async def _forget_room(self, code: str) -> None:
         try:
             await self.store.close_room(code)
@@ -151,11 +161,13 @@ class Service:
                 await self.adoption.adopt(code)
 
     async def stop(self) -> None:
-        """At shutdown: give up rebuilds under way and stop every runner."""
+        """At shutdown: give up rebuilds under way, stop every runner, and let
+        the history writes under way end before the account store closes."""
         await self.adoption.stop()
         for runner in self.rooms.values():
             runner.stop()
         await self.seeding.proofs.close()
+        await self.history.stop()
 
     def role_of(self, conn: Peer) -> str:
         session = conn.session
