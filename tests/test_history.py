@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from protocol.settings import Scoring
-from server.accounts.profile import CHART_WEEKS, week_start
+from server.accounts.profile import CHART_WEEKS
+from server.accounts.store import week_start
 from tests.support.inprocess import FakeClock, Seeds, running_server
 from tests.support.raw_client import Client, player
 from tests.support.solver import board_from_view, solve

@@ -88,7 +88,7 @@ from .model import (
     handle_key,
 )
 from .redis_scripts import AccountKeys
-from .store import LadderTotals, add_to_totals
+from .store import LadderTotals, add_to_totals, ladders_of, tallies, weeks_of
 
 __all__ = ["AccountKeys", "RedisAccounts"]
 
@@ -491,13 +491,13 @@ class RedisAccounts:
         ]
         args = [player.encode(), k.history(player, "totals:"), b"%d" % len(deals)]
         for d in deals:
-            one = add_to_totals(None, d)  # what the deal adds: the Lua sums, keeps the best
+            one = add_to_totals(None, d, d.ladder)  # what it adds: the Lua sums, keeps the best
             best = b"" if one.best_seconds is None else _num(one.best_seconds)
             args += [
                 d.key.encode(),
                 _num(d.t),
                 _entry_json(d),
-                d.ladder.encode(),
+                "|".join(tallies(d)).encode(),
                 b"%d" % one.wins,
                 best,
                 b"%d" % one.moves,
@@ -527,6 +527,13 @@ class RedisAccounts:
         return [RoundEntry(**e) for e in await self._history(player, "round", before, limit)]
 
     async def totals(self, player: str) -> list[LadderTotals]:
+        return ladders_of(await self._tallies(player))
+
+    async def weeks(self, player: str, since: float) -> list[LadderTotals]:
+        return weeks_of(await self._tallies(player), since)
+
+    async def _tallies(self, player: str) -> list[LadderTotals]:
+        """Every tally of the player: ladders and weeks (a year holds 52 weeks)."""
         k = self.keys
         raw = await self._run(
             "totals", lua.TOTALS, [k.history(player, "ladders")], [k.history(player, "totals:")]
@@ -542,7 +549,7 @@ class RedisAccounts:
             )
             for f in _records(raw)
         ]
-        return sorted(out, key=lambda t: t.ladder)
+        return out
 
     async def put_replay(self, key: str, replay: bytes, expires: float) -> None:
         await self._run(

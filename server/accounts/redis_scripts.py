@@ -327,10 +327,11 @@ return 1
 """,
 )
 
-# KEYS: deleted, deals, deal, rounds, round, ladders. ARGV: player, the name of
-# the totals before the ladder, deal count, then per deal: key, t, JSON, ladder,
-# and what it adds to its ladder's totals (store.py add_to_totals: wins, best
-# seconds or '', moves, score); round count, then per round: key, t, JSON. An
+# KEYS: deleted, deals, deal, rounds, round, ladders (the tallies' names). ARGV:
+# player, the name of the totals before the tally, deal count, then per deal:
+# key, t, JSON, its tallies joined by '|' (store.py tallies: ladder, week), and
+# what it adds to each (store.py add_to_totals: wins, best seconds or '', moves,
+# score); round count, then per round: key, t, JSON. An
 # entry kept already is left alone, and only a new one counts in the totals. A
 # deleted player's history is not written again.
 ADD_HISTORY = Script(
@@ -344,16 +345,18 @@ for i = 1, tonumber(ARGV[3]) do
   a = a + 8
   if redis.call('HSETNX', KEYS[3], key, entry) == 1 then
     redis.call('ZADD', KEYS[2], t, key)
-    redis.call('SADD', KEYS[6], ladder)
-    local totals = ARGV[2] .. ladder
-    redis.call('HINCRBY', totals, 'deals', 1)
-    redis.call('HINCRBY', totals, 'wins', wins)
-    redis.call('HINCRBY', totals, 'moves', moves)
-    redis.call('HINCRBY', totals, 'score', score)
-    if seconds ~= '' then
-      local best = redis.call('HGET', totals, 'best_seconds')
-      if not best or tonumber(seconds) < tonumber(best) then
-        redis.call('HSET', totals, 'best_seconds', seconds)
+    for tally in string.gmatch(ladder, '[^|]+') do
+      redis.call('SADD', KEYS[6], tally)
+      local totals = ARGV[2] .. tally
+      redis.call('HINCRBY', totals, 'deals', 1)
+      redis.call('HINCRBY', totals, 'wins', wins)
+      redis.call('HINCRBY', totals, 'moves', moves)
+      redis.call('HINCRBY', totals, 'score', score)
+      if seconds ~= '' then
+        local best = redis.call('HGET', totals, 'best_seconds')
+        if not best or tonumber(seconds) < tonumber(best) then
+          redis.call('HSET', totals, 'best_seconds', seconds)
+        end
       end
     end
   end
