@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import ssl
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -70,7 +71,9 @@ class RaceServer:
         idle_room_ms: int = IDLE_ROOM_MS,
         origins: Sequence[str] = (),
         metrics_address: tuple[str, int] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        self.tls = tls  # HTTPS and WSS on the one port (server/net/tls.py)
         self.store: Store = store if store is not None else MemoryStore()
         self._store_factory = store_factory
         self.clustered = clustered  # several nodes on one Redis: server/cluster/leases.py
@@ -94,6 +97,7 @@ class RaceServer:
             static_dir,
             origins=origins,
             metrics_here=metrics_address is None,
+            secure=tls is not None,
         )
         # /metrics on a listener of its own, answering any peer that reaches it
         self.metrics_address = metrics_address
@@ -174,6 +178,7 @@ class RaceServer:
             ping_interval=self.ping_interval,
             close_timeout=2.0,
             server_header=None,
+            ssl=self.tls,
         )
         sock = next(iter(self._server.sockets))
         self.port = sock.getsockname()[1]
@@ -193,7 +198,14 @@ class RaceServer:
 
     @property
     def url(self) -> str:
-        return f"ws://{self.host}:{self.port}/ws"
+        scheme = "wss" if self.tls is not None else "ws"
+        return f"{scheme}://{self.host}:{self.port}/ws"
+
+    @property
+    def page(self) -> str:
+        """The browser client's address (``/``)."""
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://{self.host}:{self.port}/"
 
     async def stop(self) -> None:
         """Close every client with 1001 (going away), then the store."""
@@ -226,13 +238,7 @@ class RaceServer:
 async def serve_forever(server: RaceServer) -> None:
     await server.start()
     gc_task = asyncio.get_running_loop().create_task(collect_garbage())
-    log.info(
-        "klondike-race listening on ws://%s:%d/ws and http://%s:%d/",
-        server.host,
-        server.port,
-        server.host,
-        server.port,
-    )
+    log.info("klondike-race listening on %s and %s", server.url, server.page)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -70,6 +70,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(e.g. https://cards.example.org; repeat for more)",
     )
     parser.add_argument(
+        "--tls-cert",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="serve HTTPS and WSS on the port with this certificate chain (PEM), e.g. one "
+        "from mkcert for the LAN name, so passkeys work for friends on the LAN; with --tls-key",
+    )
+    parser.add_argument(
+        "--tls-key",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the private key (PEM) of --tls-cert",
+    )
+    parser.add_argument(
         "--metrics",
         type=_address,
         default=None,
@@ -141,6 +156,17 @@ def serve_command(args: argparse.Namespace) -> int:
         async def factory() -> Any:
             return await SqliteStore.at(data_dir)
 
+    tls = None
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise SystemExit("--tls-cert and --tls-key go together")
+    if args.tls_cert is not None:
+        from .net.tls import TlsError, tls_context
+
+        try:
+            tls = tls_context(args.tls_cert, args.tls_key)
+        except TlsError as exc:
+            raise SystemExit(f"--tls-cert/--tls-key: {exc}") from None
+
     limits = Limits(
         rate=args.rate_limit,
         burst=2 * args.rate_limit,
@@ -158,6 +184,7 @@ def serve_command(args: argparse.Namespace) -> int:
         clustered=bool(args.redis) and not memory,  # any number of nodes may share the Redis
         origins=args.origin,
         metrics_address=args.metrics,
+        tls=tls,
     )
     return run(server)
 

@@ -233,7 +233,8 @@ class GameSocket(ServerConnection):
                 # the peer has not read yet: our close frame with its code.
                 self._refused_all = True
                 self.transport.pause_reading()
-                self.transport.write_eof()
+                if self.transport.can_write_eof():  # TLS cannot half-close: the timeout ends it
+                    self.transport.write_eof()
                 return
         elif self.recv_messages.paused:  # websockets' queue of messages is full
             self._held = data  # parsed once it has room (_resume)

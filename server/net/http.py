@@ -19,8 +19,9 @@ it answers loopback peers only, unless it has a listener of its own
 ``/invite/CODE.svg`` is a room's invite link as a QR code, drawn here (with
 segno) rather than by a script in the page, so the page keeps its strict policy
 and friends at the same table join by pointing a phone at the host's screen. It
-names the link from the request's own ``Host`` (and ``X-Forwarded-Proto`` from
-the proxy in deploy/), and answers for any well-formed code: whether a room
+names the link from the request's own ``Host`` and :func:`page_scheme` (https
+when this server speaks TLS, ``serve --tls-cert``, or the proxy in deploy/ says
+so in ``X-Forwarded-Proto``), and answers for any well-formed code: whether a room
 exists is not told to anyone who asks.
 """
 
@@ -43,7 +44,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-__all__ = ["DEFAULT_STATIC", "WS_PATH", "HttpRoutes"]
+__all__ = ["DEFAULT_STATIC", "WS_PATH", "HttpRoutes", "page_scheme"]
 
 WS_PATH = "/ws"
 CSP = (
@@ -103,14 +104,20 @@ def too_many(why: str) -> Response:
     return _text(429, f"too many requests: {why}\n", Retry_After="10")
 
 
-def invite_qr(code: str, headers: Headers) -> Response:
+def page_scheme(headers: Headers, secure: bool) -> str:
+    """The scheme the browser reached the page by: https when this listener
+    speaks TLS, or when a proxy in front says it does (deploy/nginx.conf)."""
+    return "https" if secure or headers.get("X-Forwarded-Proto") == "https" else "http"
+
+
+def invite_qr(code: str, headers: Headers, secure: bool) -> Response:
     """The invite link of room ``code`` (``/#join=CODE``, as the page's Copy gives
     it) as an SVG QR code, black on white whatever the page's theme: scanners want
     the contrast."""
     host = headers.get("Host") or ""
     if not _HOST.fullmatch(host):
         return _text(400, "a Host header is needed to name the invite link\n")
-    scheme = "https" if headers.get("X-Forwarded-Proto") == "https" else "http"
+    scheme = page_scheme(headers, secure)
     out = io.BytesIO()
     segno.make(f"{scheme}://{host}/#join={code}", error="m").save(
         out, kind="svg", scale=6, border=2, dark="#000", light="#fff", xmldecl=False,
@@ -133,7 +140,8 @@ class HttpRoutes:
 
     ``origins``: browser origins besides the server's own that may open the
     WebSocket. ``metrics_anywhere``: answer /metrics to any peer (its own
-    listener, bound where the operator chose); otherwise loopback peers only."""
+    listener, bound where the operator chose); otherwise loopback peers only.
+    ``secure``: this listener speaks TLS (links it names are https)."""
 
     def __init__(
         self,
@@ -144,8 +152,10 @@ class HttpRoutes:
         origins: Sequence[str] = (),
         metrics_anywhere: bool = False,
         metrics_here: bool = True,
+        secure: bool = False,
     ) -> None:
         self._health = health
+        self.secure = secure
         self._metrics = metrics
         self._static = static_dir.resolve() if static_dir is not None else None
         self._origins = {o.rstrip("/").lower() for o in origins}
@@ -169,7 +179,7 @@ class HttpRoutes:
     def _answer(self, connection: Any, path: str, headers: Headers) -> Response:
         invite = _INVITE_QR.fullmatch(path)
         if invite is not None:
-            return invite_qr(invite.group(1), headers)
+            return invite_qr(invite.group(1), headers, self.secure)
         if path == "/healthz":
             body = json.dumps(self._health()).encode()
             return response(200, body, "application/json", Cache_Control="no-store")
