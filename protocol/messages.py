@@ -101,6 +101,7 @@ class ErrorCode(StrEnum):
     WRONG_MOVE_NUMBER = "wrong_move_number"  # carries ``expected``
     RATE_LIMITED = "rate_limited"
     LIMIT_REACHED = "limit_reached"
+    BAD_PASSKEY = "bad_passkey"  # any failed WebAuthn ceremony, one answer for every cause
     STORAGE_UNAVAILABLE = "storage_unavailable"
     STORAGE_UNCERTAIN = "storage_uncertain"
     INTERNAL_ERROR = "internal_error"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
@@ -28,7 +29,7 @@ from . import ids
 from .collector import collect_garbage
 from .net.clock import Clock, SystemClock
 from .net.connection import Connection, Flusher, GameSocket, Limits
-from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, too_many
+from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, site_of, too_many
 from .net.metrics import Metrics
 from .net.ratelimit import client_address
 from .rooms.proofs import ProvenPools
@@ -72,8 +73,11 @@ class RaceServer:
         origins: Sequence[str] = (),
         metrics_address: tuple[str, int] | None = None,
         tls: ssl.SSLContext | None = None,
+        rp_id: str | None = None,
     ) -> None:
         self.tls = tls  # HTTPS and WSS on the one port (server/net/tls.py)
+        self.rp_id = rp_id  # passkeys' RP ID; None: each connection's Host name
+        self.origins = tuple(origins)
         self.store: Store = store if store is not None else MemoryStore()
         self._store_factory = store_factory
         self.clustered = clustered  # several nodes on one Redis: server/cluster/leases.py
@@ -129,7 +133,9 @@ class RaceServer:
         }
 
     async def _handler(self, ws: ServerConnection) -> None:
-        conn = Connection(self.service, ws, self.limits, self.flusher)
+        headers = ws.request.headers if ws.request is not None else Headers()
+        site = site_of(headers, self.tls is not None, self.rp_id, self.origins)
+        conn = Connection(self.service, ws, self.limits, self.flusher, site)
         self._per_address[conn.address] += 1
         try:
             await conn.serve()

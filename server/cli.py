@@ -85,6 +85,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the private key (PEM) of --tls-cert",
     )
     parser.add_argument(
+        "--rp-id",
+        default=None,
+        metavar="DOMAIN",
+        help="the domain passkeys are made for (WebAuthn's RP ID), e.g. cards.example.org; "
+        "set it when the page is reached by several names or served from an --origin "
+        "(default: the name in each request's Host, right for localhost and one LAN name)",
+    )
+    parser.add_argument(
         "--metrics",
         type=_address,
         default=None,
@@ -185,6 +193,7 @@ def serve_command(args: argparse.Namespace) -> int:
         origins=args.origin,
         metrics_address=args.metrics,
         tls=tls,
+        rp_id=args.rp_id,
     )
     return run(server)
 

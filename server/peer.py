@@ -15,7 +15,18 @@ from typing import Any, Protocol
 
 from protocol.messages import CloseCode, Code, Message
 
-__all__ = ["Peer", "SessionState"]
+__all__ = ["Peer", "SessionState", "Site"]
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Where a client's page lives, as WebAuthn names it (server/accounts/
+    passkeys.py): the RP ID its passkeys are scoped to, and the origins a
+    ceremony may run from. Read from the connection's handshake and the
+    server's settings (server/net/http.py ``site_of``), once per connection."""
+
+    rp_id: str
+    origins: tuple[str, ...]
 
 
 class Peer(Protocol):
@@ -25,6 +36,7 @@ class Peer(Protocol):
     binary: bool  # msgpack (True) or JSON frames
     closing: bool
     address: str  # the client's address, which its limits are keyed by
+    site: Site | None  # None: no usable Host (or a relayed client: its edge node has it)
 
     def send(self, msg: Message) -> None:
         """Queue one message (encoded for this connection); never blocks."""

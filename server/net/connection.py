@@ -44,7 +44,7 @@ from protocol.requests import Hello, MoveRequest, Request, parse_request, reques
 from protocol.wire import JSON, WireError, decode, encode
 
 from ..core.values import RoomError
-from ..peer import Peer, SessionState
+from ..peer import Peer, SessionState, Site
 from .framing import Framer
 from .metrics import Metrics
 from .ratelimit import Limiter, TokenBucket, client_address
@@ -302,9 +302,15 @@ class Connection:
     """One client's WebSocket; a :class:`~server.peer.Peer`."""
 
     def __init__(
-        self, service: Dispatcher, ws: ServerConnection, limits: Limits, flusher: Flusher
+        self,
+        service: Dispatcher,
+        ws: ServerConnection,
+        limits: Limits,
+        flusher: Flusher,
+        site: Site | None = None,
     ) -> None:
         self.service = service
+        self.site = site
         self.ws = ws
         self.limits = limits
         self.flusher = flusher

@@ -44,7 +44,9 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-__all__ = ["DEFAULT_STATIC", "WS_PATH", "HttpRoutes", "page_scheme"]
+from ..peer import Site
+
+__all__ = ["DEFAULT_STATIC", "WS_PATH", "HttpRoutes", "page_scheme", "site_of"]
 
 WS_PATH = "/ws"
 CSP = (
@@ -108,6 +110,29 @@ def page_scheme(headers: Headers, secure: bool) -> str:
     """The scheme the browser reached the page by: https when this listener
     speaks TLS, or when a proxy in front says it does (deploy/nginx.conf)."""
     return "https" if secure or headers.get("X-Forwarded-Proto") == "https" else "http"
+
+
+def site_of(
+    headers: Headers, secure: bool, rp_id: str | None, origins: Sequence[str] = ()
+) -> Site | None:
+    """Where passkeys of a connection with these handshake headers belong.
+
+    The origin is the one the page was loaded from: the scheme and ``Host`` the
+    browser reached this server by (a browser's socket opens only from there or
+    from a listed ``--origin``, which are its other possible origins). The RP ID
+    is ``--rp-id`` when the operator set one, else the ``Host``'s name: right for
+    ``localhost`` and for one LAN name without any setting. Taking them from the
+    request gives an attacker nothing: a passkey signs only for the RP ID it was
+    made under, and only a page of that domain can ask it to (the browser
+    enforces both), so a forged ``Host`` can only expect signatures that no
+    victim's passkey makes. None without a usable ``Host``."""
+    host = (headers.get("Host") or "").lower()
+    if not _HOST.fullmatch(host):
+        return None
+    name = host.rpartition("]")[0].lstrip("[") if host.startswith("[") else host.split(":")[0]
+    own = f"{page_scheme(headers, secure)}://{host}"
+    listed = tuple(o.rstrip("/").lower() for o in origins if o.rstrip("/").lower() != own)
+    return Site(rp_id.lower() if rp_id else name, (own, *listed))
 
 
 def invite_qr(code: str, headers: Headers, secure: bool) -> Response:
