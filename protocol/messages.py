@@ -40,6 +40,10 @@ __all__ = [
     "members",
     "moved",
     "ok",
+    "passkey_added",
+    "passkey_options",
+    "passkey_removed",
+    "passkeys",
     "pong",
     "progress",
     "reaction",
@@ -101,7 +105,12 @@ class ErrorCode(StrEnum):
     WRONG_MOVE_NUMBER = "wrong_move_number"  # carries ``expected``
     RATE_LIMITED = "rate_limited"
     LIMIT_REACHED = "limit_reached"
-    BAD_PASSKEY = "bad_passkey"  # any failed WebAuthn ceremony, one answer for every cause
+    BAD_HANDLE = "bad_handle"
+    HANDLE_IN_USE = "handle_in_use"
+    ALREADY_SIGNED_IN = "already_signed_in"
+    NOT_SIGNED_IN = "not_signed_in"
+    BAD_CODE = "bad_code"  # unknown, used or expired: one answer, so nothing is told
+    BAD_PASSKEY = "bad_passkey"
     STORAGE_UNAVAILABLE = "storage_unavailable"
     STORAGE_UNCERTAIN = "storage_uncertain"
     INTERNAL_ERROR = "internal_error"
@@ -216,6 +225,28 @@ def deal_log(rid: RequestId, *, deal: int, logs: Any) -> Message:
     (protocol/wire.py ``Encoded``, sent with ``encode_with``): a past deal's logs
     are encoded once for every member who asks."""
     return _make("deal_log", {"id": rid, "deal": deal, "logs": logs})
+
+
+@_message
+def passkey_options(rid: RequestId, *, options: Mapping[str, Any]) -> Message:
+    """WebAuthn's options as JSON (``PublicKeyCredentialCreationOptionsJSON`` or
+    ``…RequestOptionsJSON``), for ``parseCreationOptionsFromJSON`` and its kin."""
+    return _make("passkey_options", {"id": rid, "options": options})
+
+
+@_message
+def passkey_added(rid: RequestId, *, passkey: Mapping[str, Any]) -> Message:
+    return _make("passkey_added", {"id": rid, "passkey": passkey})
+
+
+@_message
+def passkeys(rid: RequestId, *, passkeys: Sequence[Mapping[str, Any]]) -> Message:
+    return _make("passkeys", {"id": rid, "passkeys": passkeys})
+
+
+@_message
+def passkey_removed(rid: RequestId, *, passkey: str) -> Message:
+    return _make("passkey_removed", {"id": rid, "passkey": passkey})
 
 
 @_message

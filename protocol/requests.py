@@ -25,6 +25,7 @@ _E = TypeVar("_E", bound=Enum)
 __all__ = [
     "REQUESTS",
     "AddBot",
+    "AddPasskey",
     "CloseRoom",
     "CreateRoom",
     "DealLog",
@@ -33,10 +34,14 @@ __all__ = [
     "LeaveRoom",
     "MoveRequest",
     "NextDeal",
+    "PasskeyOptions",
+    "PasskeyPurpose",
+    "Passkeys",
     "Ping",
     "React",
     "Ready",
     "Rematch",
+    "RemovePasskey",
     "RemovePlayer",
     "Request",
     "RoomInfo",
@@ -409,6 +414,64 @@ class DealLog(Request):
         return {"deal": self.deal}
 
 
+class PasskeyPurpose(Enum):
+    REGISTER = "register"  # add a passkey to the signed-in account
+    SIGN_IN = "sign_in"  # sign in with one: asked before hello, on the connection that will say it
+
+
+@dataclass(frozen=True, slots=True)
+class PasskeyOptions(Request):
+    """The options of a WebAuthn ceremony, with a challenge for this connection
+    (docs/protocol.md, "Passkeys")."""
+
+    TYPE: ClassVar[str] = "passkey_options"
+    purpose: PasskeyPurpose
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_choice(msg, "purpose", PasskeyPurpose))
+
+    def fields(self) -> dict[str, Any]:
+        return {"purpose": self.purpose.value}
+
+
+@dataclass(frozen=True, slots=True)
+class AddPasskey(Request):
+    """``credential``: ``PublicKeyCredential.toJSON()`` of the new credential."""
+
+    TYPE: ClassVar[str] = "add_passkey"
+    credential: dict[str, Any]
+    label: str | None = None
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_map(msg, "credential"), opt_str(msg, "label"))
+
+    def fields(self) -> dict[str, Any]:
+        label = {} if self.label is None else {"label": self.label}
+        return {"credential": self.credential} | label
+
+
+@dataclass(frozen=True, slots=True)
+class Passkeys(Request):
+    TYPE: ClassVar[str] = "passkeys"
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePasskey(Request):
+    """``passkey``: the passkey's id as ``passkeys`` lists it (``id`` is the request's)."""
+
+    TYPE: ClassVar[str] = "remove_passkey"
+    passkey: str
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_str(msg, "passkey"))
+
+    def fields(self) -> dict[str, Any]:
+        return {"passkey": self.passkey}
+
+
 REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
     {
         kind.TYPE: kind
@@ -431,6 +494,10 @@ REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
             Snapshot,
             React,
             DealLog,
+            PasskeyOptions,
+            AddPasskey,
+            Passkeys,
+            RemovePasskey,
         )
     }
 )

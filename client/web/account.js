@@ -7,7 +7,8 @@
 // devices signed in (each can be signed out, or all at once), a sign-in code for
 // another device (the code in groups, its QR, the link, and a countdown), a new
 // set of recovery codes (recovery.js shows them once), and passkeys (passkeys.js
-// wires them; a page that is not a secure context says why there are none).
+// lists and wires them, told of the screen's opening by onAccountOpen; a page
+// that is not a secure context says why there are none).
 //
 // Guests are never asked for any of it: nothing here stands before Create or Join.
 
@@ -30,6 +31,12 @@ import {
 let devices = []; // the account's devices as the server last listed them
 let link = null; // the sign-in code shown: {code, expires, url, qr}
 let ticker = null; // the countdown's (and the "min ago"s') second hand, while the screen shows
+const openers = []; // what else loads when the signed-in screen opens (passkeys.js)
+
+/** `fn` runs whenever the Account screen opens for a signed-in page (not over fresh codes). */
+export function onAccountOpen(fn) {
+  openers.push(fn);
+}
 
 const serverSeconds = () => (state.conn ? state.conn.serverNow() : Date.now()) / 1000;
 
@@ -40,7 +47,10 @@ export function openAccount(focus = null) {
   showScreen();
   renderAccount();
   if (!wasOpen) window.scrollTo(0, 0);
-  if (state.account && !codesShown()) loadDevices();
+  if (state.account && !codesShown()) {
+    loadDevices();
+    for (const fn of openers) fn();
+  }
   clearInterval(ticker);
   ticker = setInterval(tick, 1000);
   const target = focus && $(focus);

@@ -5,7 +5,7 @@
 // as /#link=CODE from another device's QR or link: filled in, one press) or a
 // recovery code. A guest sitting in a room is asked first, since signing in
 // leaves that guest's seat. passkeys.js adds the passkey's button to the same
-// panel, through session.js signIn.
+// panel, through signInWith.
 
 import { closeAccount, openAccount, showAccountMessage } from "./account.js";
 import { confirmInline } from "./confirm.js";
@@ -14,12 +14,13 @@ import { ServerError } from "./net.js";
 import { showCodes } from "./recovery.js";
 import { adoptAccount, guestSession, signIn } from "./session.js";
 import { $, onSession, state } from "./state.js";
-import { deviceLabel, refusalText } from "./words.js";
+import { deviceLabel, passkeyRefusalText, refusalText } from "./words.js";
 
 const clusters = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 function failure(err) {
-  return err instanceof ServerError ? refusalText(err) : "Cannot reach the server: try again in a moment.";
+  if (err instanceof ServerError) return refusalText(err);
+  return passkeyRefusalText(err) || "Cannot reach the server: try again in a moment.";
 }
 
 async function keepName(e) {
@@ -52,8 +53,11 @@ async function keepName(e) {
   }
 }
 
-/** Sign in with `fields` (hello's `link` or `recovery`), asking first when a guest's seat would go. */
-async function signInWith(button, fields) {
+/**
+ * Sign in with `fields` (hello's `link` or `recovery`, or a function that gets
+ * them on the new connection: passkeys.js), asking first when a guest's seat would go.
+ */
+export async function signInWith(button, fields) {
   const error = $("sign-in-error");
   error.textContent = "";
   if (state.room && !state.account) {

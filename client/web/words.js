@@ -257,4 +257,18 @@ export function expiresText(ms) {
   return `Expires in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
+/** The browser's refusal of a passkey ceremony (cancelled, timed out, none here) in words; null for anything else. */
+export function passkeyRefusalText(err) {
+  switch (err?.name) {
+    case "NotAllowedError":
+      return "No passkey was used: cancelled, or this device has none for this site.";
+    case "InvalidStateError":
+      return "This device has a passkey for your account already.";
+    case "SecurityError":
+      return "Passkeys do not work at this address: open the page by the server's name over HTTPS, or on localhost.";
+    default:
+      return null;
+  }
+}
+
 export const PASSKEYS_INSECURE = "Passkeys need a secure page: open this site over HTTPS or on localhost.";

@@ -36,8 +36,7 @@ import json
 import secrets
 import weakref
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from webauthn import (
     generate_authentication_options,
@@ -55,6 +54,7 @@ from webauthn.helpers.structs import (
 )
 
 from protocol.messages import ErrorCode
+from protocol.requests import PasskeyPurpose
 
 from ..core.values import RoomError
 from ..peer import Peer, Site
@@ -65,7 +65,6 @@ __all__ = [
     "CHALLENGE_MS",
     "RP_NAME",
     "Ceremonies",
-    "Purpose",
     "credential_key",
     "passkey_view",
 ]
@@ -74,11 +73,6 @@ CHALLENGE_MS = 120_000  # long enough to find a phone and touch it; no longer
 RP_NAME = "Klondike race"
 MAX_LABEL = 40
 _BAD = "that passkey did not sign in here"
-
-
-class Purpose(StrEnum):
-    REGISTER = "register"  # add a passkey to the signed-in account
-    SIGN_IN = "sign_in"  # sign in with one (before hello)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,19 +121,29 @@ def _as_json(options: Any) -> dict[str, Any]:
     return parsed
 
 
+class Keeper(Protocol):
+    """Where the credentials are kept (the service: its store may be connected
+    after it is made, server/app.py)."""
+
+    accounts: AccountStore
+
+
 class Ceremonies:
     """The passkey ceremonies of one node: challenges given and not yet used."""
 
-    def __init__(self, store: AccountStore) -> None:
-        self.store = store
-        self._pending: weakref.WeakKeyDictionary[Peer, dict[Purpose, _Challenge]] = (
+    def __init__(self, keeper: Keeper) -> None:
+        self._keeper = keeper
+        self._pending: weakref.WeakKeyDictionary[Peer, dict[PasskeyPurpose, _Challenge]] = (
             weakref.WeakKeyDictionary()
         )
 
-    def use_store(self, store: AccountStore) -> None:
-        self.store = store
+    @property
+    def store(self) -> AccountStore:
+        return self._keeper.accounts
 
-    def _give(self, conn: Peer, purpose: Purpose, now: int, account: str | None) -> _Challenge:
+    def _give(
+        self, conn: Peer, purpose: PasskeyPurpose, now: int, account: str | None
+    ) -> _Challenge:
         site = conn.site
         if site is None:
             raise _refused("passkeys need the page's own address: connect from the page")
@@ -152,7 +156,7 @@ class Ceremonies:
         self._pending.setdefault(conn, {})[purpose] = challenge
         return challenge
 
-    def _take(self, conn: Peer, purpose: Purpose, now: int) -> _Challenge:
+    def _take(self, conn: Peer, purpose: PasskeyPurpose, now: int) -> _Challenge:
         """The connection's challenge for ``purpose``, gone from now on whatever
         the verification says; stale ones are refused."""
         challenge = self._pending.get(conn, {}).pop(purpose, None)
@@ -166,7 +170,7 @@ class Ceremonies:
         """Options for ``navigator.credentials.create``: a discoverable credential
         (so signing in needs no handle typed), verified user, none of the
         account's passkeys made again on the same authenticator."""
-        challenge = self._give(conn, Purpose.REGISTER, now, account.account)
+        challenge = self._give(conn, PasskeyPurpose.REGISTER, now, account.account)
         existing = await self.store.passkeys(account.account)
         options = generate_registration_options(
             rp_id=challenge.site.rp_id,
@@ -191,7 +195,7 @@ class Ceremonies:
     ) -> Passkey:
         """Verify ``navigator.credentials.create``'s answer and keep the credential
         on ``account``; a credential registered already (to anyone) is refused."""
-        challenge = self._take(conn, Purpose.REGISTER, now)
+        challenge = self._take(conn, PasskeyPurpose.REGISTER, now)
         if challenge.account != account.account:
             raise _refused()
         try:
@@ -222,7 +226,7 @@ class Ceremonies:
         """Options for ``navigator.credentials.get``: no credentials listed (the
         browser offers the passkeys it has for this site: discoverable ones), a
         verified user."""
-        challenge = self._give(conn, Purpose.SIGN_IN, now, None)
+        challenge = self._give(conn, PasskeyPurpose.SIGN_IN, now, None)
         options = generate_authentication_options(
             rp_id=challenge.site.rp_id,
             challenge=challenge.value,
@@ -235,7 +239,7 @@ class Ceremonies:
         """Verify ``navigator.credentials.get``'s answer: the passkey it proves,
         its counter moved on in the store. The account to sign in to is the
         credential's; a user handle naming another account is refused."""
-        challenge = self._take(conn, Purpose.SIGN_IN, now)
+        challenge = self._take(conn, PasskeyPurpose.SIGN_IN, now)
         key = credential.get("rawId")
         raw_id = _credential_id(key) if isinstance(key, str) else None
         passkey = await self.store.passkey(raw_id) if raw_id else None

@@ -40,7 +40,15 @@ from websockets.protocol import State
 
 from protocol import messages as M
 from protocol.messages import CloseCode, Code, ErrorCode
-from protocol.requests import Hello, MoveRequest, Request, parse_request, request_id
+from protocol.requests import (
+    Hello,
+    MoveRequest,
+    PasskeyOptions,
+    PasskeyPurpose,
+    Request,
+    parse_request,
+    request_id,
+)
 from protocol.wire import JSON, WireError, decode, encode
 
 from ..core.values import RoomError
@@ -65,6 +73,9 @@ class Limits:
     client address (server/net/ratelimit.py)."""
 
     hello_timeout: float = 10.0
+    ceremony_timeout: float = (
+        120.0  # hello after passkey sign-in options (passkeys.py CHALLENGE_MS)
+    )
     requests_before_hello: int = 3
     rate: float = 50.0
     burst: float = 100.0
@@ -82,6 +93,14 @@ class Limits:
     # megabytes per stalled client, hiding them from the checks above; events are
     # small, so a modest fixed buffer costs nothing and bounds memory.
     socket_sndbuf: int | None = 256 * 1024
+
+
+def _before_hello(request: Request) -> bool:
+    """What a connection may ask before its hello: the hello, and the options of
+    a passkey sign-in, whose answer that hello carries (server/accounts/passkeys.py)."""
+    if isinstance(request, PasskeyOptions):
+        return request.purpose is PasskeyPurpose.SIGN_IN
+    return isinstance(request, Hello)
 
 
 def _quick_id(frame: bytes | str, binary: bool) -> Any:
@@ -413,7 +432,7 @@ class Connection:
             rid = request_id(msg)
             request = parse_request(msg)
             rid = request.id
-            if self.session is None and not isinstance(request, Hello):
+            if self.session is None and not _before_hello(request):
                 self._before_hello += 1
                 self.error(rid, ErrorCode.HELLO_FIRST, "say hello first")
                 if self._before_hello >= self.limits.requests_before_hello:
@@ -421,6 +440,9 @@ class Connection:
                 return
             is_move = isinstance(request, MoveRequest)
             await self.service.handle(self, request)
+            if self.session is None and isinstance(request, PasskeyOptions):
+                # a person is picking a passkey: hello may come as late as its challenge
+                self._restart_hello_timer(self.limits.ceremony_timeout)
             if self.session is not None:  # said hello: the timer has nothing left to do
                 self._stop_hello_timer()
         except (WireError, RoomError) as exc:
@@ -432,6 +454,10 @@ class Connection:
             )
         if is_move:
             metrics.move_latency.observe(time.perf_counter() - started)
+
+    def _restart_hello_timer(self, seconds: float) -> None:
+        self._stop_hello_timer()
+        self._hello_timer = asyncio.get_running_loop().call_later(seconds, self._hello_timeout)
 
     def _stop_hello_timer(self) -> None:
         if self._hello_timer is not None:

@@ -17,6 +17,9 @@ from protocol.messages import ErrorCode
 from protocol.requests import Hello, Ping, Request
 from protocol.wire import VERSION
 
+from ..accounts.passkey_handlers import PASSKEY_HANDLERS
+from ..accounts.passkeys import Ceremonies
+from ..accounts.store import AccountStore
 from ..core.records import Decision
 from ..core.values import RoomError
 from ..core.views import room_view
@@ -40,6 +43,8 @@ class Desk(Front, Protocol):
     sessions: Sessions
     allowances: Allowances
     cluster: ClusterHooks | None
+    accounts: AccountStore
+    passkeys: Ceremonies
 
 
 async def dispatch(desk: Desk, conn: Peer, req: Request) -> None:
@@ -126,5 +131,5 @@ async def _ping(desk: Desk, conn: Peer, req: Ping) -> None:
 
 
 HANDLERS: dict[type[Request], Handler[Desk]] = dict(
-    [on(Hello, _hello), on(Ping, _ping), *ROOM_HANDLERS.items()]
+    [on(Hello, _hello), on(Ping, _ping), *ROOM_HANDLERS.items(), *PASSKEY_HANDLERS.items()]
 )

@@ -19,6 +19,9 @@ from protocol.requests import Request
 from protocol.settings import DealRules
 
 from .. import ids
+from ..accounts.memory import MemoryAccounts
+from ..accounts.passkeys import Ceremonies
+from ..accounts.store import AccountStore
 from ..core import records as R
 from ..core.durable import DurableLog
 from ..core.records import Decision
@@ -73,6 +76,8 @@ class Service:
         self.adoption = Adoption(self)
         self.connections: set[Peer] = set()
         self.cluster: ClusterHooks | None = None  # several nodes: server/cluster/
+        self.accounts: AccountStore = MemoryAccounts()
+        self.passkeys = Ceremonies(self)
 
     def use_store(self, store: Store) -> None:
         """The store, connected once the event loop runs (server/app.py): the

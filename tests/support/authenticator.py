@@ -45,7 +45,13 @@ class Credential:
     def cose_key(self) -> bytes:
         numbers = self.key.public_key().public_numbers()
         return cbor2.dumps(
-            {1: 2, 3: -7, -1: 1, -2: numbers.x.to_bytes(32, "big"), -3: numbers.y.to_bytes(32, "big")}
+            {
+                1: 2,
+                3: -7,
+                -1: 1,
+                -2: numbers.x.to_bytes(32, "big"),
+                -3: numbers.y.to_bytes(32, "big"),
+            }
         )
 
 
@@ -66,19 +72,28 @@ class SoftAuthenticator:
         ).encode()  # fmt: skip
 
     def create(
-        self, options: dict[str, Any], *, rp_id: str | None = None, origin: str | None = None
+        self,
+        options: dict[str, Any],
+        *,
+        rp_id: str | None = None,
+        origin: str | None = None,
+        reuse: Credential | None = None,
     ) -> dict[str, Any]:
         """``navigator.credentials.create`` with the server's options: a new
         credential, answered as ``toJSON()`` would. ``rp_id``/``origin`` stand in
-        for a browser on another site (the options' RP ID otherwise)."""
+        for a browser on another site (the options' RP ID otherwise); ``reuse``
+        attests an existing credential again (its id and key), as a copy of it would."""
         rp = rp_id or options["rp"]["id"]
-        cred = Credential(
-            secrets.token_bytes(32),
-            ec.generate_private_key(ec.SECP256R1()),
-            rp,
-            unb64url(options["user"]["id"]),
-        )
-        self.credentials.append(cred)
+        if reuse is not None:
+            cred = reuse
+        else:
+            cred = Credential(
+                secrets.token_bytes(32),
+                ec.generate_private_key(ec.SECP256R1()),
+                rp,
+                unb64url(options["user"]["id"]),
+            )
+            self.credentials.append(cred)
         attested = self.aaguid + struct.pack(">H", len(cred.credential_id)) + cred.credential_id
         auth_data = (
             hashlib.sha256(rp.encode()).digest()

@@ -1,0 +1,253 @@
+"""Passkeys over real sockets, signed by a software authenticator written from the
+WebAuthn specification (tests/support/authenticator.py): a real client of the
+real server, every byte under the test's control.
+
+The server runs in this process on a clock the test moves (a challenge lives two
+minutes); clients reach it as ``localhost``, the name a browser on the same
+machine uses, which is the RP ID the server then takes from the Host. Every
+refusal is ``bad_passkey`` and leaves the account as it was: no device added,
+the counter where it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from protocol.wire import JSON
+from server.accounts.passkeys import CHALLENGE_MS
+from server.app import RaceServer
+from tests.support.authenticator import SoftAuthenticator, b64url
+from tests.support.inprocess import FakeClock, running_server
+from tests.support.raw_client import Client
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@dataclass
+class Site:
+    server: RaceServer
+    clock: FakeClock
+
+    @property
+    def url(self) -> str:
+        return f"ws://localhost:{self.server.port}/ws"
+
+    @property
+    def origin(self) -> str:
+        return f"http://localhost:{self.server.port}"
+
+    async def socket(self) -> Client:
+        """A connection as the page at ``origin`` opens it (JSON, with its Origin)."""
+        return await Client.open(self.url, JSON, origin=self.origin)
+
+    async def account(self, handle: str) -> tuple[Client, dict[str, Any]]:
+        """A guest who took ``handle``: its connection, and ``account_made``."""
+        client = await self.socket()
+        await client.hello(handle)
+        return client, await client.ok("take_handle", handle=handle)
+
+    async def register(self, client: Client, device: SoftAuthenticator) -> dict[str, Any]:
+        options = (await client.ok("passkey_options", purpose="register"))["options"]
+        made = await client.ok("add_passkey", credential=device.create(options), label="phone")
+        assert made["type"] == "passkey_added"
+        passkey: dict[str, Any] = made["passkey"]
+        return passkey
+
+    async def sign_in_options(self) -> tuple[Client, dict[str, Any]]:
+        """A new connection that asked for sign-in options (before any hello)."""
+        client = await self.socket()
+        options = (await client.ok("passkey_options", purpose="sign_in"))["options"]
+        return client, options
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[Site]:
+    clock = FakeClock()
+    async with running_server(clock=clock) as server:
+        yield Site(server, clock)
+
+
+async def devices(client: Client) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = (await client.ok("devices"))["devices"]
+    return found
+
+
+async def refused(client: Client, credential: dict[str, Any]) -> None:
+    reply = await client.request("hello", version=1, passkey=credential)
+    assert reply["type"] == "error" and reply["code"] == "bad_passkey", reply
+
+
+async def test_a_passkey_signs_in_as_a_new_device_of_its_account(site: Site) -> None:
+    ann, made = await site.account("Ann")
+    phone = SoftAuthenticator(site.origin)
+    options = (await ann.ok("passkey_options", purpose="register"))["options"]
+    # The options name the site by the Host the page reached, and the account by
+    # its handle; the user id names no person.
+    assert options["rp"]["id"] == "localhost"
+    assert options["user"]["name"] == "Ann" and "Ann" not in options["user"]["id"]
+    assert options["authenticatorSelection"]["residentKey"] == "required"
+    assert options["authenticatorSelection"]["userVerification"] == "required"
+    added = await ann.ok("add_passkey", credential=phone.create(options), label="Ann's phone")
+    passkey = added["passkey"]
+    assert passkey["id"] == b64url(phone.credentials[0].credential_id)
+    assert passkey["label"] == "Ann's phone" and passkey["last_used"] is None
+    listed = (await ann.ok("passkeys"))["passkeys"]
+    assert listed == [passkey]
+    # a second registration is offered without the first one's credential again
+    again = (await ann.ok("passkey_options", purpose="register"))["options"]
+    assert [c["id"] for c in again["excludeCredentials"]] == [passkey["id"]]
+
+    laptop, sign_in = await site.sign_in_options()
+    assert sign_in["rpId"] == "localhost" and sign_in["allowCredentials"] == []
+    welcome = await laptop.ok("hello", version=1, passkey=phone.get(sign_in), label="laptop")
+    assert welcome["account"]["handle"] == "Ann"
+    assert welcome["player"] == made["account"]["player"]
+    assert welcome["device_token"] and welcome["token"] == welcome["device_token"]
+    assert welcome["device_token"] != made["device_token"]
+    labels = sorted(d["label"] for d in await devices(ann))
+    assert "laptop" in labels and len(labels) == 2
+    used = (await ann.ok("passkeys"))["passkeys"][0]
+    assert used["last_used"] is not None
+    # nothing of the credential's key travels back: the view is id, label and times
+    assert set(used) == {"id", "label", "created", "last_used"}
+    # the new device's token signs it in from then on, as any device's does
+    await laptop.close()
+    back = await site.socket()
+    again_welcome = await back.ok("hello", version=1, device=welcome["device_token"])
+    assert again_welcome["account"]["handle"] == "Ann"
+    for c in (ann, back):
+        await c.close()
+
+
+async def test_a_replayed_assertion_is_refused_on_a_new_socket(site: Site) -> None:
+    ann, _made = await site.account("Ann")
+    phone = SoftAuthenticator(site.origin)
+    await site.register(ann, phone)
+    first, options = await site.sign_in_options()
+    captured = phone.get(options)
+    await first.ok("hello", version=1, passkey=captured)
+    before = await devices(ann)
+    passkey_before = (await ann.ok("passkeys"))["passkeys"]
+    # the very frame again, on a socket of its own that asked for options
+    # (another challenge) and on one that did not (none at all)
+    second, _options = await site.sign_in_options()
+    await refused(second, captured)
+    third = await site.socket()
+    await refused(third, captured)
+    assert await devices(ann) == before
+    assert (await ann.ok("passkeys"))["passkeys"] == passkey_before
+    for c in (ann, first, second, third):
+        await c.close()
+
+
+async def test_a_challenge_is_used_once_bound_to_its_socket_and_goes_stale(site: Site) -> None:
+    ann, _made = await site.account("Ann")
+    phone = SoftAuthenticator(site.origin)
+    await site.register(ann, phone)
+    before = await devices(ann)
+
+    # foreign: asked on one socket, answered on another
+    asker, options = await site.sign_in_options()
+    other = await site.socket()
+    await refused(other, phone.get(options))
+    # used once: a failed answer (a wrong origin) spends it; the right one after is refused
+    await refused(asker, phone.get(options, origin="http://evil.example"))
+    await refused(asker, phone.get(options))
+    # stale: two minutes later a challenge is no more
+    late, options = await site.sign_in_options()
+    site.clock.advance(CHALLENGE_MS + 1)
+    await refused(late, phone.get(options))
+    # a fresh one in time works, and the counter moved on past every refused try
+    fine, options = await site.sign_in_options()
+    site.clock.advance(CHALLENGE_MS - 1000)
+    welcome = await fine.ok("hello", version=1, passkey=phone.get(options))
+    assert welcome["account"]["handle"] == "Ann"
+    assert len(await devices(ann)) == len(before) + 1
+    for c in (ann, asker, other, late, fine):
+        await c.close()
+
+
+async def test_a_wrong_origin_or_rp_id_is_refused(site: Site) -> None:
+    ann, _made = await site.account("Ann")
+    phone = SoftAuthenticator(site.origin)
+    await site.register(ann, phone)
+    before = await devices(ann)
+    # the same credential made to sign for another RP ID, or a page elsewhere
+    for forged in (
+        {"origin": "http://evil.example"},
+        {"origin": f"https://localhost:{site.server.port}"},  # another scheme is another origin
+        {"rp_id": "evil.example"},
+    ):
+        client, options = await site.sign_in_options()
+        await refused(client, phone.get(options, credential=phone.credentials[0], **forged))
+        await client.close()
+    # a credential made under another RP ID (an authenticator on another site)
+    elsewhere = SoftAuthenticator("https://evil.example")
+    options = (await ann.ok("passkey_options", purpose="register"))["options"]
+    made = elsewhere.create(options, rp_id="evil.example", origin="https://evil.example")
+    reply = await ann.request("add_passkey", credential=made)
+    assert reply["code"] == "bad_passkey"
+    assert len((await ann.ok("passkeys"))["passkeys"]) == 1
+    assert await devices(ann) == before
+    await ann.close()
+
+
+async def test_another_accounts_credential_is_refused(site: Site) -> None:
+    ann, ann_made = await site.account("Ann")
+    bob, _bob_made = await site.account("Bob")
+    ann_phone, bob_phone = SoftAuthenticator(site.origin), SoftAuthenticator(site.origin)
+    await site.register(ann, ann_phone)
+    bob_key = await site.register(bob, bob_phone)
+    bob_devices = await devices(bob)
+    # Bob's credential presented as Ann's (her user handle): refused
+    client, options = await site.sign_in_options()
+    ann_handle = ann_phone.credentials[0].user_handle
+    await refused(client, bob_phone.get(options, user_handle=ann_handle))
+    # Bob's credential (its id and key, as a copy of his authenticator holds them)
+    # registered on Ann's account: refused, it is Bob's
+    options = (await ann.ok("passkey_options", purpose="register"))["options"]
+    copy = bob_phone.create(options, reuse=bob_phone.credentials[0])
+    assert (await ann.request("add_passkey", credential=copy))["code"] == "bad_passkey"
+    assert len((await ann.ok("passkeys"))["passkeys"]) == 1
+    # Ann cannot remove Bob's passkey, nor see it
+    reply = await ann.request("remove_passkey", passkey=bob_key["id"])
+    assert reply["code"] == "bad_passkey"
+    assert [p["id"] for p in (await ann.ok("passkeys"))["passkeys"]] != [bob_key["id"]]
+    assert (await bob.ok("passkeys"))["passkeys"][0]["id"] == bob_key["id"]
+    assert await devices(bob) == bob_devices
+    # Bob removes it: it signs nobody in any more
+    assert (await bob.ok("remove_passkey", passkey=bob_key["id"]))["passkey"] == bob_key["id"]
+    assert (await bob.ok("passkeys"))["passkeys"] == []
+    client2, options = await site.sign_in_options()
+    await refused(client2, bob_phone.get(options))
+    assert ann_made["account"]["handle"] == "Ann"
+    for c in (ann, bob, client, client2):
+        await c.close()
+
+
+async def test_who_may_ask_for_what(site: Site) -> None:
+    # before hello: sign-in options only
+    client = await site.socket()
+    reply = await client.request("passkey_options", purpose="register")
+    assert reply["code"] == "hello_first"
+    assert (await client.ok("passkey_options", purpose="sign_in"))["options"]["challenge"]
+    await client.hello("Guest")
+    # a guest has no account to add passkeys to
+    for kind, fields in (
+        ("passkey_options", {"purpose": "register"}),
+        ("passkeys", {}),
+        ("remove_passkey", {"passkey": "AAAA"}),
+        ("add_passkey", {"credential": {}}),
+    ):
+        reply = await client.request(kind, **fields)
+        assert reply["code"] == "not_signed_in", (kind, reply)
+    await client.close()
+    # a page reached by an address, not a name: WebAuthn has no RP ID for it
+    by_address = await Client.open(site.server.url, JSON)
+    reply = await by_address.request("passkey_options", purpose="sign_in")
+    assert reply["code"] == "bad_passkey" and "name" in reply["message"]
+    await by_address.close()
