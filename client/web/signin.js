@@ -52,8 +52,13 @@ async function keepName(e) {
   }
 }
 
-/** Sign in with `fields` (hello's `link` or `recovery`), asking first when a guest's seat would go. */
-async function signInWith(button, fields) {
+/**
+ * Sign in with `fields` (hello's `link` or `recovery`, or a function of the new
+ * connection that returns them: passkeys.js), asking first when a guest's seat
+ * would go. The server's refusals are told under the panel; the browser's own
+ * (a DOMException from a passkey ceremony) are the caller's to word.
+ */
+export async function signInWith(button, fields) {
   const error = $("sign-in-error");
   error.textContent = "";
   if (state.room && !state.account) {
@@ -68,6 +73,7 @@ async function signInWith(button, fields) {
     closeAccount();
     toast(`Signed in as ${reply.account?.handle || reply.name}.`);
   } catch (err) {
+    if (err instanceof DOMException) throw err;
     error.textContent = failure(err);
   } finally {
     button.disabled = false;
