@@ -46,7 +46,11 @@ export function openAccount(focus = null) {
   state.accountOpen = true;
   showScreen();
   renderAccount();
-  if (!wasOpen) window.scrollTo(0, 0);
+  if (!wasOpen) {
+    window.scrollTo(0, 0);
+    // What went wrong the last time it was open is not news now.
+    for (const el of $("account-screen").querySelectorAll(".field-error")) el.textContent = "";
+  }
   if (state.account && !codesShown()) {
     loadDevices();
     for (const fn of openers) fn();

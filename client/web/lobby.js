@@ -96,7 +96,7 @@ function inviteText(code, info) {
 
 /** Ask the server what the invited room is doing (needs a session, so a name). */
 async function lookUp(code) {
-  const name = $("name").value.trim();
+  const name = state.account ? state.account.handle : $("name").value.trim();
   if (!code || !name || known.has(code)) return known.get(code) || null;
   try {
     await ensureSession(name);

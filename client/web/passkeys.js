@@ -156,7 +156,13 @@ async function removePasskey(passkey, button) {
 export function initPasskeys() {
   if (!window.isSecureContext || !window.PublicKeyCredential) return; // account.js says why
   $("add-passkey").addEventListener("click", addPasskey);
-  $("passkey-sign-in").addEventListener("click", () => signInWith($("passkey-sign-in"), passkeyHello));
+  $("passkey-sign-in").addEventListener("click", async () => {
+    try {
+      await signInWith($("passkey-sign-in"), passkeyHello);
+    } catch (err) {
+      $("sign-in-error").textContent = failureText(err); // the browser's refusal, in words
+    }
+  });
   onAccountOpen(loadPasskeys);
   onSession(() => {
     if (!state.account) {

@@ -14,13 +14,12 @@ import { ServerError } from "./net.js";
 import { showCodes } from "./recovery.js";
 import { adoptAccount, guestSession, signIn } from "./session.js";
 import { $, onSession, state } from "./state.js";
-import { deviceLabel, passkeyRefusalText, refusalText } from "./words.js";
+import { deviceLabel, refusalText } from "./words.js";
 
 const clusters = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 function failure(err) {
-  if (err instanceof ServerError) return refusalText(err);
-  return passkeyRefusalText(err) || "Cannot reach the server: try again in a moment.";
+  return err instanceof ServerError ? refusalText(err) : "Cannot reach the server: try again in a moment.";
 }
 
 async function keepName(e) {
@@ -54,8 +53,10 @@ async function keepName(e) {
 }
 
 /**
- * Sign in with `fields` (hello's `link` or `recovery`, or a function that gets
- * them on the new connection: passkeys.js), asking first when a guest's seat would go.
+ * Sign in with `fields` (hello's `link` or `recovery`, or a function of the new
+ * connection that returns them: passkeys.js), asking first when a guest's seat
+ * would go. The server's refusals are told under the panel; the browser's own
+ * (a DOMException from a passkey ceremony) are the caller's to word.
  */
 export async function signInWith(button, fields) {
   const error = $("sign-in-error");
@@ -72,6 +73,7 @@ export async function signInWith(button, fields) {
     closeAccount();
     toast(`Signed in as ${reply.account?.handle || reply.name}.`);
   } catch (err) {
+    if (err instanceof DOMException) throw err;
     error.textContent = failure(err);
   } finally {
     button.disabled = false;
