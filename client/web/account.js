@@ -20,11 +20,11 @@ import { showScreen } from "./room.js";
 import { backToGuest } from "./session.js";
 import { $, onSession, render, state } from "./state.js";
 import {
-  PASSKEYS_INSECURE,
   SIGNED_OUT_TEXT,
   dateText,
   deviceUsedText,
   expiresText,
+  passkeysUnavailable,
   refusalText,
 } from "./words.js";
 
@@ -239,12 +239,14 @@ export function initAccount() {
   });
   $("new-codes").addEventListener("click", newCodes);
   $("account-handle").tabIndex = -1;
-  // WebAuthn works only in a secure context (https, or localhost): elsewhere the
-  // page says why there are no passkeys rather than offering what cannot work.
-  if (!window.isSecureContext) {
+  // WebAuthn works only in a secure context (https, or localhost) and under a
+  // name: elsewhere the page says why there are no passkeys rather than offering
+  // what cannot work.
+  const noPasskeys = passkeysUnavailable(window.location, window.isSecureContext);
+  if (noPasskeys) {
     $("passkeys").hidden = true;
     $("passkey-sign-in").hidden = true;
-    $("passkeys-insecure").textContent = PASSKEYS_INSECURE;
+    $("passkeys-insecure").textContent = noPasskeys;
     $("passkeys-insecure").hidden = false;
   }
   onSession(() => {

@@ -18,7 +18,7 @@ import { h, replaceChildren } from "./dom.js";
 import { toast } from "./feedback.js";
 import { signInWith } from "./signin.js";
 import { $, onSession, state } from "./state.js";
-import { dateText, deviceLabel, passkeyRefusalText, refusalText } from "./words.js";
+import { dateText, deviceLabel, passkeyRefusalText, passkeysUnavailable, refusalText } from "./words.js";
 
 let passkeys = []; // the account's passkeys as the server last listed them
 
@@ -101,7 +101,7 @@ async function passkeyHello(conn) {
 
 /** The account's passkeys, listed again (the Account screen opens, or one was added). */
 async function loadPasskeys() {
-  if (!state.account || !window.isSecureContext) return;
+  if (!state.account || passkeysUnavailable(window.location, window.isSecureContext)) return;
   $("passkeys-error").textContent = "";
   try {
     passkeys = (await state.conn.request("passkeys")).passkeys;
@@ -154,7 +154,9 @@ async function removePasskey(passkey, button) {
 }
 
 export function initPasskeys() {
-  if (!window.isSecureContext || !window.PublicKeyCredential) return; // account.js says why
+  if (passkeysUnavailable(window.location, window.isSecureContext) || !window.PublicKeyCredential) {
+    return; // account.js says why
+  }
   $("add-passkey").addEventListener("click", addPasskey);
   $("passkey-sign-in").addEventListener("click", async () => {
     try {

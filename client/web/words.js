@@ -272,3 +272,11 @@ export function passkeyRefusalText(err) {
 }
 
 export const PASSKEYS_INSECURE = "Passkeys need a secure page: open this site over HTTPS or on localhost.";
+export const PASSKEYS_BY_ADDRESS = "Passkeys need the server's name: open this site by its name (or localhost), not by its address.";
+
+/** Why this page can have no passkeys (null: it can): WebAuthn wants a secure context and a name, not an IP address. */
+export function passkeysUnavailable(loc, secure) {
+  if (!secure) return PASSKEYS_INSECURE;
+  if (/^[\d.]+$|^\[/.test(loc.hostname)) return PASSKEYS_BY_ADDRESS;
+  return null;
+}
