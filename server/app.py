@@ -26,6 +26,7 @@ from websockets.typing import Subprotocol
 from protocol.wire import JSON, MSGPACK
 
 from . import ids
+from .accounts.store import AccountStore
 from .collector import collect_garbage
 from .net.clock import Clock, SystemClock
 from .net.connection import Connection, Flusher, GameSocket, Limits
@@ -74,12 +75,15 @@ class RaceServer:
         metrics_address: tuple[str, int] | None = None,
         tls: ssl.SSLContext | None = None,
         rp_id: str | None = None,
+        accounts: AccountStore | None = None,
+        accounts_factory: Callable[[], Awaitable[AccountStore]] | None = None,
     ) -> None:
         self.tls = tls  # HTTPS and WSS on the one port (server/net/tls.py)
         self.rp_id = rp_id  # passkeys' RP ID; None: each connection's Host name
         self.origins = tuple(origins)
         self.store: Store = store if store is not None else MemoryStore()
         self._store_factory = store_factory
+        self._accounts_factory = accounts_factory  # beside the room store: server/cli.py
         self.clustered = clustered  # several nodes on one Redis: server/cluster/leases.py
         self._cluster: Any = None
         self.host = host
@@ -94,6 +98,7 @@ class RaceServer:
             idle_room_ms,
             self.limits,
             proofs,
+            accounts,
         )
         self.http = HttpRoutes(
             self._health,
@@ -165,6 +170,9 @@ class RaceServer:
             self.store = await self._store_factory()
             self.service.use_store(self.store)
             self._store_factory = None
+        if self._accounts_factory is not None:
+            self.service.use_accounts(await self._accounts_factory())
+            self._accounts_factory = None
         if self.clustered:
             from .cluster.leases import Cluster
 
@@ -232,6 +240,7 @@ class RaceServer:
             await self._cluster.stop()
         await self.service.stop()
         await self.store.close()
+        await self.service.accounts.close()
 
     async def __aenter__(self) -> RaceServer:
         await self.start()

@@ -26,7 +26,7 @@ class Site:
     server's settings (server/net/http.py ``site_of``), once per connection."""
 
     rp_id: str
-    origins: tuple[str, ...]
+    origins: tuple[str, ...]  # the first: the page's own (``link_base``), then ``--origin``s
 
 
 class Peer(Protocol):
@@ -36,7 +36,10 @@ class Peer(Protocol):
     binary: bool  # msgpack (True) or JSON frames
     closing: bool
     address: str  # the client's address, which its limits are keyed by
-    site: Site | None  # None: no usable Host (or a relayed client: its edge node has it)
+    # ``scheme://host`` as the client reached the server (its handshake's Host),
+    # for the links the server hands it; None when not known (a relayed client)
+    link_base: str | None
+    site: Site | None  # passkeys' RP ID and origins; None as for ``link_base``
 
     def send(self, msg: Message) -> None:
         """Queue one message (encoded for this connection); never blocks."""
@@ -56,11 +59,14 @@ class SessionState:
     """The server's side of a session: an identity behind a secret token.
 
     It outlives connections (``peer`` is whichever connection speaks for it now,
-    if any), and its room is kept in the store beside its hashed token.
+    if any). A guest's room is kept in the store beside its hashed token; a
+    signed-in one's on its account, where every device of the account finds it.
     """
 
-    token: str
+    token: str  # a guest's session token, or the signed-in device's token
     player: str  # the public id
     name: str
     room_code: str | None = None
     peer: Peer | None = None
+    account: str | None = None  # the account it is signed in to (None: a guest)
+    device: str | None = None  # the device it is signed in on

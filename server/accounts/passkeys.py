@@ -53,8 +53,8 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
+from protocol.account_requests import PasskeyPurpose
 from protocol.messages import ErrorCode
-from protocol.requests import PasskeyPurpose
 
 from ..core.values import RoomError
 from ..peer import Peer, Site
@@ -122,10 +122,10 @@ def _as_json(options: Any) -> dict[str, Any]:
 
 
 class Keeper(Protocol):
-    """Where the credentials are kept (the service: its store may be connected
-    after it is made, server/app.py)."""
+    """Where the credentials are kept (the account service, whose store may be
+    connected after it is made: server/app.py)."""
 
-    accounts: AccountStore
+    store: AccountStore
 
 
 class Ceremonies:
@@ -139,7 +139,7 @@ class Ceremonies:
 
     @property
     def store(self) -> AccountStore:
-        return self._keeper.accounts
+        return self._keeper.store
 
     def _give(
         self, conn: Peer, purpose: PasskeyPurpose, now: int, account: str | None

@@ -160,6 +160,7 @@ class RemoteConn:
         self.site: Site | None = None  # passkey ceremonies stay on the client's own node
         self.session: SessionState | None = None
         self.closing = False
+        self.link_base: str | None = None  # account requests are answered at the edge
         self._n = 0
         self._queue: asyncio.Queue[Request | None] = asyncio.Queue()
         self.ended = asyncio.Event()

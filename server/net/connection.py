@@ -39,16 +39,9 @@ from websockets.frames import Opcode
 from websockets.protocol import State
 
 from protocol import messages as M
+from protocol.account_requests import PasskeyOptions, PasskeyPurpose
 from protocol.messages import CloseCode, Code, ErrorCode
-from protocol.requests import (
-    Hello,
-    MoveRequest,
-    PasskeyOptions,
-    PasskeyPurpose,
-    Request,
-    parse_request,
-    request_id,
-)
+from protocol.requests import Hello, MoveRequest, Request, parse_request, request_id
 from protocol.wire import JSON, WireError, decode, encode
 
 from ..core.values import RoomError
@@ -86,6 +79,9 @@ class Limits:
     rooms_per_minute: int = 10
     wrong_codes_per_minute: int = 20
     reactions_per_minute: int = 60
+    sign_ups_per_minute: int = 5
+    sign_ins_per_minute: int = 20
+    wrong_link_codes_per_minute: int = 10
     trusted_proxies: tuple[str, ...] = ()
     queue_bytes: int = 1024 * 1024
     send_timeout: float = 5.0
@@ -336,6 +332,7 @@ class Connection:
         self.binary = ws.subprotocol != JSON
         self.session: SessionState | None = None
         self.address = address_of(ws, limits)
+        self.link_base = site.origins[0] if site is not None else None
         self._queue: deque[bytes | str] = deque()
         self._queued = 0
         self._before_hello = 0

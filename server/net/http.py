@@ -46,7 +46,15 @@ from websockets.http11 import Request, Response
 
 from ..peer import Site
 
-__all__ = ["DEFAULT_STATIC", "WS_PATH", "HttpRoutes", "page_scheme", "site_of"]
+__all__ = [
+    "DEFAULT_STATIC",
+    "WS_PATH",
+    "HttpRoutes",
+    "link_base",
+    "page_scheme",
+    "qr_svg",
+    "site_of",
+]
 
 WS_PATH = "/ws"
 CSP = (
@@ -112,6 +120,15 @@ def page_scheme(headers: Headers, secure: bool) -> str:
     return "https" if secure or headers.get("X-Forwarded-Proto") == "https" else "http"
 
 
+def link_base(headers: Headers, secure: bool = False) -> str | None:
+    """``scheme://host`` as the client reached us: the request's own ``Host`` and
+    :func:`page_scheme`; None without a sane Host."""
+    host = headers.get("Host") or ""
+    if not _HOST.fullmatch(host):
+        return None
+    return f"{page_scheme(headers, secure)}://{host}"
+
+
 def site_of(
     headers: Headers, secure: bool, rp_id: str | None, origins: Sequence[str] = ()
 ) -> Site | None:
@@ -126,29 +143,35 @@ def site_of(
     made under, and only a page of that domain can ask it to (the browser
     enforces both), so a forged ``Host`` can only expect signatures that no
     victim's passkey makes. None without a usable ``Host``."""
-    host = (headers.get("Host") or "").lower()
-    if not _HOST.fullmatch(host):
+    own = link_base(headers, secure)
+    if own is None:
         return None
+    own = own.lower()
+    host = own.split("://", 1)[1]
     name = host.rpartition("]")[0].lstrip("[") if host.startswith("[") else host.split(":")[0]
-    own = f"{page_scheme(headers, secure)}://{host}"
     listed = tuple(o.rstrip("/").lower() for o in origins if o.rstrip("/").lower() != own)
     return Site(rp_id.lower() if rp_id else name, (own, *listed))
 
 
+def qr_svg(url: str, title: str) -> str:
+    """``url`` as an SVG QR code, black on white whatever the page's theme:
+    scanners want the contrast."""
+    out = io.BytesIO()
+    segno.make(url, error="m").save(
+        out, kind="svg", scale=6, border=2, dark="#000", light="#fff", xmldecl=False,
+        title=title,
+    )  # fmt: skip
+    return out.getvalue().decode("utf-8")
+
+
 def invite_qr(code: str, headers: Headers, secure: bool) -> Response:
     """The invite link of room ``code`` (``/#join=CODE``, as the page's Copy gives
-    it) as an SVG QR code, black on white whatever the page's theme: scanners want
-    the contrast."""
-    host = headers.get("Host") or ""
-    if not _HOST.fullmatch(host):
+    it) as an SVG QR code."""
+    base = link_base(headers, secure)
+    if base is None:
         return _text(400, "a Host header is needed to name the invite link\n")
-    scheme = page_scheme(headers, secure)
-    out = io.BytesIO()
-    segno.make(f"{scheme}://{host}/#join={code}", error="m").save(
-        out, kind="svg", scale=6, border=2, dark="#000", light="#fff", xmldecl=False,
-        title=f"Invite to room {code}",
-    )  # fmt: skip
-    return response(200, out.getvalue(), "image/svg+xml", Cache_Control="no-store")
+    svg = qr_svg(f"{base}/#join={code}", f"Invite to room {code}")
+    return response(200, svg.encode("utf-8"), "image/svg+xml", Cache_Control="no-store")
 
 
 def _loopback(connection: Any) -> bool:

@@ -1,0 +1,173 @@
+"""The account requests (docs/protocol.md, "Accounts"), in the one table of the
+codec (protocol/requests.py ``REQUESTS``). Signing in is ``hello``'s; these are
+what a session does with its account once it is in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, ClassVar, Self
+
+from .messages import ErrorCode, RequestId
+from .request_fields import Request, opt_str, req_choice, req_map, req_str
+from .wire import WireError
+
+__all__ = [
+    "ACCOUNT_REQUESTS",
+    "MAX_LABEL",
+    "AddPasskey",
+    "Devices",
+    "LinkCodeRequest",
+    "PasskeyOptions",
+    "PasskeyPurpose",
+    "Passkeys",
+    "RecoveryCodes",
+    "RemovePasskey",
+    "SignOut",
+    "TakeHandle",
+    "opt_label",
+]
+
+MAX_LABEL = 40  # characters a device's label may have
+
+
+def opt_label(msg: Mapping[str, Any]) -> str | None:
+    label = opt_str(msg, "label")
+    if label is not None and len(label) > MAX_LABEL:
+        raise WireError(ErrorCode.BAD_REQUEST, f"field 'label' is {MAX_LABEL} characters at most")
+    return label
+
+
+@dataclass(frozen=True, slots=True)
+class TakeHandle(Request):
+    """A guest takes a handle: its session becomes an account's (same player)."""
+
+    TYPE: ClassVar[str] = "take_handle"
+    handle: str
+    label: str | None = None
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_str(msg, "handle"), opt_label(msg))
+
+    def fields(self) -> dict[str, Any]:
+        label = {} if self.label is None else {"label": self.label}
+        return {"handle": self.handle} | label
+
+
+@dataclass(frozen=True, slots=True)
+class LinkCodeRequest(Request):
+    """A one-time code (and its link and QR) that signs another device in."""
+
+    TYPE: ClassVar[str] = "link_code"
+
+
+@dataclass(frozen=True, slots=True)
+class Devices(Request):
+    TYPE: ClassVar[str] = "devices"
+
+
+@dataclass(frozen=True, slots=True)
+class SignOut(Request):
+    """``device`` names one of the account's devices; neither it nor ``all``:
+    this device."""
+
+    TYPE: ClassVar[str] = "sign_out"
+    device: str | None = None
+    all: bool = False
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        device = opt_str(msg, "device")
+        every = msg.get("all", False)
+        if not isinstance(every, bool):
+            raise WireError(ErrorCode.BAD_REQUEST, "field 'all' must be true or false")
+        if every and device is not None:
+            raise WireError(ErrorCode.BAD_REQUEST, "sign_out takes 'device' or 'all', not both")
+        return cls(rid, device, every)
+
+    def fields(self) -> dict[str, Any]:
+        device = {} if self.device is None else {"device": self.device}
+        return device | {"all": self.all}
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryCodes(Request):
+    """A new set of recovery codes, replacing the old."""
+
+    TYPE: ClassVar[str] = "recovery_codes"
+
+
+class PasskeyPurpose(StrEnum):
+    REGISTER = "register"  # add a passkey to the signed-in account
+    SIGN_IN = "sign_in"  # sign in with one: asked before hello, on the connection that says it
+
+
+@dataclass(frozen=True, slots=True)
+class PasskeyOptions(Request):
+    """The options of a WebAuthn ceremony, with a challenge for this connection
+    alone (docs/protocol.md, "Passkeys"). ``sign_in`` is the one request a
+    connection may make before its hello, which then carries the answer."""
+
+    TYPE: ClassVar[str] = "passkey_options"
+    purpose: PasskeyPurpose
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_choice(msg, "purpose", PasskeyPurpose))
+
+    def fields(self) -> dict[str, Any]:
+        return {"purpose": self.purpose.value}
+
+
+@dataclass(frozen=True, slots=True)
+class AddPasskey(Request):
+    """``credential``: ``PublicKeyCredential.toJSON()`` of the credential the
+    browser made with ``passkey_options {purpose: "register"}``."""
+
+    TYPE: ClassVar[str] = "add_passkey"
+    credential: dict[str, Any]
+    label: str | None = None
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_map(msg, "credential"), opt_label(msg))
+
+    def fields(self) -> dict[str, Any]:
+        label = {} if self.label is None else {"label": self.label}
+        return {"credential": self.credential} | label
+
+
+@dataclass(frozen=True, slots=True)
+class Passkeys(Request):
+    TYPE: ClassVar[str] = "passkeys"
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePasskey(Request):
+    """``passkey``: its id as ``passkeys`` lists it (``id`` is the request's own)."""
+
+    TYPE: ClassVar[str] = "remove_passkey"
+    passkey: str
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_str(msg, "passkey"))
+
+    def fields(self) -> dict[str, Any]:
+        return {"passkey": self.passkey}
+
+
+ACCOUNT_REQUESTS: tuple[type[Request], ...] = (
+    TakeHandle,
+    LinkCodeRequest,
+    Devices,
+    SignOut,
+    RecoveryCodes,
+    PasskeyOptions,
+    AddPasskey,
+    Passkeys,
+    RemovePasskey,
+)
+"""Handled by the node the client is connected to, never relayed to its room's."""
