@@ -24,7 +24,7 @@ from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
 import pytest
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
 from cryptography.hazmat.primitives.serialization import load_der_private_key
 from playwright.sync_api import Browser, Page, expect
 
@@ -75,7 +75,7 @@ class Person(Client):
         """The authenticator's one credential, key and all, as a software credential."""
         (cred,) = self.credentials()
         key = load_der_private_key(base64.b64decode(cred["privateKey"]), password=None)
-        assert isinstance(key, ec.EllipticCurvePrivateKey)
+        assert isinstance(key, ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey)
         return Credential(
             base64.b64decode(cred["credentialId"]),
             key,
@@ -232,6 +232,10 @@ def test_a_passkey_made_and_used_in_chromium_and_what_is_refused(
         socket, options = sockets.sign_in_options()
         welcome = sockets.hello(socket, thief.get(options, credential=key))
         assert welcome["type"] == "welcome" and welcome["account"]["handle"] == "Ann"
+        # which took the account's session from the page (one session per account);
+        # the page takes it back with its device token
+        page.reload()
+        expect(page.locator("#me-handle")).to_have_text("Ann")
         assert device_count(page) == devices_before + 1
 
         # Ann removes her passkey: the page's list empties, and it signs in no more.

@@ -145,7 +145,7 @@ async function removePasskey(passkey, button) {
   $("passkeys-error").textContent = "";
   button.disabled = true;
   try {
-    await state.conn.request("remove_passkey", { id: passkey.id });
+    await state.conn.request("remove_passkey", { passkey: passkey.id });
     toast(`Passkey removed: ${passkey.label || "a passkey"}. Remove it from the device too, in its settings.`);
   } catch (err) {
     $("passkeys-error").textContent = refusalText(err);

@@ -3,8 +3,10 @@ ceremony, written out from the specification so a socket-level test is a real
 client of the real server (no browser in the way, every byte under the test's
 control: origin, RP ID, counter, challenge).
 
-ES256 (P-256, SHA-256) keys from ``cryptography``; ``none`` attestation; the
-JSON a browser's ``PublicKeyCredential.toJSON()`` gives.
+ES256 (P-256, SHA-256) keys from ``cryptography`` for the credentials it makes,
+and EdDSA (Ed25519) for one read out of Chromium's virtual authenticator, which
+picks it; ``none`` attestation; the JSON a browser's ``PublicKeyCredential.toJSON()``
+gives.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from typing import Any
 
 import cbor2
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 UP, UV, AT = 0x01, 0x04, 0x40  # authenticatorData flags: user present, verified, attested data
 
@@ -37,22 +40,23 @@ class Credential:
     """One credential the authenticator holds: its key, its RP and user, its counter."""
 
     credential_id: bytes
-    key: ec.EllipticCurvePrivateKey
+    key: ec.EllipticCurvePrivateKey | ed25519.Ed25519PrivateKey
     rp_id: str
     user_handle: bytes
     count: int = 0
 
     def cose_key(self) -> bytes:
-        numbers = self.key.public_key().public_numbers()
-        return cbor2.dumps(
-            {
-                1: 2,
-                3: -7,
-                -1: 1,
-                -2: numbers.x.to_bytes(32, "big"),
-                -3: numbers.y.to_bytes(32, "big"),
-            }
-        )
+        if isinstance(self.key, ed25519.Ed25519PrivateKey):  # OKP, EdDSA, Ed25519
+            raw = self.key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+            return cbor2.dumps({1: 1, 3: -8, -1: 6, -2: raw})
+        numbers = self.key.public_key().public_numbers()  # EC2, ES256, P-256
+        x, y = numbers.x.to_bytes(32, "big"), numbers.y.to_bytes(32, "big")
+        return cbor2.dumps({1: 2, 3: -7, -1: 1, -2: x, -3: y})
+
+    def sign(self, data: bytes) -> bytes:
+        if isinstance(self.key, ed25519.Ed25519PrivateKey):
+            return self.key.sign(data)
+        return self.key.sign(data, ec.ECDSA(hashes.SHA256()))
 
 
 @dataclass
@@ -137,7 +141,7 @@ class SoftAuthenticator:
         )
         client_data = self._client_data("webauthn.get", options["challenge"], origin)
         signed = auth_data + hashlib.sha256(client_data).digest()
-        signature = cred.key.sign(signed, ec.ECDSA(hashes.SHA256()))
+        signature = cred.sign(signed)
         return {
             "id": b64url(cred.credential_id),
             "rawId": b64url(cred.credential_id),
