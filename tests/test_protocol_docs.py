@@ -173,16 +173,18 @@ def _documented_fields(cell: str) -> dict[str, str]:
 
 
 def test_the_room_requests_are_the_documented_ones_with_their_fields() -> None:
-    """The "Rooms" table against the codec (protocol/requests.py): the same requests,
-    the same fields, "optional" exactly where the codec takes a request without
-    the field, and for a field naming an enum member, its members and default."""
+    """The "Rooms" and "Accounts" tables against the codec (protocol/requests.py):
+    the same requests, the same fields, "optional" exactly where the codec takes a
+    request without the field, and for a field naming an enum member, its members
+    and default."""
     from enum import Enum
 
     from protocol.requests import REQUESTS, parse_request, request_message
     from protocol.wire import WireError
     from tests.support.requests import SAMPLES
 
-    rows = re.findall(r"^\| `(\w+)` \| (.+?) \| .+? \| .+? \|$", section("Rooms"), re.M)
+    row = r"^\| `(\w+)` \| (.+?) \| .+? \| .+? \|$"
+    rows = re.findall(row, section("Rooms"), re.M) + re.findall(row, section("Accounts"), re.M)
     table = dict(rows)
     assert set(table) == set(REQUESTS) - {"hello", "ping"}
     for title in (

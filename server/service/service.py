@@ -19,6 +19,9 @@ from protocol.requests import Request
 from protocol.settings import DealRules
 
 from .. import ids
+from ..accounts.memory import MemoryAccounts
+from ..accounts.service import Accounts
+from ..accounts.store import AccountStore
 from ..core import records as R
 from ..core.durable import DurableLog
 from ..core.records import Decision
@@ -58,12 +61,15 @@ class Service:
         idle_room_ms: int = IDLE_ROOM_MS,
         limits: Limits | None = None,
         proofs: ProvenPools | None = None,
+        accounts: AccountStore | None = None,
     ) -> None:
         limits = limits or Limits()
         self.limiter = Limiter(limits.rate, limits.burst, limits.max_strikes, limits.address_factor)
         self.allowances = Allowances(self.limiter, limits)
         self.store = store
         self.clock = clock
+        self.accounts: AccountStore = accounts if accounts is not None else MemoryAccounts()
+        self.account_service = Accounts(self.accounts, clock)
         self.metrics = metrics
         self.seeding = Seeding(draw_seed, proofs or ProvenPools(), store, metrics)
         self.idle_room_ms = idle_room_ms  # rooms with nobody connected this long close
@@ -79,6 +85,10 @@ class Service:
         proven seeds live there too."""
         self.store = store
         self.seeding.proofs.use(store)
+
+    def use_accounts(self, accounts: AccountStore) -> None:
+        """The account store, connected once the event loop runs (server/app.py)."""
+        self.accounts = self.account_service.store = accounts
 
     # ------------------------------------------------------------------ runners
 
