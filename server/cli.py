@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -86,6 +87,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--rp-id",
+        type=_rp_id,
         default=None,
         metavar="DOMAIN",
         help="the domain passkeys are made for (WebAuthn's RP ID), e.g. cards.example.org; "
@@ -139,6 +141,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "the client; repeat for more (default: none, the socket's peer is the client)",
     )
     parser.set_defaults(func=serve_command)
+
+
+def _rp_id(text: str) -> str:
+    """A domain name as WebAuthn takes it for an RP ID: no scheme, no port, not
+    an IP address (browsers refuse those)."""
+    name = text.strip().lower().rstrip(".")
+    labels = name.split(".")
+    if not name or not all(
+        re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", label) for label in labels
+    ):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a domain name (e.g. race.lan)")
+    if all(label.isdigit() for label in labels):
+        raise argparse.ArgumentTypeError(f"{text!r} is an address: passkeys need a name")
+    return name
 
 
 def _address(text: str) -> tuple[str, int]:

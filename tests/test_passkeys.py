@@ -269,3 +269,79 @@ async def test_who_may_ask_for_what(site: Site) -> None:
     reply = await by_address.request("passkey_options", purpose="sign_in")
     assert reply["code"] == "bad_passkey" and "name" in reply["message"]
     await by_address.close()
+
+
+async def test_rp_id_and_origins_from_the_servers_settings() -> None:
+    """``serve --rp-id race.lan --origin https://race.lan``: the page lives at
+    https://race.lan (a proxy in front, or a client hosted there) and reaches this
+    server by another name. Passkeys are made for race.lan whatever Host a
+    connection came by; ceremonies from the listed origin verify, and a signature
+    for the Host's own name does not."""
+    clock = FakeClock()
+    async with running_server(
+        clock=clock, rp_id="race.lan", origins=["https://race.lan"]
+    ) as server:
+        page = "https://race.lan"
+        site = Site(server, clock)
+
+        async def socket() -> Client:
+            return await Client.open(site.url, JSON, origin=page)
+
+        ann = await socket()
+        await ann.hello("Ann")
+        made = await ann.ok("take_handle", handle="Ann")
+        phone = SoftAuthenticator(page)
+        options = (await ann.ok("passkey_options", purpose="register"))["options"]
+        assert options["rp"]["id"] == "race.lan"
+        await ann.ok("add_passkey", credential=phone.create(options))
+        await ann.close()
+
+        laptop = await socket()
+        options = (await laptop.ok("passkey_options", purpose="sign_in"))["options"]
+        assert options["rpId"] == "race.lan"
+        welcome = await laptop.ok("hello", version=1, passkey=phone.get(options))
+        assert welcome["player"] == made["account"]["player"]
+        await laptop.close()
+
+        # signed for the name in the Host (localhost), or from an origin not listed:
+        # refused
+        for forged in ({"rp_id": "localhost"}, {"origin": "https://evil.example"}):
+            client = await socket()
+            options = (await client.ok("passkey_options", purpose="sign_in"))["options"]
+            await refused(client, phone.get(options, credential=phone.credentials[0], **forged))
+            await client.close()
+
+
+async def test_a_sign_in_in_progress_may_say_hello_late() -> None:
+    """A connection must say hello within the hello timeout (here 0.2 s) — unless
+    it asked for sign-in options: then it has the challenge's two minutes, for a
+    person finding their phone. Two connections, the asker first: the other is
+    closed (4002) at its deadline, after the asker's would have been."""
+    from dataclasses import replace
+
+    from tests.support.inprocess import UNLIMITED
+
+    limits = replace(UNLIMITED, hello_timeout=0.2)
+    clock = FakeClock()
+    async with running_server(clock=clock, limits=limits) as server:
+        site = Site(server, clock)
+        ann, _made = await site.account("Ann")
+        phone = SoftAuthenticator(site.origin)
+        await site.register(ann, phone)
+        await ann.close()
+        asker, options = await site.sign_in_options()
+        idle = await site.socket()
+        assert await idle.closed() == 4002
+        welcome = await asker.ok("hello", version=1, passkey=phone.get(options))
+        assert welcome["account"]["handle"] == "Ann"
+        await asker.close()
+
+
+def test_rp_id_must_be_a_name() -> None:
+    from server.cli import build_parser
+
+    for bad in ("10.0.0.1", "https://race.lan", "race.lan:8443"):
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["serve", "--rp-id", bad])
+    args = build_parser().parse_args(["serve", "--rp-id", "Race.LAN"])
+    assert args.rp_id == "race.lan"
