@@ -7,6 +7,7 @@ as their root, as a friend's device trusts mkcert's.
 
 from __future__ import annotations
 
+import re
 import ssl
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, expect
 from websockets.exceptions import InvalidMessage
 
 from tests.support.certs import self_signed
@@ -103,3 +105,23 @@ def test_a_certificate_without_its_key_is_refused_at_start(tmp_path: Path) -> No
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert wrong.returncode != 0 and "are not a certificate and its key" in wrong.stderr
+
+
+def test_the_page_over_https_plays_over_wss(tls_server: ServerProcess, browser: Browser) -> None:
+    """Chromium on the https page (the test's certificate waved through, as a
+    device that trusts mkcert's root would accept it): its socket is wss, and the
+    lobby works over it."""
+    context = browser.new_context(ignore_https_errors=True)
+    try:
+        page = context.new_page()
+        sockets: list[str] = []
+        page.on("websocket", lambda ws: sockets.append(ws.url))
+        page.goto(f"https://localhost:{tls_server.port}/")
+        assert page.evaluate("window.isSecureContext")
+        page.fill("#name", "Ann")
+        page.click("#create-btn")
+        expect(page.locator("#room-screen")).to_be_visible()
+        expect(page.locator("#room-code")).to_have_text(re.compile(r"[0-9A-Z]{6}"))
+        assert sockets and all(url.startswith("wss://localhost:") for url in sockets), sockets
+    finally:
+        context.close()
