@@ -197,6 +197,13 @@ async def test_a_wrong_origin_or_rp_id_is_refused(site: Site) -> None:
         "add_passkey", credential=phone.create(options, origin="http://evil.example")
     )
     assert reply["code"] == "bad_passkey"
+    # and what is no credential at all: refused alike, not a failure of the server's
+    for junk in ({}, {"id": "AAAA", "rawId": "AAAA", "response": "x"}, {"response": {"x": 1}}):
+        await ann.ok("passkey_options", purpose="register")
+        assert (await ann.request("add_passkey", credential=junk))["code"] == "bad_passkey"
+        client, _options = await site.sign_in_options()
+        await refused(client, junk)
+        await client.close()
     await ann.close()
     before = await look(site, made["device_token"])
     assert len(before[1]) == 1

@@ -53,7 +53,7 @@ from webauthn.helpers.structs import (
     UserVerificationRequirement,
 )
 
-from protocol.account_requests import PasskeyPurpose
+from protocol.account_requests import MAX_LABEL, PasskeyPurpose
 from protocol.messages import ErrorCode
 
 from ..core.values import RoomError
@@ -71,7 +71,6 @@ __all__ = [
 
 CHALLENGE_MS = 120_000  # long enough to find a phone and touch it; no longer
 RP_NAME = "Klondike race"
-MAX_LABEL = 40
 _BAD = "that passkey did not sign in here"
 
 
@@ -206,8 +205,8 @@ class Ceremonies:
                 expected_origin=list(challenge.site.origins),
                 require_user_verification=True,
             )
-        except (WebAuthnException, ValueError, KeyError, TypeError):
-            raise _refused() from None
+        except (WebAuthnException, ValueError, KeyError, TypeError, AttributeError):
+            raise _refused() from None  # whatever a client sent: malformed is refused
         passkey = Passkey(
             credential_id=verified.credential_id,
             account=account.account,
