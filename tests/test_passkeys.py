@@ -202,7 +202,8 @@ async def test_a_wrong_origin_or_rp_id_is_refused(site: Site) -> None:
         await ann.ok("passkey_options", purpose="register")
         assert (await ann.request("add_passkey", credential=junk))["code"] == "bad_passkey"
         client, _options = await site.sign_in_options()
-        await refused(client, junk)
+        if junk:  # (an empty map is no passkey at all: hello's bad_request)
+            await refused(client, junk)
         await client.close()
     await ann.close()
     before = await look(site, made["device_token"])
