@@ -285,3 +285,49 @@ def test_a_page_by_address_offers_no_passkeys(browser: Browser, live_server: Ser
         no_errors(dave)
     finally:
         dave.close()
+
+
+BY_HAND = """
+async () => {
+  const m = await import('/passkeys.js');
+  const net = await import('/net.js');
+  const { state } = await import('/state.js');
+  const made = await state.conn.request("passkey_options", { purpose: "register" });
+  const created = await navigator.credentials.create({ publicKey: m.creationOptionsByHand(made.options) });
+  const added = await state.conn.request(
+    "add_passkey", { credential: m.credentialJsonByHand(created), label: "by hand" });
+  const conn = new net.Connection(net.wsUrl(), {});
+  await conn.open();
+  const asked = await conn.request("passkey_options", { purpose: "sign_in" });
+  const got = await navigator.credentials.get({ publicKey: m.requestOptionsByHand(asked.options) });
+  const welcome = await conn.request("hello", { version: 1, passkey: m.credentialJsonByHand(got) });
+  conn.close();
+  return {
+    created: [m.credentialJsonByHand(created), created.toJSON()],
+    got: [m.credentialJsonByHand(got), got.toJSON()],
+    added: added.type,
+    handle: welcome.account.handle,
+  };
+}
+"""
+
+
+def test_the_by_hand_converters_agree_with_the_browsers(browser: Browser, site: str) -> None:
+    """Where a browser has no WebAuthn JSON converters, passkeys.js converts by
+    hand: its options make a credential, its JSON of it is the browser's own
+    (``toJSON()``, in every field the server reads), and the server takes both
+    ways, registration and sign-in."""
+    erin = Person(browser, site, "erin")
+    try:
+        page = erin.open()
+        keep_name(page, "Erin")
+        result = page.evaluate(BY_HAND)
+        assert result["added"] == "passkey_added" and result["handle"] == "Erin"
+        for mine, theirs in (result["created"], result["got"]):
+            assert {k: v for k, v in theirs.items() if k != "response"} == {
+                k: v for k, v in mine.items() if k != "response"
+            }
+            assert mine["response"].items() <= theirs["response"].items()
+        no_errors(erin)
+    finally:
+        erin.close()

@@ -41,10 +41,12 @@ function toB64url(buffer) {
 
 const withIds = (list) => (list || []).map((c) => ({ ...c, id: fromB64url(c.id) }));
 
-function creationOptions(json) {
-  if (typeof PublicKeyCredential.parseCreationOptionsFromJSON === "function") {
-    return PublicKeyCredential.parseCreationOptionsFromJSON(json);
-  }
+// The browser's own converters where it has them (Chromium 129+, Firefox 119+,
+// Safari 18.4+); by hand elsewhere. The by-hand ones are exported for the tests,
+// which check them against the browser's.
+
+/** WebAuthn's JSON of creation options as navigator.credentials.create takes them. */
+export function creationOptionsByHand(json) {
   return {
     ...json,
     challenge: fromB64url(json.challenge),
@@ -53,16 +55,13 @@ function creationOptions(json) {
   };
 }
 
-function requestOptions(json) {
-  if (typeof PublicKeyCredential.parseRequestOptionsFromJSON === "function") {
-    return PublicKeyCredential.parseRequestOptionsFromJSON(json);
-  }
+/** WebAuthn's JSON of request options as navigator.credentials.get takes them. */
+export function requestOptionsByHand(json) {
   return { ...json, challenge: fromB64url(json.challenge), allowCredentials: withIds(json.allowCredentials) };
 }
 
-/** A credential as PublicKeyCredential.toJSON() gives it (by hand where the browser has none). */
-function credentialJson(cred) {
-  if (typeof cred.toJSON === "function") return cred.toJSON();
+/** A credential as PublicKeyCredential.toJSON() gives it (the fields the server reads). */
+export function credentialJsonByHand(cred) {
   const r = cred.response;
   const response = { clientDataJSON: toB64url(r.clientDataJSON) };
   if (r.attestationObject) {
@@ -82,6 +81,12 @@ function credentialJson(cred) {
     clientExtensionResults: cred.getClientExtensionResults?.() || {},
   };
 }
+
+const creationOptions = (json) =>
+  PublicKeyCredential.parseCreationOptionsFromJSON?.(json) ?? creationOptionsByHand(json);
+const requestOptions = (json) =>
+  PublicKeyCredential.parseRequestOptionsFromJSON?.(json) ?? requestOptionsByHand(json);
+const credentialJson = (cred) => (typeof cred.toJSON === "function" ? cred.toJSON() : credentialJsonByHand(cred));
 
 function failureText(err) {
   return passkeyRefusalText(err) || refusalText(err);
