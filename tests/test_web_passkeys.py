@@ -293,7 +293,8 @@ async () => {
   const net = await import('/net.js');
   const { state } = await import('/state.js');
   const made = await state.conn.request("passkey_options", { purpose: "register" });
-  const created = await navigator.credentials.create({ publicKey: m.creationOptionsByHand(made.options) });
+  const publicKey = m.creationOptionsByHand(made.options);
+  const created = await navigator.credentials.create({ publicKey });
   const added = await state.conn.request(
     "add_passkey", { credential: m.credentialJsonByHand(created), label: "by hand" });
   const conn = new net.Connection(net.wsUrl(), {});
