@@ -279,19 +279,26 @@ def test_a_guest_keeps_their_name_and_signs_in_elsewhere(
 
 
 def test_a_visitor_keeps_a_name_and_a_guest_in_a_room_is_asked_first(people: Any) -> None:
-    """Keeping a name needs no room: a visitor's first session is opened for it.
-    A guest sitting in a room who signs in (a code typed, in any case and
-    spacing) is asked first, since the guest's seat goes; Cancel keeps it."""
+    """Keeping a name needs no room: a visitor's first session is opened for it;
+    a new set of recovery codes replaces the old, shown once. A guest sitting in
+    a room who signs in (a code typed, in any case and spacing) is asked first,
+    since the guest's seat goes; Cancel keeps it. Signing out here is at once a
+    guest's page again."""
     xena = people("xena", PHONE)
     page = xena.open()
     page.click("#open-keep")
     expect(page.locator("#lobby-screen")).to_be_hidden()
     take_handle(page, "Xena")
-    keep_codes(page)
+    first = keep_codes(page)
     expect(page.locator("#lobby-screen")).to_be_visible()
     expect(page.locator("#playing-as")).to_have_text("You play as Xena, signed in.")
     expect(page.locator("#name")).to_be_hidden()
     page.click("#open-account")
+    page.click("#new-codes")  # a new set replaces the old, asked first and shown once
+    expect(page.locator(".confirm")).to_contain_text("stop working")
+    page.click(YES)
+    assert not set(keep_codes(page)) & set(first)
+    expect(page.locator("#my-account")).to_be_visible()
     page.click("#make-link")
     expect(page.locator("#link-qr")).to_be_visible()
     fits_width(page)
@@ -313,4 +320,10 @@ def test_a_visitor_keeps_a_name_and_a_guest_in_a_room_is_asked_first(people: Any
     expect(yuri.page.locator("#me-handle")).to_have_text("Xena")
     expect(yuri.page.locator("#lobby-screen")).to_be_visible()  # Xena sits in no room
     expect(yuri.page.locator("#playing-as")).to_have_text("You play as Xena, signed in.")
+
+    # Signing out here is a guest's page again at once, with a name to give.
+    yuri.page.click("#open-account")
+    yuri.page.locator('#devices li.device[data-current="yes"] .device-sign-out').click()
+    is_guest(yuri, "You signed out on this device.")
+    expect(yuri.page.locator("#name")).to_be_visible()
     no_errors(xena, yuri)
