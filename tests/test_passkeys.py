@@ -343,6 +343,14 @@ async def test_a_sign_in_in_progress_may_say_hello_late() -> None:
         welcome = await asker.ok("hello", version=1, passkey=phone.get(options))
         assert welcome["account"]["handle"] == "Ann"
         await asker.close()
+        # and asking again and again is no way to hold a connection without hello:
+        # the options count among the requests before hello (3)
+        again = await site.socket()
+        for _ in range(2):
+            await again.ok("passkey_options", purpose="sign_in")
+        reply = await again.request("passkey_options", purpose="sign_in")
+        assert reply["code"] == "hello_first"
+        assert await again.closed() == 4002
 
 
 def test_rp_id_must_be_a_name() -> None:

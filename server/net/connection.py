@@ -66,9 +66,8 @@ class Limits:
     client address (server/net/ratelimit.py)."""
 
     hello_timeout: float = 10.0
-    ceremony_timeout: float = (
-        120.0  # hello after passkey sign-in options (passkeys.py CHALLENGE_MS)
-    )
+    # how late hello may come after passkey sign-in options (passkeys.py CHALLENGE_MS)
+    ceremony_timeout: float = 120.0
     requests_before_hello: int = 3
     rate: float = 50.0
     burst: float = 100.0
@@ -91,12 +90,10 @@ class Limits:
     socket_sndbuf: int | None = 256 * 1024
 
 
-def _before_hello(request: Request) -> bool:
-    """What a connection may ask before its hello: the hello, and the options of
-    a passkey sign-in, whose answer that hello carries (server/accounts/passkeys.py)."""
-    if isinstance(request, PasskeyOptions):
-        return request.purpose is PasskeyPurpose.SIGN_IN
-    return isinstance(request, Hello)
+def _may_precede_hello(request: Request) -> bool:
+    """What a connection may ask before its hello besides the hello: the options
+    of a passkey sign-in, whose answer that hello carries (server/accounts/passkeys.py)."""
+    return isinstance(request, PasskeyOptions) and request.purpose is PasskeyPurpose.SIGN_IN
 
 
 def _quick_id(frame: bytes | str, binary: bool) -> Any:
@@ -429,12 +426,16 @@ class Connection:
             rid = request_id(msg)
             request = parse_request(msg)
             rid = request.id
-            if self.session is None and not _before_hello(request):
+            if self.session is None and not isinstance(request, Hello):
+                # Sign-in options count too: asking again and again is no way to
+                # hold a connection open without a hello.
                 self._before_hello += 1
-                self.error(rid, ErrorCode.HELLO_FIRST, "say hello first")
-                if self._before_hello >= self.limits.requests_before_hello:
-                    self.close(CloseCode.HELLO_FIRST, "hello first")
-                return
+                spent = self._before_hello >= self.limits.requests_before_hello
+                if spent or not _may_precede_hello(request):
+                    self.error(rid, ErrorCode.HELLO_FIRST, "say hello first")
+                    if spent:
+                        self.close(CloseCode.HELLO_FIRST, "hello first")
+                    return
             is_move = isinstance(request, MoveRequest)
             await self.service.handle(self, request)
             if self.session is None and isinstance(request, PasskeyOptions):
