@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="a browser origin besides the server's own that may open the game socket "
         "(e.g. https://cards.example.org; repeat for more)",
+    )
+    parser.add_argument(
+        "--tls-cert",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="serve HTTPS and WSS on the port with this certificate chain (PEM), e.g. one "
+        "from mkcert for the LAN name, so passkeys work for friends on the LAN; with --tls-key",
+    )
+    parser.add_argument(
+        "--tls-key",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the private key (PEM) of --tls-cert",
+    )
+    parser.add_argument(
+        "--rp-id",
+        type=_rp_id,
+        default=None,
+        metavar="DOMAIN",
+        help="the domain passkeys are made for (WebAuthn's RP ID), e.g. cards.example.org; "
+        "set it when the page is reached by several names or served from an --origin "
+        "(default: the name in each request's Host, right for localhost and one LAN name)",
     )
     parser.add_argument(
         "--metrics",
@@ -118,6 +143,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=serve_command)
 
 
+def _rp_id(text: str) -> str:
+    """A domain name as WebAuthn takes it for an RP ID: no scheme, no port, not
+    an IP address (browsers refuse those)."""
+    name = text.strip().lower().rstrip(".")
+    labels = name.split(".")
+    if not name or not all(
+        re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", label) for label in labels
+    ):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a domain name (e.g. race.lan)")
+    if all(label.isdigit() for label in labels):
+        raise argparse.ArgumentTypeError(f"{text!r} is an address: passkeys need a name")
+    return name
+
+
 def _address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit():
@@ -159,6 +198,17 @@ def serve_command(args: argparse.Namespace) -> int:
         async def accounts() -> Any:
             return await SqliteAccounts.at(data_dir)
 
+    tls = None
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise SystemExit("--tls-cert and --tls-key go together")
+    if args.tls_cert is not None:
+        from .net.tls import TlsError, tls_context
+
+        try:
+            tls = tls_context(args.tls_cert, args.tls_key)
+        except TlsError as exc:
+            raise SystemExit(f"--tls-cert/--tls-key: {exc}") from None
+
     limits = Limits(
         rate=args.rate_limit,
         burst=2 * args.rate_limit,
@@ -180,6 +230,8 @@ def serve_command(args: argparse.Namespace) -> int:
         origins=args.origin,
         metrics_address=args.metrics,
         accounts_factory=accounts,  # None: in memory (--memory)
+        tls=tls,
+        rp_id=args.rp_id,
     )
     return run(server)
 

@@ -75,12 +75,6 @@ export const TEXTS = {
   wrong_move_number: "Your board was behind the server's; it is being brought up to date.",
   rate_limited: "Too fast — slow down a little.",
   limit_reached: "Too many tries from this address this minute: wait a minute and try again.",
-  bad_handle: (_cards, message) => `That handle won't do: ${message || "2–24 visible characters"}.`,
-  handle_in_use: "That handle is taken: choose another.",
-  already_signed_in: "You are signed in already.",
-  not_signed_in: "Sign in first: this needs an account.",
-  bad_code: "That code is not valid: it may be mistyped, used already, or expired.",
-  bad_passkey: "That passkey did not sign you in.",
   storage_unavailable: "The server could not save that: nothing happened, try again.",
   storage_uncertain: "The server lost track of whether that was saved: your board is being checked.",
   internal_error: "Something went wrong on the server; the room keeps going.",
@@ -88,6 +82,13 @@ export const TEXTS = {
   record_private: "This record is private: its owner does not show it.",
   no_such_deal: "That deal is not kept any more, or is not shown to you.",
   disconnected: "Not connected to the server: it will be sent once the connection is back.",
+  // Accounts.
+  bad_handle: (_cards, message) => `That handle won't do: ${message || "2–24 visible characters"}.`,
+  handle_in_use: "That handle is someone else's: pick another.",
+  already_signed_in: "This page is signed in already.",
+  not_signed_in: "That needs an account: keep your name or sign in first.",
+  bad_code: "That code does not work: it may be mistyped, used already, or expired.",
+  bad_passkey: "That passkey could not sign you in here.",
 };
 
 function isRed(code) {
@@ -210,4 +211,87 @@ export function roomClosedText(reason, mine = false) {
     empty: "The room closed: everyone left.",
     expired: "The room closed: it was never started.",
   }[reason] || "The room was closed.";
+}
+
+// Accounts (account.js, signin.js, recovery.js): times said the way people say
+// them, a device named by its browser, and why a page is a guest again.
+
+/** "just now", "3 min ago", "5 h ago", then the date; `t` and `now` in unix seconds. */
+export function agoText(t, now) {
+  const s = Math.max(0, now - t);
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return dateText(t);
+}
+
+/** A day in words, "2 December 2026" (unix seconds). */
+export function dateText(t) {
+  return new Date(t * 1000).toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric" });
+}
+
+/** What a new device calls itself on the account's list ("Chrome on Android"), from its user agent. */
+export function deviceLabel(ua) {
+  const browser = [
+    [/Edg\//, "Edge"], [/OPR\//, "Opera"], [/Firefox\//, "Firefox"], [/Chrom(e|ium)\//, "Chrome"], [/Safari\//, "Safari"],
+  ].find(([re]) => re.test(ua))?.[1] || "A browser";
+  const system = [
+    [/Android/, "Android"], [/iPhone/, "iPhone"], [/iPad/, "iPad"], [/Windows/, "Windows"],
+    [/Mac OS X|Macintosh/, "macOS"], [/CrOS/, "ChromeOS"], [/Linux/, "Linux"],
+  ].find(([re]) => re.test(ua))?.[1];
+  return system ? `${browser} on ${system}` : browser;
+}
+
+/** A seat taken by another connection (4001): a guest's by another tab, an account's by any device. */
+export const REPLACED_TEXT = {
+  guest: {
+    lobby: "This session was opened in another tab or window.",
+    room: "This seat was opened in another tab or window.",
+  },
+  account: {
+    lobby: "Your account is in use in another tab or on another device.",
+    room: "Your account is playing in another tab or on another device.",
+  },
+};
+
+/** Why this page is a guest again (session.js backToGuest). */
+export const SIGNED_OUT_TEXT = {
+  elsewhere: "This device was signed out. You can play on as a guest, or sign in again.",
+  here: "You signed out on this device. You can play on as a guest, or sign in again.",
+};
+
+/** A device on the account's list: when it was last used (this one is in use now). */
+export function deviceUsedText(device, now) {
+  return device.current ? "in use now" : `last used ${agoText(device.last_used, now)}`;
+}
+
+/** A sign-in code's time left, `ms` of it. */
+export function expiresText(ms) {
+  if (ms <= 0) return "This code has expired: make a new one.";
+  const s = Math.ceil(ms / 1000);
+  return `Expires in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** The browser's refusal of a passkey ceremony (cancelled, timed out, none here) in words; null for anything else. */
+export function passkeyRefusalText(err) {
+  switch (err?.name) {
+    case "NotAllowedError":
+      return "No passkey was used: cancelled, or this device has none for this site.";
+    case "InvalidStateError":
+      return "This device has a passkey for your account already.";
+    case "SecurityError":
+      return "Passkeys do not work at this address: open the page by the server's name over HTTPS, or on localhost.";
+    default:
+      return null;
+  }
+}
+
+export const PASSKEYS_INSECURE = "Passkeys need a secure page: open this site over HTTPS or on localhost.";
+export const PASSKEYS_BY_ADDRESS = "Passkeys need the server's name: open this site by its name (or localhost), not by its address.";
+
+/** Why this page can have no passkeys (null: it can): WebAuthn wants a secure context and a name, not an IP address. */
+export function passkeysUnavailable(loc, secure) {
+  if (!secure) return PASSKEYS_INSECURE;
+  if (/^[\d.]+$|^\[/.test(loc.hostname)) return PASSKEYS_BY_ADDRESS;
+  return null;
 }

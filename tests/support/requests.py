@@ -38,6 +38,10 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "devices": {},
     "sign_out": {"device": "dNOBODY", "all": False},
     "recovery_codes": {},
+    "passkey_options": {"purpose": "register"},
+    "add_passkey": {"credential": {"id": "AAAA", "type": "public-key"}, "label": "cli"},
+    "passkeys": {},
+    "remove_passkey": {"passkey": "AAAA"},
     "join_room": {"code": "ZZZZZZ", "role": "spectator"},
     "leave_room": {},
 }
