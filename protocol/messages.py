@@ -36,6 +36,9 @@ __all__ = [
     "deal_started",
     "error",
     "first_finisher",
+    "friend_invite",
+    "friend_link",
+    "friends",
     "joined",
     "members",
     "moved",
@@ -104,6 +107,10 @@ class ErrorCode(StrEnum):
     STORAGE_UNAVAILABLE = "storage_unavailable"
     STORAGE_UNCERTAIN = "storage_uncertain"
     INTERNAL_ERROR = "internal_error"
+    NOT_SIGNED_IN = "not_signed_in"
+    BAD_CODE = "bad_code"
+    NO_SUCH_HANDLE = "no_such_handle"
+    NOT_FRIENDS = "not_friends"
 
 
 Code = ErrorCode | Reason
@@ -222,6 +229,28 @@ def error(rid: RequestId, code: Code, message: str, **extra: Any) -> Message:
     """``extra``: ``field`` for ``bad_setting``, ``supported`` for
     ``unsupported_version``, ``expected`` for ``wrong_move_number``."""
     return _make("error", {"id": rid, "code": code.value, "message": message, **extra})
+
+
+@_message
+def friends(rid: RequestId, *, friends: Sequence[Mapping[str, Any]]) -> Message:
+    """The requester's friends and open requests, each as they may see it
+    (docs/protocol.md, "Friends"); every friends request but two replies with it."""
+    return _make("friends", {"id": rid, "friends": friends})
+
+
+@_message
+def friend_link(rid: RequestId, *, link: str, url: str, qr: str) -> Message:
+    """A new friend link: the secret, the page's address with it, and that
+    address as an SVG QR code."""
+    return _make("friend_link", {"id": rid, "link": link, "url": url, "qr": qr})
+
+
+@_message
+def friend_invite(*, sender: str, player: str, room: str, role: Role) -> Message:
+    """A friend (handle ``sender``, player id ``player``) asks you to their room
+    ``room``, as ``role``. Not a room event: no seq, no id."""
+    fields = {"from": sender, "player": player, "room": room, "role": role.value}
+    return _make("friend_invite", fields)
 
 
 # ---------------------------------------------------------------------- room events

@@ -409,6 +409,9 @@ class DealLog(Request):
         return {"deal": self.deal}
 
 
+# The friends requests build on Request and the field readers above.
+from .friend_requests import FRIEND_REQUESTS  # noqa: E402
+
 REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
     {
         kind.TYPE: kind
@@ -431,6 +434,7 @@ REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
             Snapshot,
             React,
             DealLog,
+            *FRIEND_REQUESTS,
         )
     }
 )

@@ -78,6 +78,11 @@ export const TEXTS = {
   storage_unavailable: "The server could not save that: nothing happened, try again.",
   storage_uncertain: "The server lost track of whether that was saved: your board is being checked.",
   internal_error: "Something went wrong on the server; the room keeps going.",
+  // Accounts and friends.
+  not_signed_in: "Take a handle (or sign in) first: friends are for players with a handle.",
+  bad_code: "That link does not work any more: ask for a new one.",
+  no_such_handle: "Nobody has that handle: check its spelling.",
+  not_friends: "You and that player are not friends (any more).",
   disconnected: "Not connected to the server: it will be sent once the connection is back.",
 };
 

@@ -31,6 +31,7 @@ class Quota(StrEnum):
     ROOMS = "rooms"
     JOIN_CODES = "join_codes"
     REACTIONS = "reactions"
+    FRIEND_ASKS = "friend_asks"
 
 
 _WHAT = {
@@ -38,6 +39,7 @@ _WHAT = {
     Quota.ROOMS: "new rooms",
     Quota.JOIN_CODES: "wrong join codes",
     Quota.REACTIONS: "reactions",
+    Quota.FRIEND_ASKS: "friend requests and invitations",
 }
 
 
@@ -51,6 +53,7 @@ class Allowances:
             Quota.ROOMS: Allowance(limits.rooms_per_minute),
             Quota.JOIN_CODES: Allowance(limits.wrong_codes_per_minute),
             Quota.REACTIONS: Allowance(limits.reactions_per_minute),
+            Quota.FRIEND_ASKS: Allowance(limits.friend_asks_per_minute),
         }
 
     def admit(self, quota: Quota, peer: Peer, *, spend: bool = True) -> None:

@@ -75,6 +75,7 @@ class Limits:
     rooms_per_minute: int = 10
     wrong_codes_per_minute: int = 20
     reactions_per_minute: int = 60
+    friend_asks_per_minute: int = 20
     trusted_proxies: tuple[str, ...] = ()
     queue_bytes: int = 1024 * 1024
     send_timeout: float = 5.0

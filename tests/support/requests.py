@@ -29,6 +29,17 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "snapshot": {},
     "react": {"reaction": "wow"},
     "deal_log": {"deal": 1},
+    "friends": {},
+    "befriend": {"handle": "Bea"},
+    "answer_friend": {"handle": "Bea", "accept": True},
+    "unfriend": {"handle": "Bea"},
+    "friend_link": {},
+    "invite_friend": {"handle": "Bea"},
     "join_room": {"code": "ZZZZZZ", "role": "spectator"},
     "leave_room": {},
+}
+
+# The other form of a request whose fields are alternatives (exactly one given).
+ALTERNATIVES: dict[str, dict[str, Any]] = {
+    "befriend": {"link": "f.not-a-link"},
 }
