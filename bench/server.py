@@ -70,6 +70,8 @@ UNCAPPED = [
     "1000000",
     "--join-codes-per-minute",
     "1000000",
+    "--friend-asks-per-minute",
+    "1000000",
 ]
 LOAD_LIMITS = ["--rate-limit", str(RATE_LIMIT), *UNCAPPED]
 

@@ -90,6 +90,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         ("--sessions-per-minute", "sessions_per_minute", "new sessions a minute"),
         ("--rooms-per-minute", "rooms_per_minute", "new rooms a minute"),
         ("--join-codes-per-minute", "wrong_codes_per_minute", "wrong join codes a minute"),
+        ("--friend-asks-per-minute", "friend_asks_per_minute", "friend requests and invitations"),
     ):
         default = getattr(d, field)
         parser.add_argument(
@@ -148,6 +149,7 @@ def serve_command(args: argparse.Namespace) -> int:
         sessions_per_minute=args.sessions_per_minute,
         rooms_per_minute=args.rooms_per_minute,
         wrong_codes_per_minute=args.wrong_codes_per_minute,
+        friend_asks_per_minute=args.friend_asks_per_minute,
         trusted_proxies=tuple(args.trusted_proxy),
     )
     server = RaceServer(

@@ -35,6 +35,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "unfriend": {"handle": "Bea"},
     "friend_link": {},
     "invite_friend": {"handle": "Bea"},
+    "show_online": {"show": False},
     "join_room": {"code": "ZZZZZZ", "role": "spectator"},
     "leave_room": {},
 }
