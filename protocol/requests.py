@@ -412,32 +412,29 @@ class DealLog(Request):
 # The friends requests build on Request and the field readers above.
 from .friend_requests import FRIEND_REQUESTS  # noqa: E402
 
-REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
-    {
-        kind.TYPE: kind
-        for kind in (
-            Hello,
-            Ping,
-            CreateRoom,
-            JoinRoom,
-            LeaveRoom,
-            UpdateSettings,
-            Start,
-            NextDeal,
-            RemovePlayer,
-            AddBot,
-            Rematch,
-            CloseRoom,
-            Ready,
-            RoomInfo,
-            MoveRequest,
-            Snapshot,
-            React,
-            DealLog,
-            *FRIEND_REQUESTS,
-        )
-    }
+_KINDS: tuple[type[Request], ...] = (
+    Hello,
+    Ping,
+    CreateRoom,
+    JoinRoom,
+    LeaveRoom,
+    UpdateSettings,
+    Start,
+    NextDeal,
+    RemovePlayer,
+    AddBot,
+    Rematch,
+    CloseRoom,
+    Ready,
+    RoomInfo,
+    MoveRequest,
+    Snapshot,
+    React,
+    DealLog,
+    *FRIEND_REQUESTS,
 )
+
+REQUESTS: Mapping[str, type[Request]] = MappingProxyType({kind.TYPE: kind for kind in _KINDS})
 """Every request a client may send, by its ``type``: the one table of the codec."""
 
 

@@ -29,11 +29,9 @@ from protocol.requests import Request
 
 from ..core.values import RoomError
 from ..core.views import room_info
-from ..net.allowances import Allowances, Quota
-from ..net.clock import Clock
-from ..peer import Peer, SessionState
-from ..rooms.handlers import Handler, on
-from ..rooms.runner import RoomRunner
+from ..net.allowances import Quota
+from ..peer import Peer
+from ..rooms.handlers import Front, Handler, on
 from ..store.base import StoreUnavailable, unavailable
 from .friends import Friends as FriendsLogic
 from .friends import Reach
@@ -51,18 +49,13 @@ class PlayerSessions(Protocol):
     def room_of_player(self, player: str) -> str | None: ...
 
 
-class FriendsDesk(Protocol):
-    """What the friends handlers need of the service."""
+class FriendsDesk(Front, Protocol):
+    """What the friends handlers need of the service, besides the rooms'."""
 
     accounts: AccountStore
-    allowances: Allowances
-    clock: Clock
-    rooms: dict[str, RoomRunner]
 
     @property
     def reach(self) -> Reach: ...
-
-    def session_of(self, peer: Peer) -> SessionState: ...
 
     def site_of(self, peer: Peer) -> str: ...
 
