@@ -4,9 +4,6 @@ The server validates with it, the clients render and pre-check with it, and ever
 score is computed by it from the logs.
 """
 
-# The codec before any module of requests that builds on it (protocol/friend_requests.py):
-# its table takes them in once its own base is defined, whichever is imported first.
-from . import requests as requests
 from .board import MAX_MOVES, Board
 from .cards import card_from_str, card_str
 from .deal import commitment, deal_layout, verify_commitment

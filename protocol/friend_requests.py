@@ -1,5 +1,5 @@
 """The friends requests (docs/protocol.md, "Friends"): typed as the room requests
-are, in protocol/requests.py's codec and its ``REQUESTS`` table.
+are (protocol/request_fields.py), in protocol/requests.py's ``REQUESTS`` table.
 
 Friends are accounts that agreed to be: one asks by handle and the other answers,
 or one opens the other's friend link (the link is its owner's yes, given ahead).
@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from .messages import ErrorCode, RequestId
-from .requests import Request, opt_str, req_bool, req_str
+from .request_fields import Request, opt_str, req_bool, req_str
 from .wire import WireError
 
 __all__ = [
+    "AT_THE_EDGE",
     "FRIEND_REQUESTS",
     "AnswerFriend",
     "Befriend",
@@ -135,3 +136,7 @@ FRIEND_REQUESTS: tuple[type[Request], ...] = (
     ShowOnline,
 )
 """For protocol/requests.py's ``REQUESTS`` table."""
+
+AT_THE_EDGE: tuple[type[Request], ...] = tuple(k for k in FRIEND_REQUESTS if k is not InviteFriend)
+"""Those a cluster answers where the client is connected, as the account
+requests: they concern the account, not a room (``invite_friend`` needs the room)."""

@@ -30,16 +30,19 @@ __all__ = [
     "Reaction",
     "RequestId",
     "Role",
+    "account_made",
     "break_started",
     "deal_log",
     "deal_over",
     "deal_started",
+    "devices",
     "error",
     "first_finisher",
     "friend_invite",
     "friend_link",
     "friends",
     "joined",
+    "link_code",
     "members",
     "moved",
     "ok",
@@ -47,12 +50,14 @@ __all__ = [
     "progress",
     "reaction",
     "ready",
+    "recovery_codes",
     "removed",
     "room_closed",
     "room_info",
     "round_over",
     "settings",
     "sheet",
+    "signed_out",
     "snapshot",
     "welcome",
 ]
@@ -76,6 +81,7 @@ class CloseCode(IntEnum):
     HELLO_FIRST = 4002
     FLOODING = 4008
     TOO_SLOW = 4009
+    SIGNED_OUT = 4011  # this device was signed out: its token signs in no more
 
 
 class ErrorCode(StrEnum):
@@ -104,11 +110,15 @@ class ErrorCode(StrEnum):
     WRONG_MOVE_NUMBER = "wrong_move_number"  # carries ``expected``
     RATE_LIMITED = "rate_limited"
     LIMIT_REACHED = "limit_reached"
+    BAD_HANDLE = "bad_handle"
+    HANDLE_IN_USE = "handle_in_use"
+    ALREADY_SIGNED_IN = "already_signed_in"
+    NOT_SIGNED_IN = "not_signed_in"
+    BAD_CODE = "bad_code"  # unknown, used or expired: one answer, so nothing is told
+    BAD_PASSKEY = "bad_passkey"
     STORAGE_UNAVAILABLE = "storage_unavailable"
     STORAGE_UNCERTAIN = "storage_uncertain"
     INTERNAL_ERROR = "internal_error"
-    NOT_SIGNED_IN = "not_signed_in"
-    BAD_CODE = "bad_code"
     NO_SUCH_HANDLE = "no_such_handle"
     NOT_FRIENDS = "not_friends"
 
@@ -175,10 +185,21 @@ def _make(kind: str, fields: Mapping[str, Any]) -> Message:
 
 @_message
 def welcome(
-    rid: RequestId, *, version: int, token: str, player: str, name: str, room: Any
+    rid: RequestId,
+    *,
+    version: int,
+    token: str,
+    player: str,
+    name: str,
+    room: Any,
+    account: Mapping[str, Any] | None = None,
+    device_token: str | None = None,
 ) -> Message:
+    """``account``: the own-account view of a signed-in session (null for a
+    guest); ``device_token`` only when this hello made a new device."""
     fields = {"id": rid, "version": version, "token": token, "player": player, "name": name}
-    return _make("welcome", {**fields, "room": room})
+    new_device = {} if device_token is None else {"device_token": device_token}
+    return _make("welcome", {**fields, "room": room, "account": account, **new_device})
 
 
 @_message
@@ -222,6 +243,39 @@ def deal_log(rid: RequestId, *, deal: int, logs: Any) -> Message:
     (protocol/wire.py ``Encoded``, sent with ``encode_with``): a past deal's logs
     are encoded once for every member who asks."""
     return _make("deal_log", {"id": rid, "deal": deal, "logs": logs})
+
+
+@_message
+def account_made(
+    rid: RequestId,
+    *,
+    account: Mapping[str, Any],
+    device_token: str,
+    recovery_codes: Sequence[str],
+) -> Message:
+    """The reply to ``take_handle``: the one time the codes are shown."""
+    fields = {"account": account, "device_token": device_token, "recovery_codes": recovery_codes}
+    return _make("account_made", {"id": rid, **fields})
+
+
+@_message
+def link_code(rid: RequestId, *, code: str, expires: float, url: str, qr: str) -> Message:
+    return _make("link_code", {"id": rid, "code": code, "expires": expires, "url": url, "qr": qr})
+
+
+@_message
+def devices(rid: RequestId, *, devices: Sequence[Mapping[str, Any]]) -> Message:
+    return _make("devices", {"id": rid, "devices": devices})
+
+
+@_message
+def signed_out(rid: RequestId, *, count: int) -> Message:
+    return _make("signed_out", {"id": rid, "count": count})
+
+
+@_message
+def recovery_codes(rid: RequestId, *, codes: Sequence[str]) -> Message:
+    return _make("recovery_codes", {"id": rid, "codes": codes})
 
 
 @_message

@@ -3,27 +3,40 @@
 One codec for both directions and every path: the server parses what a socket
 sends with :func:`parse_request`, and the cluster relay sends a request on to the
 room's node as :func:`request_message` makes it and parses it there the same way.
-:data:`REQUESTS` is its one table. A malformed field is a :class:`WireError`
-(``bad_request``) naming the field.
+:data:`REQUESTS` is its one table (the account requests, protocol/account_requests.py,
+and the friends requests, protocol/friend_requests.py, are in it too). A malformed
+field is a :class:`WireError` (``bad_request``) naming the field
+(protocol/request_fields.py reads them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from types import MappingProxyType
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, Self
 
+from .account_requests import ACCOUNT_REQUESTS, opt_label
+from .friend_requests import FRIEND_REQUESTS
 from .messages import ErrorCode, Reaction, RequestId, Role
 from .moves import Move, UnreadableMove, read_move
+from .request_fields import (
+    _MAX_SAFE_INT,
+    Request,
+    opt_str,
+    req_bool,
+    req_choice,
+    req_int,
+    req_map,
+    req_str,
+    request_id,
+)
 from .strategy import Pace
 from .wire import WireError
 
-_E = TypeVar("_E", bound=Enum)
-
 __all__ = [
     "REQUESTS",
+    "SIGN_IN_WAYS",
     "AddBot",
     "CloseRoom",
     "CreateRoom",
@@ -54,169 +67,55 @@ __all__ = [
     "request_message",
 ]
 
-_MAX_ID_STR = 64
-_MAX_SAFE_INT = 2**53  # ids echo back to JavaScript clients; keep them exact there
-
-
-# ---------------------------------------------------------------------- fields
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, dict):
-        return "a map"
-    if isinstance(value, list):
-        return "a list"
-    return type(value).__name__
-
-
-def _missing(msg: Mapping[str, Any], name: str) -> WireError:
-    what = msg.get("type", "request")
-    return WireError(ErrorCode.BAD_REQUEST, f"{what!s:.32}: field {name!r} is missing")
-
-
-def _wrong(name: str, want: str, value: Any) -> WireError:
-    return WireError(ErrorCode.BAD_REQUEST, f"field {name!r} must be {want}, not {_kind(value)}")
-
-
-def req_str(msg: Mapping[str, Any], name: str) -> str:
-    """A required string field."""
-    if name not in msg:
-        raise _missing(msg, name)
-    value = msg[name]
-    if not isinstance(value, str):
-        raise _wrong(name, "a string", value)
-    return value
-
-
-def req_choice(msg: Mapping[str, Any], name: str, kind: type[_E], default: _E | None = None) -> _E:
-    """A string field naming a member of ``kind`` (``default`` when absent, if given)."""
-    if default is not None and name not in msg:
-        return default
-    value = req_str(msg, name)
-    for member in kind:
-        if member.value == value:
-            return member
-    names = ", ".join(f"'{m.value}'" for m in kind)
-    raise WireError(ErrorCode.BAD_REQUEST, f"field {name!r} must be one of {names}")
-
-
-def opt_str(msg: Mapping[str, Any], name: str) -> str | None:
-    """An optional string field (absent or null gives None)."""
-    value = msg.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise _wrong(name, "a string", value)
-    return value
-
-
-def req_int(msg: Mapping[str, Any], name: str) -> int:
-    """A required integer field (booleans are not integers here)."""
-    if name not in msg:
-        raise _missing(msg, name)
-    value = msg[name]
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _wrong(name, "an integer", value)
-    return value
-
-
-def req_bool(msg: Mapping[str, Any], name: str) -> bool:
-    """A required boolean field."""
-    if name not in msg:
-        raise _missing(msg, name)
-    value = msg[name]
-    if not isinstance(value, bool):
-        raise _wrong(name, "true or false", value)
-    return value
-
-
-def req_map(msg: Mapping[str, Any], name: str, *, optional: bool = False) -> dict[str, Any]:
-    """A map field; an optional one that is absent or null gives an empty map."""
-    if name not in msg or (optional and msg[name] is None):
-        if optional:
-            return {}
-        raise _missing(msg, name)
-    value = msg[name]
-    if not isinstance(value, dict):
-        raise _wrong(name, "a map", value)
-    return value
-
-
-def request_id(msg: Mapping[str, Any]) -> int | str | None:
-    """The request's ``id`` as it may be echoed, or None when absent or unusable.
-
-    An id is an integer that JavaScript holds exactly, or a short string; anything
-    else would not survive the trip back to every client.
-    """
-    value = msg.get("id")
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int) and -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT:
-        return value
-    if isinstance(value, str) and len(value) <= _MAX_ID_STR:
-        return value
-    return None
+SIGN_IN_WAYS = ("name", "token", "device", "link", "recovery", "passkey")
+"""The fields of ``hello`` of which it carries exactly one."""
 
 
 # ---------------------------------------------------------------------- requests
 
 
 @dataclass(frozen=True, slots=True)
-class Request:
-    """A parsed request; ``id`` is echoed in its reply.
-
-    Each kind says both ways what it looks like on the wire: :meth:`parse` makes
-    it from a decoded map (refusing what a client got wrong), :meth:`fields` gives
-    its fields back. Both directions sit beside the fields they are about because
-    two paths use them: the socket parses a client's frame, and the cluster relay
-    (server/cluster/relay.py) hands a parsed request to the node that runs its room
-    as the very message the client sent (:func:`request_message`), parsed there
-    again by :func:`parse_request`. One codec, so the paths cannot drift apart.
-    """
-
-    TYPE: ClassVar[str]
-    id: RequestId
-
-    @classmethod
-    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
-        """The request from its map (``id`` already checked); a kind with fields
-        overrides this."""
-        return cls(rid)
-
-    def fields(self) -> dict[str, Any]:
-        """The request's fields as its map carries them (no ``type``, no ``id``):
-        :meth:`parse` of them gives an equal request."""
-        return {}
-
-
-@dataclass(frozen=True, slots=True)
 class Hello(Request):
+    """Exactly one way in (docs/protocol.md, ``hello`` and "Accounts"): a ``name``
+    (a new guest), a session ``token`` (resume), a ``device`` token (sign in), a
+    one-time ``link`` or ``recovery`` code, or a ``passkey`` assertion (each of
+    the last three makes a new device, which ``label`` may name)."""
+
     TYPE: ClassVar[str] = "hello"
     version: int
-    name: str | None
-    token: str | None
+    name: str | None = None
+    token: str | None = None
+    device: str | None = None
+    link: str | None = None
+    recovery: str | None = None
+    passkey: dict[str, Any] | None = None
+    label: str | None = None
 
     @classmethod
     def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
         version = req_int(msg, "version")
-        name = opt_str(msg, "name")
-        token = opt_str(msg, "token")
-        if name is None and token is None:
+        ways = {name: opt_str(msg, name) for name in SIGN_IN_WAYS if name != "passkey"}
+        passkey = req_map(msg, "passkey", optional=True) or None
+        given = [name for name, value in ways.items() if value is not None]
+        given += ["passkey"] if passkey is not None else []
+        if len(given) != 1:
             raise WireError(
-                ErrorCode.BAD_REQUEST, "hello needs a 'name' (new session) or a 'token' (resume)"
+                ErrorCode.BAD_REQUEST,
+                "hello needs exactly one of 'name' (new session), 'token' (resume), "
+                "'device', 'link', 'recovery' or 'passkey' (sign in)",
             )
-        return cls(rid, version, name, token)
+        return cls(rid, version, **ways, passkey=passkey, label=opt_label(msg))
 
     def fields(self) -> dict[str, Any]:
-        given = {"name": self.name, "token": self.token}
+        given = {
+            "name": self.name,
+            "token": self.token,
+            "device": self.device,
+            "link": self.link,
+            "recovery": self.recovery,
+            "passkey": self.passkey,
+            "label": self.label,
+        }
         return {"version": self.version} | {k: v for k, v in given.items() if v is not None}
 
 
@@ -409,10 +308,7 @@ class DealLog(Request):
         return {"deal": self.deal}
 
 
-# The friends requests build on Request and the field readers above.
-from .friend_requests import FRIEND_REQUESTS  # noqa: E402
-
-_KINDS: tuple[type[Request], ...] = (
+_ROOM_REQUESTS: tuple[type[Request], ...] = (
     Hello,
     Ping,
     CreateRoom,
@@ -431,10 +327,18 @@ _KINDS: tuple[type[Request], ...] = (
     Snapshot,
     React,
     DealLog,
-    *FRIEND_REQUESTS,
 )
 
-REQUESTS: Mapping[str, type[Request]] = MappingProxyType({kind.TYPE: kind for kind in _KINDS})
+REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
+    {
+        kind.TYPE: kind
+        for kind in (
+            *_ROOM_REQUESTS,
+            *ACCOUNT_REQUESTS,
+            *FRIEND_REQUESTS,
+        )
+    }
+)
 """Every request a client may send, by its ``type``: the one table of the codec."""
 
 

@@ -24,6 +24,7 @@ from websockets.typing import Subprotocol
 from protocol.wire import JSON, MSGPACK
 
 from . import ids
+from .accounts.store import AccountStore
 from .collector import collect_garbage
 from .net.clock import Clock, SystemClock
 from .net.connection import Connection, Flusher, GameSocket, Limits
@@ -70,9 +71,12 @@ class RaceServer:
         idle_room_ms: int = IDLE_ROOM_MS,
         origins: Sequence[str] = (),
         metrics_address: tuple[str, int] | None = None,
+        accounts: AccountStore | None = None,
+        accounts_factory: Callable[[], Awaitable[AccountStore]] | None = None,
     ) -> None:
         self.store: Store = store if store is not None else MemoryStore()
         self._store_factory = store_factory
+        self._accounts_factory = accounts_factory  # beside the room store: server/cli.py
         self.clustered = clustered  # several nodes on one Redis: server/cluster/leases.py
         self._cluster: Any = None
         self.host = host
@@ -87,6 +91,7 @@ class RaceServer:
             idle_room_ms,
             self.limits,
             proofs,
+            accounts,
         )
         self.http = HttpRoutes(
             self._health,
@@ -155,6 +160,9 @@ class RaceServer:
             self.store = await self._store_factory()
             self.service.use_store(self.store)
             self._store_factory = None
+        if self._accounts_factory is not None:
+            self.service.use_accounts(await self._accounts_factory())
+            self._accounts_factory = None
         if self.clustered:
             from .cluster.leases import Cluster
 
@@ -214,6 +222,7 @@ class RaceServer:
             await self._cluster.stop()
         await self.service.stop()
         await self.store.close()
+        await self.service.accounts.close()
 
     async def __aenter__(self) -> RaceServer:
         await self.start()

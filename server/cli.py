@@ -90,6 +90,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         ("--sessions-per-minute", "sessions_per_minute", "new sessions a minute"),
         ("--rooms-per-minute", "rooms_per_minute", "new rooms a minute"),
         ("--join-codes-per-minute", "wrong_codes_per_minute", "wrong join codes a minute"),
+        ("--sign-ups-per-minute", "sign_ups_per_minute", "handles taken a minute"),
+        ("--sign-ins-per-minute", "sign_ins_per_minute", "failed sign-ins a minute"),
+        (
+            "--link-codes-per-minute",
+            "wrong_link_codes_per_minute",
+            "wrong link or recovery codes a minute",
+        ),
         ("--friend-asks-per-minute", "friend_asks_per_minute", "friend requests and invitations"),
     ):
         default = getattr(d, field)
@@ -123,6 +130,7 @@ def serve_command(args: argparse.Namespace) -> int:
     from .app import RaceServer, run
 
     factory: Any = None
+    accounts: Any = None  # the account store, beside the room store
     memory = args.memory
     if args.data_dir is not None and (memory or args.redis):
         raise SystemExit("--data-dir is the embedded store's: not with --memory or --redis")
@@ -134,6 +142,8 @@ def serve_command(args: argparse.Namespace) -> int:
         async def factory() -> Any:
             return await RedisStore.from_url(url)
 
+        accounts = _redis_accounts(url)
+
     elif not memory:
         from .store.sqlite import SqliteStore
 
@@ -142,6 +152,11 @@ def serve_command(args: argparse.Namespace) -> int:
         async def factory() -> Any:
             return await SqliteStore.at(data_dir)
 
+        from .accounts.sqlite import SqliteAccounts
+
+        async def accounts() -> Any:
+            return await SqliteAccounts.at(data_dir)
+
     limits = Limits(
         rate=args.rate_limit,
         burst=2 * args.rate_limit,
@@ -149,6 +164,9 @@ def serve_command(args: argparse.Namespace) -> int:
         sessions_per_minute=args.sessions_per_minute,
         rooms_per_minute=args.rooms_per_minute,
         wrong_codes_per_minute=args.wrong_codes_per_minute,
+        sign_ups_per_minute=args.sign_ups_per_minute,
+        sign_ins_per_minute=args.sign_ins_per_minute,
+        wrong_link_codes_per_minute=args.wrong_link_codes_per_minute,
         friend_asks_per_minute=args.friend_asks_per_minute,
         trusted_proxies=tuple(args.trusted_proxy),
     )
@@ -160,8 +178,37 @@ def serve_command(args: argparse.Namespace) -> int:
         clustered=bool(args.redis) and not memory,  # any number of nodes may share the Redis
         origins=args.origin,
         metrics_address=args.metrics,
+        accounts_factory=accounts,  # None: in memory (--memory)
     )
     return run(server)
+
+
+def _redis_accounts(url: str) -> Any:
+    """How ``--redis`` opens its account store: the Redis one, shared by every
+    node, when this build has it; otherwise None, each node then keeping accounts
+    in its own memory (accounts are shared between nodes only with the Redis
+    account store)."""
+    from importlib import import_module
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        module = import_module("server.accounts.redis")
+    except ModuleNotFoundError as exc:
+        if exc.name != "server.accounts.redis":
+            raise
+        return None
+    redis_accounts = module.RedisAccounts
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 6379
+    password = unquote(parts.password) if parts.password else None
+    db = int(parts.path.strip("/") or 0)
+
+    async def accounts() -> Any:
+        store = redis_accounts(host, port, password=password, db=db)
+        await store.connect()
+        return store
+
+    return accounts
 
 
 def package_version() -> str:

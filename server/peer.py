@@ -25,6 +25,9 @@ class Peer(Protocol):
     binary: bool  # msgpack (True) or JSON frames
     closing: bool
     address: str  # the client's address, which its limits are keyed by
+    # ``scheme://host`` as the client reached the server (its handshake's Host),
+    # for the links the server hands it; None when not known (a relayed client)
+    link_base: str | None
 
     def send(self, msg: Message) -> None:
         """Queue one message (encoded for this connection); never blocks."""
@@ -44,11 +47,14 @@ class SessionState:
     """The server's side of a session: an identity behind a secret token.
 
     It outlives connections (``peer`` is whichever connection speaks for it now,
-    if any), and its room is kept in the store beside its hashed token.
+    if any). A guest's room is kept in the store beside its hashed token; a
+    signed-in one's on its account, where every device of the account finds it.
     """
 
-    token: str
+    token: str  # a guest's session token, or the signed-in device's token
     player: str  # the public id
     name: str
     room_code: str | None = None
     peer: Peer | None = None
+    account: str | None = None  # the account it is signed in to (None: a guest)
+    device: str | None = None  # the device it is signed in on

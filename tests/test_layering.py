@@ -26,6 +26,7 @@ SERVER_LAYERS = [
     ("server.store",),
     ("server.net",),
     ("server.rooms",),
+    ("server.accounts",),
     # server/service/'s pieces (server/service/__init__.py), in their own order
     (
         "server.service.tasks",

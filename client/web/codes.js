@@ -10,4 +10,5 @@ export const CLOSE = Object.freeze({
   HELLO_FIRST: 4002,
   FLOODING: 4008,
   TOO_SLOW: 4009,
+  SIGNED_OUT: 4011,
 });

@@ -1,18 +1,18 @@
 """The friends requests (protocol/friend_requests.py) and their replies.
 
-Every one needs a signed-in session (``not_signed_in`` otherwise): the account is
-looked up by the session's player, which is the account's whatever device or
-token the session came by. Each request that changes something replies with the
-whole list as it now stands, so a page never patches its copy by guesswork.
+Every one needs a signed-in session (``not_signed_in`` otherwise). Each request
+that changes something replies with the whole list as it now stands, so a page
+never patches its copy by guesswork.
+
+With several nodes they are answered where the client is connected, as the
+account requests are (server/cluster/leases.py), except ``invite_friend``, which
+goes to the node of the inviter's room: that node knows the room.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Awaitable, Callable, Collection
 from typing import Protocol, TypeVar
-
-import segno
 
 from protocol import messages as M
 from protocol.friend_requests import (
@@ -30,12 +30,14 @@ from protocol.requests import Request
 from ..core.values import RoomError
 from ..core.views import room_info
 from ..net.allowances import Quota
+from ..net.http import qr_svg
 from ..peer import Peer
 from ..rooms.handlers import Front, Handler, on
 from ..store.base import StoreUnavailable, unavailable
 from .friends import Friends as FriendsLogic
 from .friends import Reach
 from .model import Account
+from .service import Accounts
 from .store import AccountStore
 
 __all__ = ["FRIEND_HANDLERS", "FriendsDesk", "SessionsReach"]
@@ -53,11 +55,10 @@ class FriendsDesk(Front, Protocol):
     """What the friends handlers need of the service, besides the rooms'."""
 
     accounts: AccountStore
+    account_service: Accounts
 
     @property
     def reach(self) -> Reach: ...
-
-    def site_of(self, peer: Peer) -> str: ...
 
 
 class SessionsReach:
@@ -92,11 +93,8 @@ def _signed_in(
     protocol's ``storage_unavailable`` (nothing was changed: try again)."""
 
     async def run(desk: FriendsDesk, conn: Peer, req: _R) -> None:
-        session = desk.session_of(conn)
+        me = await desk.account_service.account(desk.session_of(conn).account)
         try:
-            me = await desk.accounts.account_by_player(session.player)
-            if me is None:
-                raise RoomError(ErrorCode.NOT_SIGNED_IN, "friends are for signed-in players")
             await handler(desk, conn, req, FriendsLogic(desk.accounts, desk.reach), me)
         except StoreUnavailable:
             raise unavailable() from None
@@ -148,10 +146,8 @@ async def _friend_link(
     desk: FriendsDesk, conn: Peer, req: FriendLink, friends: FriendsLogic, me: Account
 ) -> None:
     link = await friends.new_link(me)
-    url = f"{desk.site_of(conn)}/#friend={link}"
-    out = io.BytesIO()
-    segno.make(url, error="m").save(out, kind="svg", scale=4, border=2, xmldecl=False)
-    conn.send(M.friend_link(req.id, link=link, url=url, qr=out.getvalue().decode("utf-8")))
+    url = f"{conn.link_base or ''}/#friend={link}"
+    conn.send(M.friend_link(req.id, link=link, url=url, qr=qr_svg(url, "Friend link")))
 
 
 async def _invite(

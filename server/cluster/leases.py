@@ -46,6 +46,8 @@ import socket
 from collections.abc import Sequence
 from typing import Any
 
+from protocol.account_requests import ACCOUNT_REQUESTS
+from protocol.friend_requests import AT_THE_EDGE
 from protocol.messages import CloseCode
 from protocol.requests import Hello, JoinRoom, Request
 
@@ -315,6 +317,8 @@ class Cluster:
             raise unavailable() from None
 
     async def _route(self, conn: Peer, req: Request) -> bool:
+        if isinstance(req, (*ACCOUNT_REQUESTS, *AT_THE_EDGE)):
+            return False  # answered where the client is (server/accounts/handlers.py)
         if isinstance(conn, RemoteConn):
             return await self._route_relayed(conn, req)
         node = self.tunnels.owner_of(conn)
@@ -322,9 +326,9 @@ class Cluster:
             self.tunnels.forward(node, conn, req)
             return True
         code: str | None = None
-        if isinstance(req, Hello) and req.token:
-            record = await self.store.get_session(req.token)
-            code = record.room_code if record is not None else None
+        resume = (req.token or req.device) if isinstance(req, Hello) else None
+        if resume:
+            code = await self.service.sessions.room_code_of(resume)
         elif isinstance(req, JoinRoom):
             code = req.code.strip().upper()
         if not code or code in self.service.rooms:
@@ -332,10 +336,9 @@ class Cluster:
         node = await self.locate(code)
         if not node:  # LOCAL or None: the service answers (joined, no_such_room, …)
             return False
-        if isinstance(req, Hello):
-            assert req.token is not None
+        if resume:
             sessions = self.service.sessions
-            sessions.attach(await sessions.resume(req.token), conn)
+            sessions.attach(await sessions.resume(resume), conn)
             token = None  # the relayed hello resumes the session over there
         else:
             assert conn.session is not None

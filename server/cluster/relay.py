@@ -159,6 +159,7 @@ class RemoteConn:
         self.address = address or f"relay:{node}"
         self.session: SessionState | None = None
         self.closing = False
+        self.link_base: str | None = None  # account requests are answered at the edge
         self._n = 0
         self._queue: asyncio.Queue[Request | None] = asyncio.Queue()
         self.ended = asyncio.Event()

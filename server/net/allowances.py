@@ -1,7 +1,8 @@
 """What an address may create, or try, so many times a minute.
 
 Sessions, rooms, wrong join codes (a code guessed at 12,000 a second finds a
-room in minutes; at 20 a minute, in years) and reactions are each capped per
+room in minutes; at 20 a minute, in years), reactions, handles taken, failed
+sign-ins and wrong link or recovery codes are each capped per
 client address, in buckets the :class:`~server.net.ratelimit.Limiter` keeps by
 address: a client that reconnects, or opens another session, finds its
 allowance as it left it. Each kind is a :class:`Quota`, so a misspelt one is a
@@ -31,6 +32,9 @@ class Quota(StrEnum):
     ROOMS = "rooms"
     JOIN_CODES = "join_codes"
     REACTIONS = "reactions"
+    SIGN_UPS = "sign_ups"  # handles taken
+    SIGN_INS = "sign_ins"  # failed sign-ins with a device token or a passkey
+    LINK_CODES = "link_codes"  # wrong link and recovery codes: guesses
     FRIEND_ASKS = "friend_asks"
 
 
@@ -39,6 +43,9 @@ _WHAT = {
     Quota.ROOMS: "new rooms",
     Quota.JOIN_CODES: "wrong join codes",
     Quota.REACTIONS: "reactions",
+    Quota.SIGN_UPS: "handles taken",
+    Quota.SIGN_INS: "failed sign-ins",
+    Quota.LINK_CODES: "wrong link or recovery codes",
     Quota.FRIEND_ASKS: "friend requests and invitations",
 }
 
@@ -53,6 +60,9 @@ class Allowances:
             Quota.ROOMS: Allowance(limits.rooms_per_minute),
             Quota.JOIN_CODES: Allowance(limits.wrong_codes_per_minute),
             Quota.REACTIONS: Allowance(limits.reactions_per_minute),
+            Quota.SIGN_UPS: Allowance(limits.sign_ups_per_minute),
+            Quota.SIGN_INS: Allowance(limits.sign_ins_per_minute),
+            Quota.LINK_CODES: Allowance(limits.wrong_link_codes_per_minute),
             Quota.FRIEND_ASKS: Allowance(limits.friend_asks_per_minute),
         }
 

@@ -46,6 +46,7 @@ from protocol.wire import JSON, WireError, decode, encode
 from ..core.values import RoomError
 from ..peer import Peer, SessionState
 from .framing import Framer
+from .http import link_base
 from .metrics import Metrics
 from .ratelimit import Limiter, TokenBucket, client_address
 
@@ -75,6 +76,9 @@ class Limits:
     rooms_per_minute: int = 10
     wrong_codes_per_minute: int = 20
     reactions_per_minute: int = 60
+    sign_ups_per_minute: int = 5
+    sign_ins_per_minute: int = 20
+    wrong_link_codes_per_minute: int = 10
     friend_asks_per_minute: int = 20
     trusted_proxies: tuple[str, ...] = ()
     queue_bytes: int = 1024 * 1024
@@ -311,6 +315,7 @@ class Connection:
         self.binary = ws.subprotocol != JSON
         self.session: SessionState | None = None
         self.address = address_of(ws, limits)
+        self.link_base = link_base(ws.request.headers) if ws.request is not None else None
         self._queue: deque[bytes | str] = deque()
         self._queued = 0
         self._before_hello = 0

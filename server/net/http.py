@@ -43,7 +43,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-__all__ = ["DEFAULT_STATIC", "WS_PATH", "HttpRoutes"]
+__all__ = ["DEFAULT_STATIC", "WS_PATH", "HttpRoutes", "link_base", "qr_svg"]
 
 WS_PATH = "/ws"
 CSP = (
@@ -103,20 +103,35 @@ def too_many(why: str) -> Response:
     return _text(429, f"too many requests: {why}\n", Retry_After="10")
 
 
-def invite_qr(code: str, headers: Headers) -> Response:
-    """The invite link of room ``code`` (``/#join=CODE``, as the page's Copy gives
-    it) as an SVG QR code, black on white whatever the page's theme: scanners want
-    the contrast."""
+def link_base(headers: Headers) -> str | None:
+    """``scheme://host`` as the client reached us: the request's own ``Host`` (and
+    ``X-Forwarded-Proto`` from the proxy in deploy/); None without a sane Host."""
     host = headers.get("Host") or ""
     if not _HOST.fullmatch(host):
-        return _text(400, "a Host header is needed to name the invite link\n")
+        return None
     scheme = "https" if headers.get("X-Forwarded-Proto") == "https" else "http"
+    return f"{scheme}://{host}"
+
+
+def qr_svg(url: str, title: str) -> str:
+    """``url`` as an SVG QR code, black on white whatever the page's theme:
+    scanners want the contrast."""
     out = io.BytesIO()
-    segno.make(f"{scheme}://{host}/#join={code}", error="m").save(
+    segno.make(url, error="m").save(
         out, kind="svg", scale=6, border=2, dark="#000", light="#fff", xmldecl=False,
-        title=f"Invite to room {code}",
+        title=title,
     )  # fmt: skip
-    return response(200, out.getvalue(), "image/svg+xml", Cache_Control="no-store")
+    return out.getvalue().decode("utf-8")
+
+
+def invite_qr(code: str, headers: Headers) -> Response:
+    """The invite link of room ``code`` (``/#join=CODE``, as the page's Copy gives
+    it) as an SVG QR code."""
+    base = link_base(headers)
+    if base is None:
+        return _text(400, "a Host header is needed to name the invite link\n")
+    svg = qr_svg(f"{base}/#join={code}", f"Invite to room {code}")
+    return response(200, svg.encode("utf-8"), "image/svg+xml", Cache_Control="no-store")
 
 
 def _loopback(connection: Any) -> bool:

@@ -9,6 +9,7 @@ is ``async (desk, peer, request)``; refusals are raised as
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from protocol import messages as M
@@ -17,12 +18,15 @@ from protocol.messages import ErrorCode
 from protocol.requests import Hello, Ping, Request
 from protocol.wire import VERSION
 
+from ..accounts.friend_handlers import FRIEND_HANDLERS, FriendsDesk
+from ..accounts.handlers import ACCOUNT_HANDLERS, AccountDesk
+from ..accounts.service import NewDevice, account_view
 from ..core.records import Decision
 from ..core.values import RoomError
 from ..core.views import room_view
 from ..net.allowances import Allowances, Quota
 from ..peer import Peer, SessionState
-from ..rooms.handlers import ROOM_HANDLERS, Front, Handler, on
+from ..rooms.handlers import ROOM_HANDLERS, Handler, on
 from ..rooms.runner import Release
 from .hooks import ClusterHooks
 from .presence import presence
@@ -33,9 +37,10 @@ __all__ = ["HANDLERS", "Desk", "check_name", "dispatch"]
 log = logging.getLogger("klondike_race.service")
 
 
-class Desk(Front, Protocol):
+class Desk(AccountDesk, FriendsDesk, Protocol):
     """What the handlers need of the service (server/service/service.py): the
-    room handlers' :class:`~server.rooms.handlers.Front`, and the sessions."""
+    room handlers' :class:`~server.rooms.handlers.Front`, the account handlers'
+    additions to it, and the sessions."""
 
     sessions: Sessions
     allowances: Allowances
@@ -65,19 +70,66 @@ async def _hello(desk: Desk, conn: Peer, req: Hello) -> None:
         )
     if conn.session is not None:
         raise RoomError(ErrorCode.ALREADY_HELLO, "this connection has said hello already")
-    sessions = desk.sessions
+    session, made = await _sign_in(desk, conn, req)
+    desk.sessions.attach(session, conn)
+    account = None
+    if session.account is not None:
+        account = account_view(
+            made.account if made else await desk.account_service.account(session.account)
+        )
+    said = Said(session.token, account, made.token if made else None)
+    await _enter(desk, conn, req, session, said)
+
+
+async def _sign_in(desk: Desk, conn: Peer, req: Hello) -> tuple[SessionState, NewDevice | None]:
+    """The session ``hello`` asks for, and the device it made (link, recovery,
+    passkey). A failed sign-in costs the address one of its allowance, kept
+    across reconnections; once none is left, no token or code is even tried."""
+    sessions, accounts, allowances = desk.sessions, desk.account_service, desk.allowances
     if req.token is not None:
-        session = await sessions.resume(req.token)
-    else:
-        name = check_name(req.name or "")
-        desk.allowances.admit(Quota.SESSIONS, conn)
-        session = await sessions.open(name)
-    sessions.attach(session, conn)
+        return await sessions.resume(req.token), None
+    if req.name is not None:
+        name = check_name(req.name)
+        allowances.admit(Quota.SESSIONS, conn)
+        return await sessions.open(name), None
+    quota = Quota.SIGN_INS if req.link is None and req.recovery is None else Quota.LINK_CODES
+    allowances.admit(quota, conn, spend=False)
+    try:
+        if req.device is not None:
+            account, device = await accounts.sign_in_device(req.device)
+            return sessions.signed_in(account, device, req.device), None
+        if req.link is not None:
+            made = await accounts.sign_in_link(req.link, req.label)
+        elif req.recovery is not None:
+            made = await accounts.sign_in_recovery(req.recovery, req.label)
+        else:
+            assert req.passkey is not None
+            made = await accounts.sign_in_passkey(req.passkey, conn.link_base, req.label)
+    except RoomError as exc:
+        if exc.code in (ErrorCode.UNKNOWN_TOKEN, ErrorCode.BAD_CODE, ErrorCode.BAD_PASSKEY):
+            allowances.admit(quota, conn)
+        raise
+    return sessions.signed_in(made.account, made.device, made.token), made
+
+
+@dataclass(frozen=True, slots=True)
+class Said:
+    """What the welcome tells of the sign-in, fixed at the hello: by the time the
+    welcome leaves, another device may speak for the session."""
+
+    token: str
+    account: dict[str, Any] | None
+    device_token: str | None
+
+
+async def _enter(desk: Desk, conn: Peer, req: Hello, session: SessionState, said: Said) -> None:
+    """Welcome the session back into its room, if it still sits in one here."""
+    sessions = desk.sessions
     runner = desk.rooms.get(session.room_code) if session.room_code else None
     if runner is None:
         if session.room_code is not None:
             sessions.set_room(session.player, None)
-        conn.send(_welcome(req, session, None))
+        conn.send(_welcome(req, session, None, said))
         return
 
     def welcome(_d: Decision | None = None) -> Release:
@@ -99,7 +151,7 @@ async def _hello(desk: Desk, conn: Peer, req: Hello) -> None:
         def send() -> None:
             if not member:
                 sessions.set_room(session.player, None)
-            conn.send(_welcome(req, session, view))
+            conn.send(_welcome(req, session, view, said))
 
         return send
 
@@ -110,14 +162,16 @@ async def _hello(desk: Desk, conn: Peer, req: Hello) -> None:
         await runner.read(welcome)
 
 
-def _welcome(req: Hello, session: SessionState, room: Any) -> M.Message:
+def _welcome(req: Hello, session: SessionState, room: Any, said: Said) -> M.Message:
     return M.welcome(
         req.id,
         version=VERSION,
-        token=session.token,
+        token=said.token,
         player=session.player,
         name=session.name,
         room=room,
+        account=said.account,
+        device_token=said.device_token,
     )
 
 
@@ -126,5 +180,11 @@ async def _ping(desk: Desk, conn: Peer, req: Ping) -> None:
 
 
 HANDLERS: dict[type[Request], Handler[Desk]] = dict(
-    [on(Hello, _hello), on(Ping, _ping), *ROOM_HANDLERS.items()]
+    [
+        on(Hello, _hello),
+        on(Ping, _ping),
+        *ROOM_HANDLERS.items(),
+        *ACCOUNT_HANDLERS.items(),
+        *FRIEND_HANDLERS.items(),
+    ]
 )

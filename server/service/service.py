@@ -19,6 +19,11 @@ from protocol.requests import Request
 from protocol.settings import DealRules
 
 from .. import ids
+from ..accounts.friend_handlers import SessionsReach
+from ..accounts.friends import Reach
+from ..accounts.memory import MemoryAccounts
+from ..accounts.service import Accounts
+from ..accounts.store import AccountStore
 from ..core import records as R
 from ..core.durable import DurableLog
 from ..core.records import Decision
@@ -58,17 +63,21 @@ class Service:
         idle_room_ms: int = IDLE_ROOM_MS,
         limits: Limits | None = None,
         proofs: ProvenPools | None = None,
+        accounts: AccountStore | None = None,
     ) -> None:
         limits = limits or Limits()
         self.limiter = Limiter(limits.rate, limits.burst, limits.max_strikes, limits.address_factor)
         self.allowances = Allowances(self.limiter, limits)
         self.store = store
         self.clock = clock
+        self.accounts: AccountStore = accounts if accounts is not None else MemoryAccounts()
+        self.account_service = Accounts(self.accounts, clock)
         self.metrics = metrics
         self.seeding = Seeding(draw_seed, proofs or ProvenPools(), store, metrics)
         self.idle_room_ms = idle_room_ms  # rooms with nobody connected this long close
         self.tasks = Tasks()
         self.sessions = Sessions(self)
+        self.reach: Reach = SessionsReach(self.sessions)  # who is online: this node's sessions
         self.rooms: dict[str, RoomRunner] = {}
         self.adoption = Adoption(self)
         self.connections: set[Peer] = set()
@@ -79,6 +88,10 @@ class Service:
         proven seeds live there too."""
         self.store = store
         self.seeding.proofs.use(store)
+
+    def use_accounts(self, accounts: AccountStore) -> None:
+        """The account store, connected once the event loop runs (server/app.py)."""
+        self.accounts = self.account_service.store = accounts
 
     # ------------------------------------------------------------------ runners
 

@@ -9,6 +9,12 @@ a room that runs here.
 A connection speaks for a session through :meth:`Sessions.attach` alone, on a
 local socket, a relayed client's stand-in and the cluster's edge alike: it is
 the one place that closes an older connection of the session (4001).
+
+A signed-in device's token is a session token too: :meth:`Sessions.resume` falls
+back to the account store when the session store does not know a token, and
+gives the account's player (named by its handle, in its account's room). One
+player is one session, whatever the device: signing in on a second device moves
+the session there, as resuming on a second connection does.
 """
 
 from __future__ import annotations
@@ -17,10 +23,10 @@ import logging
 from typing import Protocol
 
 from protocol import messages as M
-from protocol.messages import ErrorCode
 
 from .. import ids
-from ..core.values import RoomError
+from ..accounts.model import Account, Device
+from ..accounts.service import Accounts
 from ..peer import Peer, SessionState
 from ..store.base import SessionRecord, Store, StoreUnavailable, unavailable
 from .tasks import Tasks
@@ -36,6 +42,7 @@ class Keeper(Protocol):
 
     store: Store
     tasks: Tasks
+    account_service: Accounts
 
 
 class Sessions:
@@ -75,18 +82,43 @@ class Sessions:
         return session
 
     async def resume(self, token: str) -> SessionState:
-        """The session behind ``token`` (``unknown_token`` if none)."""
+        """The session behind ``token``: a guest's session token, or a signed-in
+        device's (``unknown_token`` if neither)."""
         try:
             record = await self._keeper.store.get_session(token)
         except StoreUnavailable:
             raise unavailable() from None
         if record is None:
-            raise RoomError(ErrorCode.UNKNOWN_TOKEN, "this server does not know that token")
+            account, device = await self._keeper.account_service.sign_in_device(token)
+            return self.signed_in(account, device, token)
         session = self._by_player.get(record.player)
         if session is None:
             session = SessionState(token, record.player, record.name, record.room_code)
             self._by_player[record.player] = session
         return session
+
+    def signed_in(self, account: Account, device: Device, token: str) -> SessionState:
+        """The account's session, spoken for by ``device`` (whose token it now
+        carries) from now on; its room is the account's, unless the session is in
+        use here already (then its room is the live one)."""
+        session = self._by_player.get(account.player)
+        if session is None:
+            session = SessionState(token, account.player, account.handle, account.room_code)
+            self._by_player[account.player] = session
+        session.token, session.name = token, account.handle
+        session.account, session.device = account.account, device.device
+        return session
+
+    async def room_code_of(self, token: str) -> str | None:
+        """The room of the session or device behind ``token``, if any (the cluster
+        sends a resume to the node that runs it)."""
+        try:
+            record = await self._keeper.store.get_session(token)
+        except StoreUnavailable:
+            raise unavailable() from None
+        if record is not None:
+            return record.room_code
+        return await self._keeper.account_service.room_of_device(token)
 
     async def open(self, name: str) -> SessionState:
         """A new session, stored before it is used."""
@@ -115,10 +147,17 @@ class Sessions:
         self._keeper.tasks.spawn(self._save(session))
 
     async def _save(self, session: SessionState) -> None:
+        """A signed-in session's room goes on its account; a guest's beside its
+        token, unless its player has taken a handle meanwhile (on another node:
+        then the guest token is no session any more, and must not become one)."""
+        accounts = self._keeper.account_service
         try:
-            await self._keeper.store.put_session(
-                session.token, SessionRecord(session.player, session.name, session.room_code)
-            )
+            if await accounts.save_room(session.player, session.room_code):
+                return
+            if session.account is None:
+                await self._keeper.store.put_session(
+                    session.token, SessionRecord(session.player, session.name, session.room_code)
+                )
         except StoreUnavailable:
             log.warning("could not save session of %s", session.player)
 

@@ -144,5 +144,9 @@ class Store(SeedPool, Protocol):
 
     async def get_session(self, token: str) -> SessionRecord | None: ...
 
+    async def delete_session(self, token: str) -> None:
+        """Forget a session: its token resumes nothing from now on (a guest who
+        took a handle signs in with a device token instead)."""
+
     async def close(self) -> None:
         """Flush and release connections at shutdown."""

@@ -92,6 +92,9 @@ class MemoryStore(LocalSeeds):
         self._used(key, found[1])
         return found[1]
 
+    async def delete_session(self, token: str) -> None:
+        self._sessions.pop(token_key(token), None)
+
     def _used(self, key: str, record: SessionRecord) -> None:
         now = time.monotonic()
         self._sessions.pop(key, None)

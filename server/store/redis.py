@@ -675,6 +675,10 @@ class RedisStore:
         data = json.loads(raw)
         return SessionRecord(player=data["player"], name=data["name"], room_code=data["room"])
 
+    async def delete_session(self, token: str) -> None:
+        async with guard("delete_session", self.pool.timeout):
+            await self.pool.protocol().delete([self.keys.session(token)])
+
     async def close(self) -> None:
         """Let appends in flight finish (bounded by the operation timeout), then
         disconnect. An append still being resolved is tried once more, then fails

@@ -115,7 +115,8 @@ class _Op:
     """One write waiting for the next transaction: an append (records of one room,
     coalesced in call order), a reservation, a close, a session write."""
 
-    kind: str  # "append", "reserve", "close", "session", "touch", "open_rooms", "compact"
+    # "append", "reserve", "close", "session", "forget", "touch", "open_rooms", "compact"
+    kind: str
     key: str  # the room code or the session key
     records: list[bytes] = field(default_factory=list)  # compact: the checkpoint expected
     at: int = 0  # compact: how many records to drop
@@ -219,6 +220,9 @@ class _Writer:
                 " VALUES (?, ?, ?, ?, ?)",
                 (op.key, s.player, s.name, s.room_code, now),
             )
+            return None
+        if op.kind == "forget":
+            conn.execute("DELETE FROM sessions WHERE key = ?", (op.key,))
             return None
         if op.kind == "touch":
             conn.execute("UPDATE sessions SET touched_ms = ? WHERE key = ?", (now, op.key))
@@ -554,6 +558,9 @@ class SqliteStore(LocalSeeds):
 
     async def put_session(self, token: str, record: SessionRecord) -> None:
         await self._write("session", token_key(token), record)
+
+    async def delete_session(self, token: str) -> None:
+        await self._write("forget", token_key(token))
 
     async def get_session(self, token: str) -> SessionRecord | None:
         key = token_key(token)

@@ -27,6 +27,9 @@ UNLIMITED = Limits(
     sessions_per_minute=10**6,
     rooms_per_minute=10**6,
     wrong_codes_per_minute=10**6,
+    sign_ups_per_minute=10**6,
+    sign_ins_per_minute=10**6,
+    wrong_link_codes_per_minute=10**6,
 )
 
 

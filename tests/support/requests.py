@@ -9,7 +9,8 @@ from typing import Any
 # are). tests/test_requests.py sends them all through the relay, ``leave_room``
 # last: it is the client's way out.
 SAMPLES: dict[str, dict[str, Any]] = {
-    "hello": {"version": 1, "name": "Bea", "token": "not-a-token"},
+    # One way in each (docs/protocol.md, "Accounts"); the label names a new device.
+    "hello": {"version": 1, "link": "not-a-code", "label": "cli"},
     "ping": {},
     "create_room": {"settings": {"draw": 3, "deals_per_round": 2}},
     "update_settings": {"settings": {"scoring": "vegas"}},
@@ -29,6 +30,11 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "snapshot": {},
     "react": {"reaction": "wow"},
     "deal_log": {"deal": 1},
+    "take_handle": {"handle": "Bobby", "label": "cli"},
+    "link_code": {},
+    "devices": {},
+    "sign_out": {"device": "dNOBODY", "all": False},
+    "recovery_codes": {},
     "friends": {},
     "befriend": {"handle": "Bea"},
     "answer_friend": {"handle": "Bea", "accept": True},
