@@ -30,6 +30,10 @@ async def account(url: str, prefix: str) -> Client:
     return client
 
 
+async def accounts(url: str, *prefixes: str) -> list[Client]:
+    return [await account(url, prefix) for prefix in prefixes]
+
+
 async def listing(client: Client) -> dict[str, dict[str, Any]]:
     reply = await client.ok("friends")
     assert reply["type"] == "friends"
@@ -96,7 +100,7 @@ async def test_decline_and_unfriend(live_server: ServerProcess) -> None:
 async def test_a_friend_link_befriends_at_once_until_replaced(
     live_server: ServerProcess,
 ) -> None:
-    ann, cal, dan = (await account(live_server.url, p) for p in ("Ann", "Cal", "Dan"))
+    ann, cal, dan = await accounts(live_server.url, "Ann", "Cal", "Dan")
     made = await ann.ok("friend_link")
     link = made["link"]
     assert made["url"] == f"http://127.0.0.1:{live_server.port}/#friend={link}"
@@ -143,7 +147,7 @@ async def test_online_and_room_are_shown_only_when_the_friend_allows(
 
 
 async def test_an_invitation_reaches_the_friend(live_server: ServerProcess) -> None:
-    ann, bea, eve = (await account(live_server.url, p) for p in ("Ann", "Bea", "Eve"))
+    ann, bea, eve = await accounts(live_server.url, "Ann", "Bea", "Eve")
     await befriended(ann, bea)
     await refused(ann, "invite_friend", "not_in_room", handle=bea.name)
     code = (await ann.ok("create_room"))["room"]["code"]
@@ -167,7 +171,7 @@ async def test_an_invitation_reaches_the_friend(live_server: ServerProcess) -> N
 
 
 async def test_a_stranger_sees_nothing_private(live_server: ServerProcess) -> None:
-    ann, bea, eve = (await account(live_server.url, p) for p in ("Ann", "Bea", "Eve"))
+    ann, bea, eve = await accounts(live_server.url, "Ann", "Bea", "Eve")
     await befriended(ann, bea)
     code = (await ann.ok("create_room"))["room"]["code"]
     assert await listing(eve) == {}
