@@ -41,12 +41,15 @@ __all__ = [
     "friend_invite",
     "friend_link",
     "friends",
+    "history",
     "joined",
     "link_code",
     "members",
     "moved",
     "ok",
+    "past_deal",
     "pong",
+    "profile",
     "progress",
     "reaction",
     "ready",
@@ -119,7 +122,9 @@ class ErrorCode(StrEnum):
     STORAGE_UNAVAILABLE = "storage_unavailable"
     STORAGE_UNCERTAIN = "storage_uncertain"
     INTERNAL_ERROR = "internal_error"
-    NO_SUCH_HANDLE = "no_such_handle"
+    UNKNOWN_HANDLE = "unknown_handle"
+    RECORD_PRIVATE = "record_private"
+    NO_SUCH_DEAL = "no_such_deal"
     NOT_FRIENDS = "not_friends"
 
 
@@ -243,6 +248,23 @@ def deal_log(rid: RequestId, *, deal: int, logs: Any) -> Message:
     (protocol/wire.py ``Encoded``, sent with ``encode_with``): a past deal's logs
     are encoded once for every member who asks."""
     return _make("deal_log", {"id": rid, "deal": deal, "logs": logs})
+
+
+@_message
+def profile(rid: RequestId, *, profile: Mapping[str, Any]) -> Message:
+    return _make("profile", {"id": rid, "profile": profile})
+
+
+@_message
+def history(rid: RequestId, *, deals: Sequence[Mapping[str, Any]], next: float | None) -> Message:
+    """A page of deals, newest first; ``next`` is the ``before`` of the page
+    after it (None: there is none)."""
+    return _make("history", {"id": rid, "deals": deals, "next": next})
+
+
+@_message
+def past_deal(rid: RequestId, *, deal: Mapping[str, Any]) -> Message:
+    return _make("past_deal", {"id": rid, "deal": deal})
 
 
 @_message

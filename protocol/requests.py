@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Self
 
 from .account_requests import ACCOUNT_REQUESTS, opt_label
 from .friend_requests import FRIEND_REQUESTS
+from .history_requests import HISTORY_REQUESTS
 from .messages import ErrorCode, Reaction, RequestId, Role
 from .moves import Move, UnreadableMove, read_move
 from .request_fields import (
@@ -335,6 +336,7 @@ REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
         for kind in (
             *_ROOM_REQUESTS,
             *ACCOUNT_REQUESTS,
+            *HISTORY_REQUESTS,
             *FRIEND_REQUESTS,
         )
     }

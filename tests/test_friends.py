@@ -92,7 +92,7 @@ async def test_decline_and_unfriend(live_server: ServerProcess) -> None:
     assert (await bea.ok("unfriend", handle=ann.name))["friends"] == []
     assert await listing(ann) == {}
     await refused(ann, "unfriend", "not_friends", handle=bea.name)
-    await refused(ann, "befriend", "no_such_handle", handle="Nobody-" + ann.name)
+    await refused(ann, "befriend", "unknown_handle", handle="Nobody-" + ann.name)
     await refused(ann, "befriend", "bad_request", handle=ann.name)
     await ann.close(), await bea.close()
 

@@ -173,20 +173,19 @@ def _documented_fields(cell: str) -> dict[str, str]:
 
 
 def test_the_room_requests_are_the_documented_ones_with_their_fields() -> None:
-    """The "Rooms", "Accounts" and "Friends" tables against the codec
-    (protocol/requests.py): the same requests, the same fields, "optional" exactly
-    where the codec takes a request without the field, and for a field naming an
-    enum member, its members and default."""
+    """The request tables ("Rooms", "Accounts", "Profile and history", "Friends") against the
+    codec (protocol/requests.py): the same requests, the same fields, "optional"
+    exactly where the codec takes a request without the field, and for a field
+    naming an enum member, its members and default."""
     from enum import Enum
 
     from protocol.requests import REQUESTS, parse_request, request_message
     from protocol.wire import WireError
     from tests.support.requests import ALTERNATIVES, SAMPLES
 
-    row = r"^\| `(\w+)` \| (.+?) \| .+? \| .+? \|$"
-    tables = (section(title) for title in ("Rooms", "Accounts", "Friends"))
-    rows = [found for text in tables for found in re.findall(row, text, re.M)]
-    table = dict(rows)
+    pattern = r"^\| `(\w+)` \| (.+?) \| .+? \| .+? \|$"
+    titles = ("Rooms", "Accounts", "Profile and history", "Friends")
+    table = dict(row for title in titles for row in re.findall(pattern, section(title), re.M))
     assert set(table) == set(REQUESTS) - {"hello", "ping"}
     for title in (
         "`hello` (must come first)",

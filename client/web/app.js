@@ -19,6 +19,7 @@
 //   feedback.js  toast, screen-reader hint, lobby message, banner
 //   confirm.js   the in-page "are you sure?" of what cannot be undone
 //   reactions.js the reaction buttons, and everyone's reactions for a moment
+//   profile.js   the Profile screen: a record, its charts (charts.js), its deals
 //   friends.js   friends: add, answer, who is online where, join; invitations
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
@@ -32,6 +33,7 @@ import { initHud, renderHud, renderNotices } from "./hud.js";
 import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
 import { renderPast } from "./past.js";
+import { initProfile, openFromPath } from "./profile.js";
 import { renderResults } from "./results.js";
 import { initPlay, renderControls } from "./play.js";
 import { initReactions } from "./reactions.js";
@@ -68,5 +70,6 @@ initHost();
 initHud();
 initReactions();
 initLobby();
+initProfile();
 initFriends();
-restoreSession();
+restoreSession().finally(openFromPath);

@@ -84,8 +84,10 @@ export const TEXTS = {
   storage_unavailable: "The server could not save that: nothing happened, try again.",
   storage_uncertain: "The server lost track of whether that was saved: your board is being checked.",
   internal_error: "Something went wrong on the server; the room keeps going.",
-  // Accounts and friends.
-  no_such_handle: "Nobody has that handle: check its spelling.",
+  unknown_handle: "Nobody has that handle.",
+  record_private: "This record is private: its owner does not show it.",
+  no_such_deal: "That deal is not kept any more, or is not shown to you.",
+  // Friends.
   not_friends: "You and that player are not friends (any more).",
   disconnected: "Not connected to the server: it will be sent once the connection is back.",
 };

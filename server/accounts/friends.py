@@ -95,7 +95,7 @@ class Friends:
     async def _other(self, handle: str) -> Account:
         found = await self.store.account_by_handle(handle_key(handle.strip()))
         if found is None:
-            raise RoomError(ErrorCode.NO_SUCH_HANDLE, "nobody has that handle")
+            raise RoomError(ErrorCode.UNKNOWN_HANDLE, "nobody has that handle")
         return found
 
     async def _between(self, me: Account, other: Account) -> Friendship | None:

@@ -20,7 +20,10 @@ from protocol.wire import VERSION
 
 from ..accounts.friend_handlers import FRIEND_HANDLERS, FriendsDesk
 from ..accounts.handlers import ACCOUNT_HANDLERS, AccountDesk
+from ..accounts.history_handlers import HISTORY_HANDLERS
+from ..accounts.keeping import HistoryKeeper
 from ..accounts.service import NewDevice, account_view
+from ..accounts.store import AccountStore
 from ..core.records import Decision
 from ..core.values import RoomError
 from ..core.views import room_view
@@ -45,6 +48,8 @@ class Desk(AccountDesk, FriendsDesk, Protocol):
     sessions: Sessions
     allowances: Allowances
     cluster: ClusterHooks | None
+    accounts: AccountStore
+    history: HistoryKeeper
 
 
 async def dispatch(desk: Desk, conn: Peer, req: Request) -> None:
@@ -185,6 +190,7 @@ HANDLERS: dict[type[Request], Handler[Desk]] = dict(
         on(Ping, _ping),
         *ROOM_HANDLERS.items(),
         *ACCOUNT_HANDLERS.items(),
+        *HISTORY_HANDLERS.items(),
         *FRIEND_HANDLERS.items(),
     ]
 )
