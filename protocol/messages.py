@@ -38,12 +38,18 @@ __all__ = [
     "devices",
     "error",
     "first_finisher",
+    "friend_invite",
+    "friend_link",
+    "friends",
+    "history",
     "joined",
     "link_code",
     "members",
     "moved",
     "ok",
+    "past_deal",
     "pong",
+    "profile",
     "progress",
     "reaction",
     "ready",
@@ -116,6 +122,10 @@ class ErrorCode(StrEnum):
     STORAGE_UNAVAILABLE = "storage_unavailable"
     STORAGE_UNCERTAIN = "storage_uncertain"
     INTERNAL_ERROR = "internal_error"
+    UNKNOWN_HANDLE = "unknown_handle"
+    RECORD_PRIVATE = "record_private"
+    NO_SUCH_DEAL = "no_such_deal"
+    NOT_FRIENDS = "not_friends"
 
 
 Code = ErrorCode | Reason
@@ -241,6 +251,23 @@ def deal_log(rid: RequestId, *, deal: int, logs: Any) -> Message:
 
 
 @_message
+def profile(rid: RequestId, *, profile: Mapping[str, Any]) -> Message:
+    return _make("profile", {"id": rid, "profile": profile})
+
+
+@_message
+def history(rid: RequestId, *, deals: Sequence[Mapping[str, Any]], next: float | None) -> Message:
+    """A page of deals, newest first; ``next`` is the ``before`` of the page
+    after it (None: there is none)."""
+    return _make("history", {"id": rid, "deals": deals, "next": next})
+
+
+@_message
+def past_deal(rid: RequestId, *, deal: Mapping[str, Any]) -> Message:
+    return _make("past_deal", {"id": rid, "deal": deal})
+
+
+@_message
 def account_made(
     rid: RequestId,
     *,
@@ -278,6 +305,28 @@ def error(rid: RequestId, code: Code, message: str, **extra: Any) -> Message:
     """``extra``: ``field`` for ``bad_setting``, ``supported`` for
     ``unsupported_version``, ``expected`` for ``wrong_move_number``."""
     return _make("error", {"id": rid, "code": code.value, "message": message, **extra})
+
+
+@_message
+def friends(rid: RequestId, *, friends: Sequence[Mapping[str, Any]]) -> Message:
+    """The requester's friends and open requests, each as they may see it
+    (docs/protocol.md, "Friends"); every friends request but two replies with it."""
+    return _make("friends", {"id": rid, "friends": friends})
+
+
+@_message
+def friend_link(rid: RequestId, *, link: str, url: str, qr: str) -> Message:
+    """A new friend link: the secret, the page's address with it, and that
+    address as an SVG QR code."""
+    return _make("friend_link", {"id": rid, "link": link, "url": url, "qr": qr})
+
+
+@_message
+def friend_invite(*, sender: str, player: str, room: str, role: Role) -> Message:
+    """A friend (handle ``sender``, player id ``player``) asks you to their room
+    ``room``, as ``role``. Not a room event: no seq, no id."""
+    fields = {"from": sender, "player": player, "room": room, "role": role.value}
+    return _make("friend_invite", fields)
 
 
 # ---------------------------------------------------------------------- room events

@@ -19,17 +19,21 @@
 //   feedback.js  toast, screen-reader hint, lobby message, banner
 //   confirm.js   the in-page "are you sure?" of what cannot be undone
 //   reactions.js the reaction buttons, and everyone's reactions for a moment
+//   profile.js   the Profile screen: a record, its charts (charts.js), its deals
+//   friends.js   friends: add, answer, who is online where, join; invitations
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
 // drags, keys to moves), motion.js (glides, the deal, the win cascade), cards.js
 // (which move a gesture means), replay.js (seed and log checks), settings.js
 // (house-rule forms), words.js (codes in words), dom.js (element builder).
 
+import { initFriends, renderFriends } from "./friends.js";
 import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
 import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
 import { renderPast } from "./past.js";
+import { initProfile, openFromPath } from "./profile.js";
 import { renderResults } from "./results.js";
 import { initPlay, renderControls } from "./play.js";
 import { initReactions } from "./reactions.js";
@@ -57,6 +61,7 @@ function renderAll() {
   renderSheet();
   renderSeries();
   renderPast();
+  renderFriends();
 }
 
 onRender(renderAll);
@@ -65,4 +70,6 @@ initHost();
 initHud();
 initReactions();
 initLobby();
-restoreSession();
+initProfile();
+initFriends();
+restoreSession().finally(openFromPath);

@@ -5,6 +5,7 @@
 
 import { CLOSE } from "./codes.js";
 import { hideBanner, showBanner, showLobbyMessage, toast } from "./feedback.js";
+import { accountChanged, friendInvite } from "./friends.js";
 import { Connection, ServerError, VERSION, wsUrl } from "./net.js";
 import { applyEvent, leaveToLobby, setRoom } from "./room.js";
 import { $, NAME_KEY, TOKEN_KEY, render, settleResume, state, storage } from "./state.js";
@@ -41,6 +42,9 @@ async function connect() {
     onSnapshot: (room) => {
       if (conn === state.conn) setRoom(room);
     },
+    onNotice: (frame) => {
+      if (conn === state.conn && frame.type === "friend_invite") friendInvite(frame);
+    },
     onError: (err) => toast(refusalText(err)),
     onClose: (code) => {
       if (conn === state.conn && opened) onClosed(code);
@@ -61,6 +65,7 @@ async function connect() {
 async function hello(fields) {
   const reply = await state.conn.request("hello", { version: VERSION, ...fields });
   state.session = { token: reply.token, player: reply.player, name: reply.name };
+  state.account = reply.account || null;
   state.names[reply.player] = reply.name;
   state.reconnectDelay = 500;
   storage(TOKEN_KEY, reply.token);
@@ -68,6 +73,7 @@ async function hello(fields) {
   $("me-name").textContent = reply.name;
   state.conn.syncClock().catch(() => {});
   setConn("online");
+  accountChanged();
   return reply;
 }
 

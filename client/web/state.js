@@ -12,6 +12,7 @@ export const $ = (id) => document.getElementById(id);
 export const state = {
   conn: null,
   session: null, // {token, player, name}
+  account: null, // the own account (welcome's `account`), null for a guest
   room: null, // the room snapshot, kept current by events
   names: {}, // every player id -> name seen, so a removed player keeps a name on the sheet
   firsts: {}, // deal number -> {player, bonus}

@@ -84,6 +84,11 @@ export const TEXTS = {
   storage_unavailable: "The server could not save that: nothing happened, try again.",
   storage_uncertain: "The server lost track of whether that was saved: your board is being checked.",
   internal_error: "Something went wrong on the server; the room keeps going.",
+  unknown_handle: "Nobody has that handle.",
+  record_private: "This record is private: its owner does not show it.",
+  no_such_deal: "That deal is not kept any more, or is not shown to you.",
+  // Friends.
+  not_friends: "You and that player are not friends (any more).",
   disconnected: "Not connected to the server: it will be sent once the connection is back.",
 };
 
@@ -208,3 +213,44 @@ export function roomClosedText(reason, mine = false) {
     expired: "The room closed: it was never started.",
   }[reason] || "The room was closed.";
 }
+
+/** The friends panel, the room's "Invite a friend", and a friend's invitation (friends.js). */
+export const FRIEND_TEXT = {
+  title: "Friends",
+  signInFirst: "Take a handle to have friends: they see you online and can join your room in one click.",
+  signInForLink: "You opened a friend link: take a handle or sign in, and you will be friends at once.",
+  requestsTitle: "Requests",
+  friendsTitle: "Your friends",
+  noFriends: "No friends yet: add one by handle, or send them your friend link.",
+  recordsTitle: "Your record against each friend (rounds raced together)",
+  friend: "Friend",
+  rounds: "Rounds",
+  you: "You ahead",
+  them: "They ahead",
+  neverRaced: "never raced",
+  record: ({ rounds, won, lost }) => `${rounds} rounds together: you ${won}, them ${lost}`,
+  hidden: "keeps online status private",
+  offline: "offline",
+  online: "online, not in a room",
+  inRoom: (code) => `online, in room ${code}`,
+  asksYou: "asks to be your friend",
+  youAsked: "asked: waiting for an answer",
+  accept: "Accept",
+  decline: "Decline",
+  withdraw: "Take back",
+  unfriend: "Remove",
+  join: "Join",
+  watch: "Watch",
+  invite: "Invite",
+  dismiss: "Dismiss",
+  asked: (handle) => `Asked ${handle} to be friends.`,
+  nowFriends: (handle) => `You and ${handle} are friends now.`,
+  linkUsed: "Friend link used: you are friends now.",
+  linkCopied: "Friend link copied: anyone who opens it becomes your friend.",
+  newLinkCopied: "A new friend link is copied; the old one no longer works.",
+  linkShown: "Copy the friend link above and send it.",
+  invited: (handle) => `Invited ${handle} (if they are online, they see it now).`,
+  invitedBy: (from, room, role) =>
+    role === "spectator" ? `${from} invites you to watch room ${room}.` : `${from} invites you to room ${room}.`,
+  leaveFirst: "Leave your room first to join another.",
+};

@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from protocol.account_requests import ACCOUNT_REQUESTS
+from protocol.friend_requests import AT_THE_EDGE
 from protocol.messages import CloseCode
 from protocol.requests import Hello, JoinRoom, Request
 
@@ -316,7 +317,7 @@ class Cluster:
             raise unavailable() from None
 
     async def _route(self, conn: Peer, req: Request) -> bool:
-        if isinstance(req, ACCOUNT_REQUESTS):
+        if isinstance(req, (*ACCOUNT_REQUESTS, *AT_THE_EDGE)):
             return False  # answered where the client is (server/accounts/handlers.py)
         if isinstance(conn, RemoteConn):
             return await self._route_relayed(conn, req)

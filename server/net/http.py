@@ -16,6 +16,10 @@ client, tools) are not browsers and pass. ``/metrics`` tells about every room, s
 it answers loopback peers only, unless it has a listener of its own
 (``serve --metrics HOST:PORT``).
 
+``/p/HANDLE`` is a player's public page: the browser client's own index.html,
+which reads the handle from its address and asks the server for that record
+over its socket (whether the handle exists is not told here).
+
 ``/invite/CODE.svg`` is a room's invite link as a QR code, drawn here (with
 segno) rather than by a script in the page, so the page keeps its strict policy
 and friends at the same table join by pointing a phone at the host's screen. It
@@ -53,6 +57,7 @@ CSP = (
 )
 _METHODS = ("GET", "HEAD")
 _INVITE_QR = re.compile(r"/invite/([0-9A-Z]{6})\.svg")
+_PROFILE = re.compile(r"/p/[^/]{1,200}/?")  # a player's public page: the page itself
 _HOST = re.compile(r"[A-Za-z0-9.-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
 DEFAULT_STATIC = Path(__file__).resolve().parents[2] / "client" / "web"
 _MAX_FILE = 16 * 1024 * 1024
@@ -185,6 +190,8 @@ class HttpRoutes:
         invite = _INVITE_QR.fullmatch(path)
         if invite is not None:
             return invite_qr(invite.group(1), headers)
+        if _PROFILE.fullmatch(path):
+            return self._file("/")
         if path == "/healthz":
             body = json.dumps(self._health()).encode()
             return response(200, body, "application/json", Cache_Control="no-store")

@@ -148,6 +148,11 @@ class Venue(Protocol):
     def after_commit(self, runner: RoomRunner, decision: Decision) -> None:
         """Keep sessions in step with a command now durable (who left, closes)."""
 
+    def keeping(self, room: Room, decision: Decision) -> Release | None:
+        """What is kept of a command beyond the room (its players' history),
+        built right after its commit, from the room as the command left it; the
+        call returned runs once the command is durable (never, if it is not)."""
+
 
 @dataclass(slots=True, eq=False)
 class _Entry:
@@ -160,6 +165,7 @@ class _Entry:
     recipients: dict[str, Member] = field(default_factory=dict)
     error: BaseException | None = None
     read: Read | None = None  # for a read: how to answer again after a rollback
+    kept: Release | None = None  # see Venue.keeping
     released: bool = False
     # For whoever waits for the entry, made only when it is not released at once
     # (with the in-memory store every entry is released before anyone waits).
@@ -313,6 +319,7 @@ class RoomRunner:
             data = [encode_record(r) for r in decision.records]
             entry.recipients = dict(room.members)  # removed members learn of it too
             entry.events = self._commit(decision)
+            entry.kept = self.venue.keeping(self.room, decision)
             if R.DealStarted in kinds:
                 self.seeds.dealt(decision.records)
             data += self._checkpoint_after(kinds)
@@ -479,6 +486,8 @@ class RoomRunner:
                 self.fanout(entry.events, entry.recipients)
             if entry.decision is not None and entry.decision.records:
                 self.venue.after_commit(self, entry.decision)
+            if entry.kept is not None:
+                entry.kept()
             if entry.decision is not None:
                 self.bots.sync()  # bots seated or removed; the others look again
         except Exception as exc:
@@ -531,7 +540,7 @@ class RoomRunner:
                 decision = entry.decision
                 maybe = unknown and decision is not None and bool(decision.records)
                 maybe = maybe and entry.end <= sent
-                entry.release, entry.events, entry.decision = None, [], None
+                entry.release, entry.events, entry.decision, entry.kept = None, [], None, None
                 entry.error = uncertain() if maybe else unavailable()
             self._deliver(entry)
         self.timer.arm()

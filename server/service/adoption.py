@@ -20,6 +20,7 @@ import time
 from collections.abc import Sequence
 from typing import Protocol
 
+from ..accounts.keeping import HistoryKeeper
 from ..core.durable import DurableLog
 from ..core.room import Room
 from ..core.values import RoomError
@@ -67,6 +68,7 @@ class Home(Protocol):
     metrics: Metrics
     rooms: dict[str, RoomRunner]
     cluster: ClusterHooks | None
+    history: HistoryKeeper
 
     def runner(self, room: Room, durable: DurableLog) -> RoomRunner: ...
 
@@ -135,6 +137,9 @@ class Adoption:
         try:
             records = await home.store.load(code)
             room, durable = await fold_room(code, records)
+            # What the log says is over is in its players' history, whether or
+            # not the history write after its record happened before a crash.
+            await home.history.recovered(room)
             if not records or room.state == "closed":
                 await home.store.close_room(code)
                 if cluster is not None:

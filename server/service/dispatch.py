@@ -18,8 +18,12 @@ from protocol.messages import ErrorCode
 from protocol.requests import Hello, Ping, Request
 from protocol.wire import VERSION
 
+from ..accounts.friend_handlers import FRIEND_HANDLERS, FriendsDesk
 from ..accounts.handlers import ACCOUNT_HANDLERS, AccountDesk
+from ..accounts.history_handlers import HISTORY_HANDLERS
+from ..accounts.keeping import HistoryKeeper
 from ..accounts.service import NewDevice, account_view
+from ..accounts.store import AccountStore
 from ..core.records import Decision
 from ..core.values import RoomError
 from ..core.views import room_view
@@ -36,7 +40,7 @@ __all__ = ["HANDLERS", "Desk", "check_name", "dispatch"]
 log = logging.getLogger("klondike_race.service")
 
 
-class Desk(AccountDesk, Protocol):
+class Desk(AccountDesk, FriendsDesk, Protocol):
     """What the handlers need of the service (server/service/service.py): the
     room handlers' :class:`~server.rooms.handlers.Front`, the account handlers'
     additions to it, and the sessions."""
@@ -44,6 +48,8 @@ class Desk(AccountDesk, Protocol):
     sessions: Sessions
     allowances: Allowances
     cluster: ClusterHooks | None
+    accounts: AccountStore
+    history: HistoryKeeper
 
 
 async def dispatch(desk: Desk, conn: Peer, req: Request) -> None:
@@ -179,5 +185,12 @@ async def _ping(desk: Desk, conn: Peer, req: Ping) -> None:
 
 
 HANDLERS: dict[type[Request], Handler[Desk]] = dict(
-    [on(Hello, _hello), on(Ping, _ping), *ROOM_HANDLERS.items(), *ACCOUNT_HANDLERS.items()]
+    [
+        on(Hello, _hello),
+        on(Ping, _ping),
+        *ROOM_HANDLERS.items(),
+        *ACCOUNT_HANDLERS.items(),
+        *HISTORY_HANDLERS.items(),
+        *FRIEND_HANDLERS.items(),
+    ]
 )

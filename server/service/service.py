@@ -19,6 +19,9 @@ from protocol.requests import Request
 from protocol.settings import DealRules
 
 from .. import ids
+from ..accounts.friend_handlers import SessionsReach
+from ..accounts.friends import Reach
+from ..accounts.keeping import HistoryKeeper
 from ..accounts.memory import MemoryAccounts
 from ..accounts.service import Accounts
 from ..accounts.store import AccountStore
@@ -34,7 +37,7 @@ from ..net.metrics import Metrics
 from ..net.ratelimit import Limiter
 from ..peer import Peer, SessionState
 from ..rooms.proofs import ProvenPools
-from ..rooms.runner import RoomRunner, Writer
+from ..rooms.runner import Release, RoomRunner, Writer
 from ..store.base import Store, StoreUnavailable
 from .adoption import Adoption
 from .dispatch import dispatch
@@ -75,10 +78,12 @@ class Service:
         self.idle_room_ms = idle_room_ms  # rooms with nobody connected this long close
         self.tasks = Tasks()
         self.sessions = Sessions(self)
+        self.reach: Reach = SessionsReach(self.sessions)  # who is online: this node's sessions
         self.rooms: dict[str, RoomRunner] = {}
         self.adoption = Adoption(self)
         self.connections: set[Peer] = set()
         self.cluster: ClusterHooks | None = None  # several nodes: server/cluster/
+        self.history = HistoryKeeper(self)
 
     def use_store(self, store: Store) -> None:
         """The store, connected once the event loop runs (server/app.py): the
@@ -134,6 +139,14 @@ class Service:
                 self.rooms.pop(runner.code, None)
                 runner.stop()
                 self.tasks.spawn(self._forget_room(runner.code))
+
+    def keeping(self, room: Room, decision: Decision) -> Release | None:
+        """A deal over for everyone, or a round over, joins its players' history."""
+        try:
+            return self.history.built(room, decision)
+        except Exception:  # a bug: the room goes on, its rebuild writes it again
+            log.exception("room %s: history not built", room.code)
+            return None
 
     async def _forget_room(self, code: str) -> None:
         try:

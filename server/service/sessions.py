@@ -60,6 +60,11 @@ class Sessions:
         session = self._by_player.get(player)
         return session.peer if session is not None else None
 
+    def room_of_player(self, player: str) -> str | None:
+        """The room ``player``'s session is in, as this node knows it."""
+        session = self._by_player.get(player)
+        return session.room_code if session is not None else None
+
     def attach(self, session: SessionState, conn: Peer) -> None:
         """``conn`` speaks for ``session`` from now on; an older connection of the
         same session is closed (4001)."""

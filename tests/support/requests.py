@@ -30,11 +30,26 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "snapshot": {},
     "react": {"reaction": "wow"},
     "deal_log": {"deal": 1},
+    "profile": {"handle": "Bea"},
+    "history": {"handle": "Bea", "before": 1764430123.5, "limit": 5},
+    "past_deal": {"key": "ZZZZZZ/1/1"},
     "take_handle": {"handle": "Bobby", "label": "cli"},
     "link_code": {},
     "devices": {},
     "sign_out": {"device": "dNOBODY", "all": False},
     "recovery_codes": {},
+    "friends": {},
+    "befriend": {"handle": "Bea"},
+    "answer_friend": {"handle": "Bea", "accept": True},
+    "unfriend": {"handle": "Bea"},
+    "friend_link": {},
+    "invite_friend": {"handle": "Bea"},
+    "show_online": {"show": False},
     "join_room": {"code": "ZZZZZZ", "role": "spectator"},
     "leave_room": {},
+}
+
+# The other form of a request whose fields are alternatives (exactly one given).
+ALTERNATIVES: dict[str, dict[str, Any]] = {
+    "befriend": {"link": "f.not-a-link"},
 }

@@ -1,0 +1,120 @@
+"""The record requests: ``profile``, ``history``, ``past_deal``.
+
+Anyone who said hello has a record of their own, guests too (it is kept by
+public player id). Another's is seen by their handle, and only as its owner
+lets others see it (``Account.shows_record``). A past deal is shown to the
+players who played it, and to anyone when one of them shows their record; it
+is in no history before it is over for everyone, so nothing hidden can be had
+from it. One refusal, ``no_such_deal``, for a key unknown, expired or not
+shown: it tells nothing of which.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from protocol import messages as M
+from protocol.history_requests import History, PastDeal, Profile
+from protocol.messages import ErrorCode
+from protocol.requests import Request
+
+from ..core.values import RoomError
+from ..peer import Peer
+from ..rooms.handlers import Front, Handler, on
+from .history import read_replay
+from .keeping import HistoryKeeper
+from .model import Account, DealEntry, handle_key
+from .profile import CHART_DEALS, CHART_WEEKS, WEEK_S, deal_view, profile_view
+from .store import AccountStore
+
+__all__ = ["HISTORY_HANDLERS", "Records"]
+
+_READ_PAGE = 500
+_READ_MOST = 5000  # deals a profile reads at most for its charts
+
+
+class Records(Front, Protocol):
+    """What the record requests need of the service: where accounts live, and
+    the history writes under way."""
+
+    accounts: AccountStore
+    history: HistoryKeeper
+
+
+async def _whose(desk: Records, conn: Peer, handle: str | None) -> tuple[str, Account | None]:
+    """The player whose record is asked for, and their account (None: a guest),
+    or the refusal: ``unknown_handle``, ``record_private``."""
+    session = desk.session_of(conn)
+    accounts = desk.accounts
+    if handle is None:
+        return session.player, await accounts.account_by_player(session.player)
+    account = await accounts.account_by_handle(handle_key(handle))
+    if account is None:
+        raise RoomError(ErrorCode.UNKNOWN_HANDLE, "nobody has that handle")
+    if account.player != session.player and not account.shows_record:
+        raise RoomError(ErrorCode.RECORD_PRIVATE, "its owner keeps this record private")
+    return account.player, account
+
+
+async def _recent(accounts: AccountStore, player: str, since: float) -> list[DealEntry]:
+    """The player's deals, newest first: the chart's last deals, and back to
+    ``since`` for the weeks (at most ``_READ_MOST``)."""
+    deals: list[DealEntry] = []
+    before: float | None = None
+    while len(deals) < _READ_MOST:
+        page = await accounts.deal_history(player, before, _READ_PAGE)
+        deals.extend(page)
+        if len(page) < _READ_PAGE or (len(deals) >= CHART_DEALS and page[-1].t < since):
+            break
+        before = page[-1].t
+    return deals
+
+
+async def _profile(desk: Records, conn: Peer, req: Profile) -> None:
+    player, account = await _whose(desk, conn, req.handle)
+    await desk.history.settled(player)
+    accounts = desk.accounts
+    now = desk.clock.now() / 1000
+    totals = await accounts.totals(player)
+    rounds = await accounts.round_history(player, None, 5)
+    deals = await _recent(accounts, player, now - CHART_WEEKS * WEEK_S)
+    conn.send(M.profile(req.id, profile=profile_view(account, totals, rounds, deals, now)))
+
+
+async def _history(desk: Records, conn: Peer, req: History) -> None:
+    player, _ = await _whose(desk, conn, req.handle)
+    await desk.history.settled(player)
+    # One more than asked: whether a page follows.
+    deals = await desk.accounts.deal_history(player, req.before, req.limit + 1)
+    page = deals[: req.limit]
+    more = len(deals) > req.limit
+    conn.send(
+        M.history(req.id, deals=[deal_view(d) for d in page], next=page[-1].t if more else None)
+    )
+
+
+async def _past_deal(desk: Records, conn: Peer, req: PastDeal) -> None:
+    session = desk.session_of(conn)
+    await desk.history.settled(session.player)
+    accounts = desk.accounts
+    data = await accounts.replay(req.key)
+    refused = RoomError(ErrorCode.NO_SUCH_DEAL, "no such deal in a record you may see")
+    if data is None:
+        raise refused
+    deal = read_replay(data)
+    players = list(deal.get("boards", {}))
+    if session.player not in players:
+        shown = False
+        for p in players:
+            account = await accounts.account_by_player(p)
+            if account is not None and account.shows_record:
+                shown = True
+                break
+        if not shown:
+            raise refused
+    conn.send(M.past_deal(req.id, deal=deal))
+
+
+HISTORY_HANDLERS: dict[type[Request], Handler[Records]] = dict(
+    [on(Profile, _profile), on(History, _history), on(PastDeal, _past_deal)]
+)

@@ -1,0 +1,200 @@
+"""Friends against a real server process (docs/protocol.md, "Friends"): asking,
+answering, links, who sees whom online and where, invitations, and what a
+stranger gets to know (nothing private).
+
+Every player here holds an account: a guest session that took a handle, on the
+raw protocol client, so the wire is what is tested.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+from typing import Any
+
+import pytest
+
+from tests.support.processes import ServerProcess
+from tests.support.raw_client import Client, player
+from tests.support.waiting import eventually
+
+_names = itertools.count(1)
+
+
+async def account(url: str, prefix: str) -> Client:
+    """A connected session of a new account with a handle of its own."""
+    handle = f"{prefix}{next(_names)}"
+    client = await player(url, handle)
+    made = await client.ok("take_handle", handle=handle)
+    client.name, client.token = handle, made["device_token"]
+    return client
+
+
+async def accounts(url: str, *prefixes: str) -> list[Client]:
+    return [await account(url, prefix) for prefix in prefixes]
+
+
+async def listing(client: Client) -> dict[str, dict[str, Any]]:
+    reply = await client.ok("friends")
+    assert reply["type"] == "friends"
+    return {entry["handle"]: entry for entry in reply["friends"]}
+
+
+async def befriended(a: Client, b: Client) -> None:
+    await a.ok("befriend", handle=b.name)
+    await b.ok("answer_friend", handle=a.name, accept=True)
+
+
+async def refused(client: Client, kind: str, code: str, **fields: Any) -> dict[str, Any]:
+    reply = await client.request(kind, **fields)
+    assert (reply["type"], reply.get("code")) == ("error", code), reply
+    return reply
+
+
+async def test_ask_then_accept(live_server: ServerProcess) -> None:
+    ann, bea = await account(live_server.url, "Ann"), await account(live_server.url, "Bea")
+    asked = await ann.ok("befriend", handle=bea.name.upper())  # handles match in any case
+    assert asked["friends"] == [
+        {
+            "handle": bea.name,
+            "player": bea.player,
+            "state": "asked",
+            "since": pytest.approx(asked["friends"][0]["since"]),
+        }
+    ]
+    seen = (await listing(bea))[ann.name]
+    assert set(seen) == {"handle", "player", "state", "since"}  # no presence, no record
+    assert seen["state"] == "asking"
+    # Asking again, from either side of a request, makes no second request:
+    # the one asked who asks back accepts.
+    await ann.ok("befriend", handle=bea.name)
+    answered = await bea.ok("befriend", handle=ann.name)
+    assert [f["state"] for f in answered["friends"]] == ["friends"]
+    for me, other in ((ann, bea), (bea, ann)):
+        entry = (await listing(me))[other.name]
+        assert entry["state"] == "friends"
+        assert entry["online"] is True and "room" not in entry
+        assert entry["record"] == {"rounds": 0, "won": 0, "lost": 0}
+    await ann.close(), await bea.close()
+
+
+async def test_decline_and_unfriend(live_server: ServerProcess) -> None:
+    ann, bea = await account(live_server.url, "Ann"), await account(live_server.url, "Bea")
+    await ann.ok("befriend", handle=bea.name)
+    declined = await bea.ok("answer_friend", handle=ann.name, accept=False)
+    assert declined["friends"] == []
+    assert await listing(ann) == {}
+    await refused(bea, "answer_friend", "not_friends", handle=ann.name, accept=True)
+    # The one who asked may not answer their own request.
+    await ann.ok("befriend", handle=bea.name)
+    await refused(ann, "answer_friend", "not_friends", handle=bea.name, accept=True)
+    await bea.ok("answer_friend", handle=ann.name, accept=True)
+    assert (await bea.ok("unfriend", handle=ann.name))["friends"] == []
+    assert await listing(ann) == {}
+    await refused(ann, "unfriend", "not_friends", handle=bea.name)
+    await refused(ann, "befriend", "unknown_handle", handle="Nobody-" + ann.name)
+    await refused(ann, "befriend", "bad_request", handle=ann.name)
+    await ann.close(), await bea.close()
+
+
+async def test_a_friend_link_befriends_at_once_until_replaced(
+    live_server: ServerProcess,
+) -> None:
+    ann, cal, dan = await accounts(live_server.url, "Ann", "Cal", "Dan")
+    made = await ann.ok("friend_link")
+    link = made["link"]
+    assert made["url"] == f"http://127.0.0.1:{live_server.port}/#friend={link}"
+    secret = link.removeprefix("f.")
+    assert len(base64.urlsafe_b64decode(secret + "=" * (-len(secret) % 4))) * 8 >= 128
+    assert made["qr"].lstrip().startswith("<svg")
+    assert [f["state"] for f in (await cal.ok("befriend", link=link))["friends"]] == ["friends"]
+    assert (await listing(ann))[cal.name]["state"] == "friends"
+    # A new link replaces the old one, which tells nothing any more.
+    newer = (await ann.ok("friend_link"))["link"]
+    assert newer != link
+    await refused(dan, "befriend", "bad_code", link=link)
+    await refused(dan, "befriend", "bad_code", link="f." + "A" * 32)
+    assert (await dan.ok("befriend", link=newer))["friends"][0]["handle"] == ann.name
+    await refused(ann, "befriend", "bad_request", link=newer)  # one's own link
+    for client in (ann, cal, dan):
+        await client.close()
+
+
+async def test_online_and_room_are_shown_only_when_the_friend_allows(
+    live_server: ServerProcess,
+) -> None:
+    ann, bea = await account(live_server.url, "Ann"), await account(live_server.url, "Bea")
+    await befriended(ann, bea)
+    code = (await bea.ok("create_room"))["room"]["code"]
+    entry = (await listing(ann))[bea.name]
+    assert (entry["online"], entry["room"]) == (True, code)
+
+    await bea.ok("show_online", show=False)
+    entry = (await listing(ann))[bea.name]
+    assert "online" not in entry and "room" not in entry
+    assert entry["state"] == "friends"  # still friends: only presence is kept back
+    assert (await listing(bea))[ann.name]["online"] is True
+
+    await bea.ok("show_online", show=True)
+    await bea.close()
+
+    async def offline() -> bool:
+        return (await listing(ann))[bea.name]["online"] is False
+
+    await eventually(offline, what="Bea seen offline once her connection is gone")
+    assert "room" not in (await listing(ann))[bea.name]
+    await ann.close()
+
+
+async def test_an_invitation_reaches_the_friend(live_server: ServerProcess) -> None:
+    ann, bea, eve = await accounts(live_server.url, "Ann", "Bea", "Eve")
+    await befriended(ann, bea)
+    await refused(ann, "invite_friend", "not_in_room", handle=bea.name)
+    code = (await ann.ok("create_room"))["room"]["code"]
+    assert (await ann.ok("invite_friend", handle=bea.name))["type"] == "ok"
+    invite = await bea.notice("friend_invite")
+    assert invite == {
+        "type": "friend_invite",
+        "from": ann.name,
+        "player": ann.player,
+        "room": code,
+        "role": "player",
+    }
+    joined = await bea.ok("join_room", code=invite["room"], role=invite["role"])
+    assert joined["room"]["code"] == code
+    # A stranger is not invited, and is not told anything of whether one is online.
+    await refused(ann, "invite_friend", "not_friends", handle=eve.name)
+    await eve.caught_up()
+    assert eve.notices("friend_invite") == []
+    for client in (ann, bea, eve):
+        await client.close()
+
+
+async def test_a_stranger_sees_nothing_private(live_server: ServerProcess) -> None:
+    ann, bea, eve = await accounts(live_server.url, "Ann", "Bea", "Eve")
+    await befriended(ann, bea)
+    code = (await ann.ok("create_room"))["room"]["code"]
+    assert await listing(eve) == {}
+    asked = await eve.ok("befriend", handle=ann.name)
+    assert asked["friends"] == [
+        {
+            "handle": ann.name,
+            "player": ann.player,
+            "state": "asked",
+            "since": asked["friends"][0]["since"],
+        }
+    ]
+    # Ann sees a request from Eve: no more of Eve than her handle and player id.
+    assert set((await listing(ann))[eve.name]) == {"handle", "player", "state", "since"}
+    await refused(eve, "invite_friend", "not_in_room", handle=ann.name)
+    await eve.caught_up()
+    everything = " ".join(str(frame.msg) for frame in eve.frames)
+    assert code not in everything
+    assert ann.token is not None and bea.token is not None
+    assert ann.token not in everything and bea.token not in everything
+    # A guest has no friends to ask about.
+    guest = await player(live_server.url, "Guest")
+    await refused(guest, "friends", "not_signed_in")
+    await refused(guest, "befriend", "not_signed_in", handle=ann.name)
+    for client in (ann, bea, eve, guest):
+        await client.close()
