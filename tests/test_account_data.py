@@ -188,7 +188,7 @@ def rows_naming(data_dir: Path, value: str) -> list[str]:
     try:
         tables = [t for (t,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         for table in tables:
-            for row in conn.execute(f"SELECT * FROM {table}"):  # noqa: S608 - its own names
+            for row in conn.execute(f"SELECT * FROM {table}"):
                 cells = [c if isinstance(c, bytes) else str(c).encode() for c in row]
                 if any(value.encode() in cell for cell in cells):
                     found.append(table)
