@@ -8,6 +8,7 @@
 //   room.js      room events and snapshots folded into the room
 //   lobby.js     name, create / join, invite links, leave
 //   account.js   who you are in the header, the Account screen (devices, codes)
+//   mydata.js    the Account screen's handle change, what others see, export, deletion
 //   signin.js    keep your name (take a handle), sign in by code or link
 //   recovery.js  recovery codes, shown once, copied or downloaded
 //   play.js      your own board: sending moves, the buttons, keyboard shortcuts
@@ -36,6 +37,7 @@ import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
 import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
+import { initMyData } from "./mydata.js";
 import { renderPast } from "./past.js";
 import { initProfile, openFromPath } from "./profile.js";
 import { renderResults } from "./results.js";
@@ -80,5 +82,6 @@ initProfile();
 initFriends();
 initRecovery();
 initAccount();
+initMyData();
 initSignIn();
 restoreSession().finally(openFromPath);
