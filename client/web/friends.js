@@ -146,7 +146,7 @@ function recordTable(friends) {
       h("th", { scope: "row" }, f.handle),
       h("td", {}, String(f.record?.rounds ?? 0)),
       h("td", {}, String(f.record?.won ?? 0)),
-      h("td", {}, String(f.record?.lost ?? 0)))))));
+      h("td", {}, String(f.record?.lost ?? 0))))));
 }
 
 /** Draw the panel from the last list (nothing asked of the server). */

@@ -9,7 +9,6 @@
 import { CLOSE } from "./codes.js";
 import { hideBanner, showBanner, showLobbyMessage, toast } from "./feedback.js";
 import { accountChanged, friendInvite } from "./friends.js";
-import { accountChanged, friendInvite } from "./friends.js";
 import { Connection, ServerError, VERSION, wsUrl } from "./net.js";
 import { applyEvent, leaveToLobby, setRoom } from "./room.js";
 import { $, DEVICE_KEY, NAME_KEY, TOKEN_KEY, render, sessionChanged, settleResume, state, storage } from "./state.js";
@@ -37,9 +36,6 @@ function dial() {
     },
     onSnapshot: (room) => {
       if (conn === state.conn) setRoom(room);
-    },
-    onNotice: (frame) => {
-      if (conn === state.conn && frame.type === "friend_invite") friendInvite(frame);
     },
     onNotice: (frame) => {
       if (conn === state.conn && frame.type === "friend_invite") friendInvite(frame);
@@ -103,7 +99,6 @@ function welcomed(reply) {
   state.reconnectDelay = 500;
   state.conn.syncClock().catch(() => {});
   setConn("online");
-  accountChanged();
   return reply;
 }
 
