@@ -7,6 +7,9 @@
 //   session.js   the WebSocket session: hello, resume by token, reconnect
 //   room.js      room events and snapshots folded into the room
 //   lobby.js     name, create / join, invite links, leave
+//   account.js   who you are in the header, the Account screen (devices, codes)
+//   signin.js    keep your name (take a handle), sign in by code or link
+//   recovery.js  recovery codes, shown once, copied or downloaded
 //   play.js      your own board: sending moves, the buttons, keyboard shortcuts
 //   table.js     the felt: your board, the spectator wall, or a message
 //   hud.js       the race HUD, rival chips, seed line, notices, clocks
@@ -27,6 +30,7 @@
 // (which move a gesture means), replay.js (seed and log checks), settings.js
 // (house-rule forms), words.js (codes in words), dom.js (element builder).
 
+import { initAccount } from "./account.js";
 import { initFriends, renderFriends } from "./friends.js";
 import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
@@ -37,9 +41,11 @@ import { initProfile, openFromPath } from "./profile.js";
 import { renderResults } from "./results.js";
 import { initPlay, renderControls } from "./play.js";
 import { initReactions } from "./reactions.js";
+import { initRecovery } from "./recovery.js";
 import { renderPodium, renderSeries } from "./series.js";
 import { restoreSession } from "./session.js";
 import { renderSheet } from "./sheet.js";
+import { initSignIn } from "./signin.js";
 import { $, onRender, state } from "./state.js";
 import { renderTable } from "./table.js";
 
@@ -71,5 +77,8 @@ initHud();
 initReactions();
 initLobby();
 initProfile();
+initRecovery();
+initAccount();
+initSignIn();
 initFriends();
 restoreSession().finally(openFromPath);

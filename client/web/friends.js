@@ -13,7 +13,7 @@
 import { h, replaceChildren } from "./dom.js";
 import { toast } from "./feedback.js";
 import { setRoom } from "./room.js";
-import { $, state, storage } from "./state.js";
+import { $, onSession, state, storage } from "./state.js";
 import { FRIEND_TEXT, refusalText } from "./words.js";
 
 const LINK_KEY = "klondike-race.friend-link.";
@@ -196,9 +196,21 @@ async function copyLink(fresh) {
   }
 }
 
+async function showOnline(show) {
+  $("friends-error").textContent = "";
+  try {
+    await state.conn.request("show_online", { show });
+    state.account = { ...state.account, shows_online: show };
+  } catch (err) {
+    $("friends-see-me").checked = !show;
+    $("friends-error").textContent = refusalText(err);
+  }
+}
+
 export function openFriends() {
   const dialog = $("friends-dialog");
   if (!dialog.open) dialog.showModal();
+  $("friends-see-me").checked = state.account?.shows_online !== false;
   const url = storage(ownLinkKey());
   $("friend-link").value = url || "";
   $("friend-link").hidden = !url;
@@ -244,8 +256,8 @@ async function useArrivedLink() {
   await ask("befriend", { link }, FRIEND_TEXT.linkUsed);
 }
 
-/** session.js: the session is (re)opened, signed in or not. */
-export function accountChanged() {
+/** The session is (re)opened, signed in or not, or a handle was just taken. */
+function sessionChanged() {
   renderFriends();
   useArrivedLink();
 }
@@ -257,12 +269,14 @@ export function initFriends() {
   $("friends-refresh").addEventListener("click", refreshFriends);
   $("friend-link-copy").addEventListener("click", () => copyLink(false));
   $("friend-link-new").addEventListener("click", () => copyLink(true));
+  $("friends-see-me").addEventListener("change", (e) => showOnline(e.target.checked));
   $("friend-add").addEventListener("submit", async (e) => {
     e.preventDefault();
     const handle = $("friend-handle").value.trim();
     if (!handle) return;
     if (await ask("befriend", { handle }, FRIEND_TEXT.asked(handle))) $("friend-handle").value = "";
   });
+  onSession(sessionChanged);
   window.addEventListener("hashchange", readFriendLink);
   readFriendLink();
   renderFriends();

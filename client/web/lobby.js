@@ -2,7 +2,8 @@
 // house rule folded behind one line that sums them up: a newcomer needs a name
 // and a button, not thirteen rules), the join form (player or spectator), invite links
 // (/#join=CODE fills the code in), Copy invite and Leave. A form opens a session
-// only when it is submitted, so the lobby works before any socket exists.
+// only when it is submitted, so the lobby works before any socket exists. A
+// signed-in page plays under its handle: the name field gives way to it.
 
 import { confirmInline } from "./confirm.js";
 import { showLobbyMessage, toast } from "./feedback.js";
@@ -11,7 +12,7 @@ import { leaveToLobby, setRoom } from "./room.js";
 import { ensureSession } from "./session.js";
 import { SettingsForm, summary } from "./settings.js";
 import { refusalText } from "./words.js";
-import { $, NAME_KEY, isPlayer, state, storage } from "./state.js";
+import { $, NAME_KEY, isPlayer, onSession, state, storage } from "./state.js";
 
 let createForm = null;
 
@@ -50,6 +51,7 @@ function showNameCount() {
 }
 
 function readName() {
+  if (state.account) return state.account.handle; // a signed-in player plays under the handle
   const { name, length } = nameAndLength($("name").value);
   $("name-error").textContent = "";
   if (!name) {
@@ -94,7 +96,7 @@ function inviteText(code, info) {
 
 /** Ask the server what the invited room is doing (needs a session, so a name). */
 async function lookUp(code) {
-  const name = $("name").value.trim();
+  const name = state.account ? state.account.handle : $("name").value.trim();
   if (!code || !name || known.has(code)) return known.get(code) || null;
   try {
     await ensureSession(name);
@@ -116,6 +118,18 @@ function readInvite() {
   note.hidden = false;
   ($("name").value ? $("join-btn") : $("name")).focus();
   lookUp(code);
+}
+
+/** Signed in, the name is the handle: the panel says so instead of asking for one. */
+function showPlayingAs() {
+  const handle = state.account?.handle;
+  const panel = $("name").closest(".name-panel");
+  for (const el of panel.children) {
+    if (el.id !== "playing-as") el.hidden = Boolean(handle);
+  }
+  $("playing-as").hidden = !handle;
+  $("playing-as-handle").textContent = handle || "";
+  if (!handle && !$("name").value) $("name").value = storage(NAME_KEY) || "";
 }
 
 /** Build the create form, wire the forms and buttons, and fill in what is known. */
@@ -240,5 +254,6 @@ export function initLobby() {
   $("name").addEventListener("input", showNameCount);
   $("name").value = storage(NAME_KEY) || "";
   showNameCount();
+  onSession(showPlayingAs);
   readInvite();
 }

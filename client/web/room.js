@@ -34,8 +34,7 @@ export function setRoom(room) {
   // From the lobby (scrolled down to its Create or Join button, on a phone), the
   // room starts at its top, where the host's Start is.
   if (!$("lobby-screen").hidden) window.scrollTo(0, 0);
-  $("lobby-screen").hidden = true;
-  $("room-screen").hidden = false;
+  showScreen();
   $("room-info").hidden = false;
   if (!isAsking($("leave"))) $("leave").hidden = false;
   if (location.hash) history.replaceState(null, "", location.pathname + location.search);
@@ -46,12 +45,23 @@ export function leaveToLobby(message) {
   state.room = null;
   state.conn?.adoptRoom(null);
   dropOwnBoard();
-  $("room-screen").hidden = true;
   $("room-info").hidden = true;
   $("leave").hidden = true;
-  $("lobby-screen").hidden = false;
+  showScreen();
   if (message) showLobbyMessage(message);
   document.title = "Klondike Race";
+}
+
+/**
+ * Which screen shows: the Account screen when it is open (account.js), over the
+ * room or the lobby, which go on underneath (events still fold into the room);
+ * else the room while there is one, else the lobby.
+ */
+export function showScreen() {
+  const account = state.accountOpen;
+  $("account-screen").hidden = !account;
+  $("room-screen").hidden = account || !state.room;
+  $("lobby-screen").hidden = account || Boolean(state.room);
 }
 
 /** A revealed seed, checked against the commitment the deal started with. */

@@ -5,14 +5,19 @@
 // panel reads `state` and draws itself, and any module that changed `state` calls
 // `render()`, which app.js points at its redraw of every panel.
 
-export const TOKEN_KEY = "klondike-race.token";
+export const TOKEN_KEY = "klondike-race.token"; // a guest's session token
+// A signed-in device's token (docs/protocol.md "Accounts"): kept apart from the
+// guest's, so a page can tell at load which `hello` to say (`device` or `token`).
+export const DEVICE_KEY = "klondike-race.device";
 export const NAME_KEY = "klondike-race.name";
 export const $ = (id) => document.getElementById(id);
 
 export const state = {
   conn: null,
-  session: null, // {token, player, name}
-  account: null, // the own account (welcome's `account`), null for a guest
+  session: null, // {token, player, name}; a signed-in session's token is its device token
+  account: null, // the own-account view ({handle, player, since, …}) when signed in, else null
+  accountOpen: false, // the Account screen shows (account.js), over the lobby or the room
+  signingOut: false, // this page asked to sign itself out: its 4011 is no surprise
   room: null, // the room snapshot, kept current by events
   names: {}, // every player id -> name seen, so a removed player keeps a name on the sheet
   firsts: {}, // deal number -> {player, bonus}
@@ -95,6 +100,18 @@ export function nextResume(ms) {
 /** session.js: the session resumed (`ok`: into its room), or will not. */
 export function settleResume(ok) {
   for (const settle of [...resumeWaiters]) settle(ok);
+}
+
+const sessionWatchers = [];
+
+/** Panels drawn from the session rather than the room (the header, the Account screen, the lobby's name). */
+export function onSession(fn) {
+  sessionWatchers.push(fn);
+}
+
+/** session.js: the session or the account changed (signed in, out, a handle taken). */
+export function sessionChanged() {
+  for (const fn of sessionWatchers) fn();
 }
 
 let renderer = null;

@@ -90,6 +90,13 @@ export const TEXTS = {
   // Friends.
   not_friends: "You and that player are not friends (any more).",
   disconnected: "Not connected to the server: it will be sent once the connection is back.",
+  // Accounts.
+  bad_handle: (_cards, message) => `That handle won't do: ${message || "2–24 visible characters"}.`,
+  handle_in_use: "That handle is someone else's: pick another.",
+  already_signed_in: "This page is signed in already.",
+  not_signed_in: "That needs an account: keep your name or sign in first.",
+  bad_code: "That code does not work: it may be mistyped, used already, or expired.",
+  bad_passkey: "That passkey could not sign you in here.",
 };
 
 function isRed(code) {
@@ -214,6 +221,54 @@ export function roomClosedText(reason, mine = false) {
   }[reason] || "The room was closed.";
 }
 
+// Accounts (account.js, signin.js, recovery.js): times said the way people say
+// them, a device named by its browser, and why a page is a guest again.
+
+/** "just now", "3 min ago", "5 h ago", then the date; `t` and `now` in unix seconds. */
+export function agoText(t, now) {
+  const s = Math.max(0, now - t);
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return dateText(t);
+}
+
+/** A day in words, "2 December 2026" (unix seconds). */
+export function dateText(t) {
+  return new Date(t * 1000).toLocaleDateString("en-GB", { day: "numeric", month: "long", year: "numeric" });
+}
+
+/** What a new device calls itself on the account's list ("Chrome on Android"), from its user agent. */
+export function deviceLabel(ua) {
+  const browser = [
+    [/Edg\//, "Edge"], [/OPR\//, "Opera"], [/Firefox\//, "Firefox"], [/Chrom(e|ium)\//, "Chrome"], [/Safari\//, "Safari"],
+  ].find(([re]) => re.test(ua))?.[1] || "A browser";
+  const system = [
+    [/Android/, "Android"], [/iPhone/, "iPhone"], [/iPad/, "iPad"], [/Windows/, "Windows"],
+    [/Mac OS X|Macintosh/, "macOS"], [/CrOS/, "ChromeOS"], [/Linux/, "Linux"],
+  ].find(([re]) => re.test(ua))?.[1];
+  return system ? `${browser} on ${system}` : browser;
+}
+
+/** Why this page is a guest again (session.js backToGuest). */
+export const SIGNED_OUT_TEXT = {
+  elsewhere: "This device was signed out. You can play on as a guest, or sign in again.",
+  here: "You signed out on this device. You can play on as a guest, or sign in again.",
+};
+
+/** A device on the account's list: when it was last used (this one is in use now). */
+export function deviceUsedText(device, now) {
+  return device.current ? "in use now" : `last used ${agoText(device.last_used, now)}`;
+}
+
+/** A sign-in code's time left, `ms` of it. */
+export function expiresText(ms) {
+  if (ms <= 0) return "This code has expired: make a new one.";
+  const s = Math.ceil(ms / 1000);
+  return `Expires in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+export const PASSKEYS_INSECURE = "Passkeys need a secure page: open this site over HTTPS or on localhost.";
 /** The friends panel, the room's "Invite a friend", and a friend's invitation (friends.js). */
 export const FRIEND_TEXT = {
   title: "Friends",
