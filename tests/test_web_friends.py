@@ -39,15 +39,15 @@ def people(browser: Browser, server: str) -> Iterator[Any]:
 
 def keep_name(person: Client, handle: str) -> None:
     """Take ``handle`` from the lobby (Keep your name), keep the recovery codes it
-    shows once, and come back to the lobby signed in."""
+    shows once: back in the lobby, signed in."""
     page = person.open()
     page.click("#open-keep")
     page.fill("#handle", handle)
     page.click("#take-handle")
     expect(page.locator("#codes-panel")).to_be_visible()
     page.check("#kept-codes")
-    page.click("#codes-done")
-    page.click("#account-back")
+    page.click("#codes-done")  # and back to the lobby
+    expect(page.locator("#lobby-screen")).to_be_visible()
     expect(page.locator("#me-handle")).to_have_text(handle)
     expect(page.locator("#friends-open")).to_be_visible()
 
@@ -89,7 +89,9 @@ def test_friends_by_link_then_one_click_into_a_friends_room(people: Any) -> None
     bea.page.click("#friends-close")
 
     # Ann creates a room and invites Bea from it.
-    code = ann.create("AnnF")
+    ann.page.click("#create-btn")  # signed in: no name to give, the handle is it
+    expect(ann.page.locator("#room-screen")).to_be_visible()
+    code = ann.page.locator("#room-code").inner_text()
     expect(ann.page.locator("#invite-friend")).to_be_visible()
     ann.page.click("#invite-friend")
     invite = friend_row(ann.page, "BeaF").locator("button", has_text="Invite")
@@ -112,9 +114,12 @@ def test_friends_by_link_then_one_click_into_a_friends_room(people: Any) -> None
     expect(bea.page.locator("#friends-dialog")).to_be_hidden()
     expect(ann.page.locator("#members li.member")).to_have_count(2)
 
-    # Ann sees Bea in the same room, and their record together (none yet).
+    # Ann sees Bea in her room (nothing to join, nor to invite her to), and their
+    # record together (none yet).
     ann.page.click("#invite-friend")
-    expect(friend_row(ann.page, "BeaF")).to_contain_text(f"online, in room {code}")
+    row = friend_row(ann.page, "BeaF")
+    expect(row).to_contain_text("online, in your room")
+    expect(row.locator("button", has_text=re.compile("Join|Watch|Invite"))).to_have_count(0)
     records = ann.page.locator('.friend-records tr[data-handle="BeaF"] td')
     expect(records).to_have_text(["0", "0", "0"])
     fits_width(ann.page)

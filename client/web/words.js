@@ -288,6 +288,7 @@ export const FRIEND_TEXT = {
   offline: "offline",
   online: "online, not in a room",
   inRoom: (code) => `online, in room ${code}`,
+  inYourRoom: "online, in your room",
   asksYou: "asks to be your friend",
   youAsked: "asked: waiting for an answer",
   accept: "Accept",
