@@ -6,8 +6,9 @@ Both keep their names as handles. Ann copies her friend link from the Friends
 panel; Bea opens it and the two are friends at once. Ann creates a room and
 invites Bea from it: Bea's page shows the invitation with a Join. Bea opens her
 Friends panel instead, sees Ann online in that room, and one click of Join puts
-her in it. Waits on what the pages show (Playwright ``expect``), never on time.
-Screenshots: artifacts/friends-laptop.png, artifacts/friends-phone.png."""
+her in it; Ann's profile shows her record against Bea. Waits on what the pages
+show (Playwright ``expect``), never on time. Screenshots:
+artifacts/friends-laptop.png, artifacts/friends-phone.png."""
 
 from __future__ import annotations
 
@@ -124,4 +125,11 @@ def test_friends_by_link_then_one_click_into_a_friends_room(people: Any) -> None
     expect(records).to_have_text(["0", "0", "0"])
     fits_width(ann.page)
     ann.shot("friends-laptop")
+
+    # Her profile has the same table.
+    ann.page.click("#friends-close")
+    ann.page.click("#profile-open")
+    expect(ann.page.locator('#profile-friends tr[data-handle="BeaF"] td')).to_have_text(
+        ["0", "0", "0"]
+    )
     no_errors(ann, bea)

@@ -135,7 +135,8 @@ function requestRow(f) {
     h("span", { class: "friend-actions" }, buttons));
 }
 
-function recordTable(friends) {
+/** Each friend's record against you (the Friends panel's, and your profile's). */
+export function recordTable(friends) {
   if (!friends.length) return null;
   const head = h("tr", {},
     h("th", { scope: "col" }, FRIEND_TEXT.friend),
