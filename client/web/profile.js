@@ -62,8 +62,16 @@ export async function openProfile(handle = null) {
   document.body.dataset.screen = "profile";
   $("profile-screen").hidden = false;
   draw();
+  if (!handle && !state.session) {
+    view.error = "No record yet: pick a name and play a deal, and it is kept here.";
+    draw();
+    return;
+  }
   try {
-    if (!state.conn?.isOpen || !state.session) await ensureSession(state.session?.name || "Visitor");
+    // A visitor of /p/HANDLE without a session of their own asks as a guest;
+    // a session of your own is never replaced here (a dropped one comes back by itself).
+    if (!state.session) await ensureSession("Visitor");
+    else if (!state.conn?.isOpen) throw new Error("not connected: try again once the page is back online");
     const [profile, page] = await Promise.all([ask("profile"), ask("history", { limit: PAGE })]);
     if (asked !== view.asked) return;
     Object.assign(view, { profile: profile.profile, deals: page.deals, next: page.next });
