@@ -68,7 +68,7 @@ export function freshNews() {
 const KEEP_CLEAR = [
   "#room-code", "#copy-invite", "#leave", "#board-host .board", "#board-controls", "#host-panel",
   "#hud .stat", "#hud .rival", "#results .results-actions", "#conn-lost", ".board-paused button",
-  "#friends-open", "#open-account",
+  "#link-out", "#codes-panel", "#friends-open", "#open-account",
 ];
 // Where each floating message belongs, as a point of the window (0–1 of its size),
 // and its widths to try, widest first.

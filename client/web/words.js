@@ -75,12 +75,6 @@ export const TEXTS = {
   wrong_move_number: "Your board was behind the server's; it is being brought up to date.",
   rate_limited: "Too fast — slow down a little.",
   limit_reached: "Too many tries from this address this minute: wait a minute and try again.",
-  bad_handle: (_cards, message) => `That handle won't do: ${message || "2–24 visible characters"}.`,
-  handle_in_use: "That handle is taken: choose another.",
-  already_signed_in: "You are signed in already.",
-  not_signed_in: "Sign in first: this needs an account.",
-  bad_code: "That code is not valid: it may be mistyped, used already, or expired.",
-  bad_passkey: "That passkey did not sign you in.",
   storage_unavailable: "The server could not save that: nothing happened, try again.",
   storage_uncertain: "The server lost track of whether that was saved: your board is being checked.",
   internal_error: "Something went wrong on the server; the room keeps going.",
@@ -249,6 +243,18 @@ export function deviceLabel(ua) {
   ].find(([re]) => re.test(ua))?.[1];
   return system ? `${browser} on ${system}` : browser;
 }
+
+/** A seat taken by another connection (4001): a guest's by another tab, an account's by any device. */
+export const REPLACED_TEXT = {
+  guest: {
+    lobby: "This session was opened in another tab or window.",
+    room: "This seat was opened in another tab or window.",
+  },
+  account: {
+    lobby: "Your account is in use in another tab or on another device.",
+    room: "Your account is playing in another tab or on another device.",
+  },
+};
 
 /** Why this page is a guest again (session.js backToGuest). */
 export const SIGNED_OUT_TEXT = {
