@@ -15,8 +15,10 @@ from typing import Any
 
 import pytest
 
+from server.accounts.memory import MemoryAccounts
+from server.store.redis import RedisStore
 from tests.support.inprocess import FakeClock, Seeds, running_server
-from tests.support.processes import ServerProcess
+from tests.support.processes import RedisServer, ServerProcess
 from tests.support.raw_client import Client, player
 from tests.support.solver import board_from_view, solve
 from tests.support.waiting import eventually
@@ -244,3 +246,41 @@ async def test_the_record_against_a_friend_comes_from_the_rounds_raced_together(
         assert (await listing(ann))[cal.name]["record"] == {"rounds": 0, "won": 0, "lost": 0}
         for client in (ann, bea, cal):
             await client.close()
+
+
+async def test_friends_on_two_nodes_see_each_other_and_are_invited(redis: RedisServer) -> None:
+    """Ann's socket is on node A, Bea's on node B (one Redis, one account store):
+    each sees the other online, and where; an invitation from Ann's room on A
+    reaches Bea's socket on B; once Bea's socket is gone, A sees her offline."""
+    shared = MemoryAccounts()
+
+    async def store() -> RedisStore:
+        return await RedisStore.from_url(redis.url, timeout=1.0)
+
+    async with (
+        running_server(store_factory=store, clustered=True, accounts=shared) as a,
+        running_server(store_factory=store, clustered=True, accounts=shared) as b,
+    ):
+        ann, bea = await account(a.url, "Ann"), await account(b.url, "Bea")
+        await befriended(ann, bea)
+
+        async def seen(me: Client, other: Client, online: bool, room: str | None) -> bool:
+            entry = (await listing(me))[other.name]
+            return entry["online"] is online and entry.get("room") == room
+
+        await eventually(lambda: seen(ann, bea, True, None), what="Bea online, seen from A")
+        on_b = (await bea.ok("create_room"))["room"]["code"]
+        await eventually(lambda: seen(ann, bea, True, on_b), what="Bea's room, seen from A")
+        on_a = (await ann.ok("create_room"))["room"]["code"]
+        await eventually(lambda: seen(bea, ann, True, on_a), what="Ann's room, seen from B")
+
+        await ann.ok("invite_friend", handle=bea.name)
+        invite = await bea.notice("friend_invite")
+        assert (invite["from"], invite["room"], invite["role"]) == (ann.name, on_a, "player")
+        await bea.ok("leave_room")
+        await bea.ok("join_room", code=invite["room"], role=invite["role"])  # tunnelled to A
+        await eventually(lambda: seen(ann, bea, True, on_a), what="Bea in Ann's room")
+
+        await bea.close()
+        await eventually(lambda: seen(ann, bea, False, None), what="Bea offline, seen from A")
+        await ann.close()
