@@ -1,4 +1,4 @@
-"""The client's subcommands of ``klondike-race``: bot, watch, loadtest, verify.
+"""The client's subcommands of ``klondike-race``: bot, watch, loadtest, verify, account.
 
 Each command is a thin shell over an importable coroutine (client.players,
 client.watch, client.load, client.verify), so tests and benches call the same
@@ -23,7 +23,8 @@ __all__ = ["add_commands"]
 
 
 def add_commands(sub: Any) -> None:
-    """Add ``bot``, ``watch``, ``loadtest`` and ``verify`` to the CLI's subparsers."""
+    """Add ``bot``, ``watch``, ``loadtest``, ``verify`` and ``account`` to the CLI's
+    subparsers."""
     p = sub.add_parser("bot", help="seat bot players in a room")
     p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
     p.add_argument("--room", required=True, help="the room's join code")
@@ -49,7 +50,43 @@ def add_commands(sub: Any) -> None:
     p.add_argument(
         "--name", default="watcher", help="your name among the spectators (default watcher)"
     )
+    p.add_argument(
+        "--device-file",
+        metavar="PATH",
+        help="watch signed in to your account, with the device token kept in PATH"
+        " (see the account command); --name is then not used",
+    )
     p.set_defaults(func=_watch)
+
+    p = sub.add_parser(
+        "account",
+        help="sign this device in to your account (a link code the first time) and show it",
+    )
+    p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
+    p.add_argument(
+        "--device-file",
+        required=True,
+        metavar="PATH",
+        help="where this device's token is kept (written 0600 on the first sign-in)",
+    )
+    codes = p.add_mutually_exclusive_group()
+    codes.add_argument(
+        "--link",
+        metavar="CODE",
+        help="a link code from a signed-in device (its account page): signs this device in",
+    )
+    codes.add_argument(
+        "--recovery", metavar="CODE", help="one of your recovery codes (used up): signs in"
+    )
+    p.add_argument(
+        "--label", default="cli", help="this device's name in your list of devices (default cli)"
+    )
+    p.add_argument(
+        "--sign-out",
+        action="store_true",
+        help="sign this device out (its token, and so the file, works no more)",
+    )
+    p.set_defaults(func=_account)
 
     p = sub.add_parser("loadtest", help="drive rooms with flat-out bots and measure")
     p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
@@ -187,7 +224,37 @@ def _bot(args: argparse.Namespace) -> int:
 def _watch(args: argparse.Namespace) -> int:
     from .watch import watch
 
-    return _run(watch(args.url, args.room, name=args.name))
+    return _run(watch(args.url, args.room, name=args.name, device_file=args.device_file))
+
+
+def _account(args: argparse.Namespace) -> int:
+    from .device_file import DeviceFile, sign_in
+
+    async def main() -> int:
+        try:
+            session = await sign_in(
+                args.url,
+                DeviceFile(args.device_file),
+                link=args.link,
+                recovery=args.recovery,
+                label=args.label,
+            )
+        except ValueError as exc:
+            print(f"klondike-race: {exc}", file=sys.stderr)
+            return 2
+        async with session:
+            account = session.account or {}
+            print(f"signed in as {account.get('handle')} (player {session.player})")
+            if args.sign_out:
+                await session.sign_out()
+                print("this device is signed out")
+                return 0
+            for device in await session.devices():
+                here = " (this device)" if device["current"] else ""
+                print(f"  {device['device']}  {device['label'] or '-'}{here}")
+        return 0
+
+    return _run(main())
 
 
 def _loadtest(args: argparse.Namespace) -> int:

@@ -40,6 +40,7 @@ from websockets.protocol import State
 
 from protocol.messages import CloseCode
 
+from .account_api import AccountRequests
 from .codec import FrameError, decode, encode
 from .connection import RateLimiter, open_socket, with_backoff
 from .errors import ClientError, ConnectionLost, RequestTimeout, ServerError, SessionClosed
@@ -54,7 +55,10 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 # Close codes after which resuming would be wrong: the session lives on another
 # connection, or we broke the protocol and would again.
-NO_RESUME = frozenset({CloseCode.RESUMED_ELSEWHERE, CloseCode.HELLO_FIRST, CloseCode.TOO_BIG})
+NO_RESUME = frozenset(
+    {CloseCode.RESUMED_ELSEWHERE, CloseCode.HELLO_FIRST, CloseCode.TOO_BIG, CloseCode.SIGNED_OUT}
+)
+SIGN_IN = ("name", "token", "device", "link", "recovery")  # a hello carries one of them
 _ROOM_REPLIES = frozenset({"joined", "snapshot"})
 # Room events that carry the seq of the last event, not a new one (docs/protocol.md).
 _NOTICES = frozenset({"finding_deal", "reaction"})
@@ -64,7 +68,8 @@ async def say_hello(
     ws: ClientConnection, subprotocol: str, who: Mapping[str, Any], rid: int = 0,
     timeout: float = 30.0,
 ) -> dict[str, Any]:  # fmt: skip
-    """Send ``hello`` (``who``: a ``name``, or a ``token`` to resume) on a socket
+    """Send ``hello`` (``who``: a ``name``, a ``token`` to resume, or a way of
+    signing in to an account, docs/protocol.md "Accounts") on a socket
     nobody else reads yet; return the welcome, or raise ``ServerError`` if refused."""
     frame = {"type": "hello", "id": rid, "version": PROTOCOL_VERSION, **who}
     await ws.send(encode(frame, subprotocol))
@@ -89,7 +94,7 @@ class SessionStats:
     unsolicited_errors: list[str] = field(default_factory=list)  # errors for no waiting request
 
 
-class Session(EventHub, RoomRequests):
+class Session(EventHub, RoomRequests, AccountRequests):
     """One player's or spectator's session. Build it with :func:`connect`."""
 
     def __init__(
@@ -112,6 +117,8 @@ class Session(EventHub, RoomRequests):
         self.token: str | None = None
         self.player: str | None = None
         self.name: str | None = None
+        self.account: dict[str, Any] | None = None  # the own-account view, when signed in
+        self.device_token: str | None = None  # this device's, when a sign-in made it
         self.room: RoomView | None = None
         self.close_code: int | None = None
         self._limiter = RateLimiter(rate, burst)
@@ -130,9 +137,9 @@ class Session(EventHub, RoomRequests):
 
     # ------------------------------------------------------------ lifecycle
 
-    async def _start(self, name: str | None, token: str | None) -> None:
-        """Open the socket, say hello (new or resumed), start the reader."""
-        self._ws = await self._open({"name": name} if token is None else {"token": token})
+    async def _start(self, who: dict[str, Any]) -> None:
+        """Open the socket, say hello (new, resumed or signed in), start the reader."""
+        self._ws = await self._open(who)
         self._ready.set()
         self._reader = asyncio.create_task(self._run(), name=f"session-reader-{self.player}")
 
@@ -152,9 +159,13 @@ class Session(EventHub, RoomRequests):
         self.token = str(reply["token"])
         self.player = str(reply["player"])
         self.name = str(reply.get("name", self.name))
+        account = reply.get("account")
+        self.account = dict(account) if isinstance(account, Mapping) else None
+        if isinstance(reply.get("device_token"), str):
+            self.device_token = str(reply["device_token"])
         room = reply.get("room")
         if isinstance(room, Mapping):
-            self._install(room, "resume" if "token" in who else "joined")
+            self._install(room, "joined" if "name" in who else "resume")
         elif self.room is not None:
             self.room = None
             self._publish(
@@ -430,12 +441,12 @@ class Session(EventHub, RoomRequests):
 class _Connecting:
     """What :func:`connect` returns: await it, or use it as ``async with``."""
 
-    def __init__(self, session: Session, name: str | None, token: str | None) -> None:
+    def __init__(self, session: Session, who: dict[str, Any]) -> None:
         self._session = session
-        self._who = (name, token)
+        self._who = who
 
     async def _open(self) -> Session:
-        await self._session._start(*self._who)
+        await self._session._start(self._who)
         return self._session
 
     def __await__(self) -> Generator[Any, None, Session]:
@@ -451,14 +462,29 @@ class _Connecting:
 
 
 def connect(
-    url: str, *, name: str | None = None, token: str | None = None, **options: Any
+    url: str,
+    *,
+    name: str | None = None,
+    token: str | None = None,
+    device: str | None = None,
+    link: str | None = None,
+    recovery: str | None = None,
+    label: str | None = None,
+    **options: Any,
 ) -> _Connecting:
-    """Open a session: a new one with ``name``, or resume one with ``token``.
+    """Open a session: a new one with ``name``, resume one with ``token``, or sign
+    in to an account with a ``device`` token, a one-time ``link`` code or a
+    ``recovery`` code (the last two make a new device, named ``label``; its token
+    is then ``session.device_token``: keep it, see :mod:`client.device_file`).
 
     ``url`` is ``ws://host:port/ws`` (``http://host:port`` and ``host:port`` work
     too). ``options`` go to :class:`Session` (``kind="json"``, ``reconnect=False``,
     ``rate=0`` to stop pacing, ``request_timeout=…``).
     """
-    if (name is None) == (token is None):
-        raise ValueError("give exactly one of name (a new session) or token (resume)")
-    return _Connecting(Session(url, **options), name, token)
+    ways = {"name": name, "token": token, "device": device, "link": link, "recovery": recovery}
+    who: dict[str, Any] = {k: v for k, v in ways.items() if v is not None}
+    if len(who) != 1:
+        raise ValueError(f"give exactly one of {', '.join(SIGN_IN)}")
+    if label is not None:
+        who["label"] = label
+    return _Connecting(Session(url, **options), who)

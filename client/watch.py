@@ -214,10 +214,22 @@ def render_room(room: RoomView, now_ms: int | None = None) -> RenderableType:
 
 
 async def watch(
-    url: str, code: str, *, name: str = "watcher", console: Console | None = None
+    url: str,
+    code: str,
+    *,
+    name: str = "watcher",
+    console: Console | None = None,
+    device_file: str | None = None,
 ) -> int:
-    """Join ``code`` as a spectator and redraw on every event until the room ends."""
-    async with connect(url, name=name) as session:
+    """Join ``code`` as a spectator and redraw on every event until the room ends;
+    signed in to an account with the token in ``device_file``, if given."""
+    if device_file is not None:
+        from .device_file import DeviceFile, sign_in
+
+        opened = await sign_in(url, DeviceFile(device_file))
+    else:
+        opened = await connect(url, name=name)
+    async with opened as session:
         events = session.events()
         room = await session.join_room(code, Role.SPECTATOR)
         last = [room]  # the room drawn: the session's, or the last one it had

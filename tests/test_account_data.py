@@ -216,8 +216,8 @@ async def test_a_deleted_account_leaves_nothing_and_others_see_a_deleted_player(
         await ann.ok("befriend", handle="Bea")
         await bea.ok("answer_friend", handle="Zelda", accept=True)
         await ann.ok("friend_link")
-        code = await race(ann, bea, deals=2)
-        key = f"{code}/1/1"
+        await race(ann, bea, deals=2)
+        key = [d["key"] for d in (await bea.ok("history"))["deals"] if d["deal"] == 1][0]
         assert (await bea.ok("past_deal", key=key))["deal"]["names"][me] == "Zelda"
 
         await refused(ann, "delete_account", "wrong_handle", handle="Bea")

@@ -157,6 +157,20 @@ async def test_sign_out_all_signs_out_every_device() -> None:
         assert back["type"] == "welcome" and back["player"] == ann.player
 
 
+async def test_another_accounts_device_is_not_signed_out_nor_listed() -> None:
+    async with running_server() as server:
+        ann, made = await account(server.url, "Ann", "Annie")
+        annes = await ann.ok("devices")
+        bob, _ = await account(server.url, "Bob", "Bobby")
+        ann_device = annes["devices"][0]["device"]
+        assert (await bob.ok("sign_out", device=ann_device))["count"] == 0
+        assert [d["label"] for d in (await bob.ok("devices"))["devices"]] == ["laptop"]
+        assert ann_device not in {d["device"] for d in (await bob.ok("devices"))["devices"]}
+        await ann.close()
+        _, welcome = await hello(server.url, device=made["device_token"])
+        assert welcome["type"] == "welcome" and welcome["account"]["handle"] == "Annie"
+
+
 async def test_handle_rules() -> None:
     async with running_server() as server:
         ann, made = await account(server.url, "Ann", "Zoë")
@@ -244,6 +258,8 @@ async def test_the_default_server_keeps_accounts_and_devices_across_kill_9(
     await embedded.start()
     laptop, back = await hello(embedded.url, device=made["device_token"])
     assert (back["player"], back["account"]["handle"]) == (ann.player, "Annie")
+    _, guest = await hello(embedded.url, token=ann.token)
+    assert guest["code"] == "unknown_token"  # forgotten when the handle was taken
     assert back["room"]["code"] == code  # the account's room, kept on the account
     listed = (await laptop.ok("devices"))["devices"]
     assert [d["label"] for d in listed] == ["laptop", "phone"]

@@ -10,15 +10,21 @@ from __future__ import annotations
 
 import base64
 import itertools
+import time
 from typing import Any
 
 import pytest
 
-from tests.support.processes import ServerProcess
+from server.accounts.memory import MemoryAccounts
+from server.store.redis import RedisStore
+from tests.support.inprocess import FakeClock, Seeds, running_server
+from tests.support.processes import RedisServer, ServerProcess
 from tests.support.raw_client import Client, player
+from tests.support.solver import board_from_view, solve
 from tests.support.waiting import eventually
 
 _names = itertools.count(1)
+WIN_SEED = "race-27"  # tests/support/solver.py wins it
 
 
 async def account(url: str, prefix: str) -> Client:
@@ -198,3 +204,83 @@ async def test_a_stranger_sees_nothing_private(live_server: ServerProcess) -> No
     await refused(guest, "befriend", "not_signed_in", handle=ann.name)
     for client in (ann, bea, eve, guest):
         await client.close()
+
+
+async def test_the_record_against_a_friend_comes_from_the_rounds_raced_together() -> None:
+    """Round 1: Ann wins the deal, Bea resigns; round 2 (a rematch): both resign at
+    once, a shared first place, which is neither's win. Cal, a friend who never
+    raced Ann, has an empty record."""
+    clock = FakeClock(time.time_ns() // 1_000_000)
+    async with running_server(clock=clock, draw_seed=Seeds(WIN_SEED)) as server:
+        ann, bea, cal = await accounts(server.url, "Ann", "Bea", "Cal")
+        await befriended(ann, bea)
+        await befriended(cal, ann)
+        settings = {"variant": "thoughtful", "deals_per_round": 1, "break_seconds": 0}
+        code = (await ann.ok("create_room", settings=settings))["room"]["code"]
+        await bea.ok("join_room", code=code, role="player")
+        await ann.ok("start")
+        start = await ann.event("deal_started")
+        solution = solve(board_from_view(start["deal"]["board"]))
+        assert solution is not None
+        for move in solution:
+            clock.advance(40)
+            assert (await ann.request("move", deal=1, move=move.to_wire()))["type"] == "moved"
+        await bea.ok("move", deal=1, move={"kind": "resign"})
+        await bea.event("round_over")
+        await ann.ok("rematch")  # deals round 2 at once
+        await bea.event("deal_started", round=2)
+        clock.advance(5000)
+        await ann.ok("move", deal=1, move={"kind": "resign"})
+        await bea.ok("move", deal=1, move={"kind": "resign"})
+        over = await bea.event("round_over")
+        assert sorted(over["winners"]) == sorted([ann.player, bea.player])
+
+        async def recorded(me: Client, other: Client, rounds: int) -> dict[str, Any]:
+            record: dict[str, Any] = (await listing(me))[other.name]["record"]
+            return record if record["rounds"] == rounds else {}
+
+        # The rounds reach each player's history once the room has folded them.
+        ann_vs_bea = await eventually(lambda: recorded(ann, bea, 2), what="both rounds kept")
+        assert ann_vs_bea == {"rounds": 2, "won": 1, "lost": 0}
+        assert await recorded(bea, ann, 2) == {"rounds": 2, "won": 0, "lost": 1}
+        assert (await listing(ann))[cal.name]["record"] == {"rounds": 0, "won": 0, "lost": 0}
+        for client in (ann, bea, cal):
+            await client.close()
+
+
+async def test_friends_on_two_nodes_see_each_other_and_are_invited(redis: RedisServer) -> None:
+    """Ann's socket is on node A, Bea's on node B (one Redis, one account store):
+    each sees the other online, and where; an invitation from Ann's room on A
+    reaches Bea's socket on B; once Bea's socket is gone, A sees her offline."""
+    shared = MemoryAccounts()
+
+    async def store() -> RedisStore:
+        return await RedisStore.from_url(redis.url, timeout=1.0)
+
+    async with (
+        running_server(store_factory=store, clustered=True, accounts=shared) as a,
+        running_server(store_factory=store, clustered=True, accounts=shared) as b,
+    ):
+        ann, bea = await account(a.url, "Ann"), await account(b.url, "Bea")
+        await befriended(ann, bea)
+
+        async def seen(me: Client, other: Client, online: bool, room: str | None) -> bool:
+            entry = (await listing(me))[other.name]
+            return entry["online"] is online and entry.get("room") == room
+
+        await eventually(lambda: seen(ann, bea, True, None), what="Bea online, seen from A")
+        on_b = (await bea.ok("create_room"))["room"]["code"]
+        await eventually(lambda: seen(ann, bea, True, on_b), what="Bea's room, seen from A")
+        on_a = (await ann.ok("create_room"))["room"]["code"]
+        await eventually(lambda: seen(bea, ann, True, on_a), what="Ann's room, seen from B")
+
+        await ann.ok("invite_friend", handle=bea.name)
+        invite = await bea.notice("friend_invite")
+        assert (invite["from"], invite["room"], invite["role"]) == (ann.name, on_a, "player")
+        await bea.ok("leave_room")
+        await bea.ok("join_room", code=invite["room"], role=invite["role"])  # tunnelled to A
+        await eventually(lambda: seen(ann, bea, True, on_a), what="Bea in Ann's room")
+
+        await bea.close()
+        await eventually(lambda: seen(ann, bea, False, None), what="Bea offline, seen from A")
+        await ann.close()

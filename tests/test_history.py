@@ -6,11 +6,11 @@ record."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
 from protocol.settings import Scoring
-from server.accounts.model import Account
 from server.accounts.profile import CHART_WEEKS, week_start
 from tests.support.inprocess import FakeClock, Seeds, running_server
 from tests.support.raw_client import Client, player
@@ -39,12 +39,14 @@ async def test_a_race_in_each_players_record() -> None:
         bob = await player(server, "Bob")
         cat = await player(server, "Cat")  # never plays: a stranger to the race
         settings = {"variant": "thoughtful", "deals_per_round": 2, "break_seconds": 0}
+        made = clock.now()  # the room's, in its key: a code is drawn again once closed
         code = (await ann.ok("create_room", settings=settings))["room"]["code"]
+        room = f"{code}-{made}"
         await bob.ok("join_room", code=code, role="player")
         await ann.ok("start")
         start = await ann.event("deal_started")
         await bob.event("deal_started")
-        key1, key2 = f"{code}/1/1", f"{code}/1/2"
+        key1, key2 = f"{room}/1/1", f"{room}/1/2"
 
         # Deal 1 runs: it is in nobody's record, and its replay is nobody's.
         for who in (ann, bob, cat):
@@ -105,7 +107,7 @@ async def test_a_race_in_each_players_record() -> None:
             }
         ]
         [played] = profile["rounds"]
-        assert played["key"] == f"{code}/1" and played["deals"] == 2
+        assert played["key"] == f"{room}/1" and played["deals"] == 2
         assert played["total"] == round_over["sheet"]["totals"][ann.player]
         assert played["placing"] == round_over["sheet"]["places"][ann.player]
         assert profile["scores"] == [
@@ -126,25 +128,30 @@ async def test_a_race_in_each_players_record() -> None:
         refused = await cat.request("profile", handle="nobody-here")
         assert refused["code"] == "unknown_handle"
 
-        # Once Ann's account shows her record, anyone may open her deals and
-        # her profile; once it does not, nobody else may.
-        accounts = server.service.accounts
-        assert ann.player is not None
-        shown = Account("a1", ann.player, "Ann", clock.now() / 1000, clock.now() / 1000)
-        assert await accounts.create_account(shown)
+        # Ann takes a handle: her results as a guest are her account's (it keeps
+        # her player id), and an account shows its record by default, so anyone
+        # may open her deals and her profile.
+        made = await ann.ok("take_handle", handle="Ann")
+        assert made["account"]["player"] == ann.player and made["account"]["shows_record"]
         assert (await cat.ok("past_deal", key=key1))["deal"]["seed"] == WIN_SEED
         seen = (await cat.ok("profile", handle="ANN"))["profile"]
         assert seen["handle"] == "Ann" and seen["totals"] == profile["totals"]
-        assert [d["key"] for d in (await cat.ok("history", handle="ann"))["deals"]] == [
-            key2,
-            key1,
-        ]
-        await accounts.update_account(Account("a1", ann.player, "Ann", 1.0, 1.0, False))
-        for kind, fields in (("profile", {"handle": "Ann"}), ("history", {"handle": "Ann"})):
-            refused = await cat.request(kind, **fields)
+        assert seen["scores"] == profile["scores"] and seen["rounds"] == profile["rounds"]
+        listed = (await cat.ok("history", handle="ann"))["deals"]
+        assert [d["key"] for d in listed] == [key2, key1]
+        # Once it does not (no request sets it yet: the store does here), nobody
+        # else may; its owner still sees it.
+        accounts = server.service.accounts
+        assert ann.player is not None
+        account = await accounts.account_by_player(ann.player)
+        assert account is not None
+        assert await accounts.update_account(dataclasses.replace(account, shows_record=False))
+        for kind in ("profile", "history"):
+            refused = await cat.request(kind, handle="Ann")
             assert refused["code"] == "record_private", refused
         assert (await cat.request("past_deal", key=key1))["code"] == "no_such_deal"
         assert (await ann.ok("profile", handle="Ann"))["profile"]["handle"] == "Ann"
+        assert (await bob.ok("past_deal", key=key1))["deal"]["seed"] == WIN_SEED
 
 
 async def test_history_in_pages() -> None:

@@ -158,8 +158,8 @@ async def test_every_request_crosses_the_relay_and_arrives_equal(redis: RedisSer
                 message["type"], **{k: v for k, v in message.items() if k != "type"}
             )
             message["id"] = reply["id"]
-        # Account requests, and the friends requests but the invitation, are
-        # answered by the client's own node, never relayed.
+        # Account requests, and the friends requests but invite_friend, are answered
+        # by the client's own node, never relayed.
         at_the_edge = {*ACCOUNT_REQUESTS, *AT_THE_EDGE}
         relayed = [m for m in sent if m["type"] not in {k.TYPE for k in at_the_edge}]
         assert arrived == [parse_request(m) for m in relayed]

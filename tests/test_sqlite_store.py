@@ -192,6 +192,9 @@ async def test_sessions_are_kept_by_hashed_token(
     keys = [k for (k,) in raw.execute("SELECT key FROM sessions ORDER BY key")]
     assert keys == sorted([token_key("secret-token"), token_key("other")])
     assert "secret-token" not in repr(raw.execute("SELECT * FROM sessions").fetchall())
+    await store.delete_session("other")  # a guest who took a handle: its token is no session
+    assert await store.get_session("other") is None
+    assert raw.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1
 
 
 async def test_expired_sessions_are_forgotten(tmp_path: Path) -> None:

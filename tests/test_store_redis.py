@@ -73,6 +73,9 @@ async def test_sessions_hashed_and_refreshed(tmp_path: Path, redis: RedisServer)
         redis("PEXPIRE", key, 5_000)
         await store.get_session("secret-token")
         assert redis("PTTL", key) > 50_000  # reading the session refreshed its TTL
+        await store.delete_session("secret-token")  # a guest who took a handle
+        assert await store.get_session("secret-token") is None
+        assert redis("KEYS", "*session*") == []
     finally:
         await store.close()
 

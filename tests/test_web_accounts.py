@@ -5,10 +5,12 @@ and a phone (390×844).
 A guest keeps their name mid-round (refused handles told in the form), keeps the
 recovery codes the page shows once (downloaded, copied, ticked), and goes on
 racing in the same seat under the handle. A second browser signs in with the
-sign-in link the first one shows (the code in groups, its QR, a countdown); the
-account lists both devices; the first signs the second out, which is a guest
-again and says so. A recovery code signs a third browser in, and only once.
-"Sign out everywhere" asks first, then turns every device back into a guest.
+sign-in link the first one shows (the code in groups, its QR, a countdown) and
+the seat moves there, as an account is one player on every device (the first is
+told, and takes it back); the account lists both devices; the first signs the
+second out, which is a guest again and says so. A signed-in page reloads signed
+in. A recovery code signs a third browser in, and only once. "Sign out
+everywhere" asks first, then turns every device back into a guest.
 Throughout, no browser receives a secret (device token, session token, sign-in
 or recovery code) issued to another: every frame each one received is read.
 
@@ -195,7 +197,8 @@ def test_a_guest_keeps_their_name_and_signs_in_elsewhere(
     assert url.split("=", 1)[1].replace("-", "") == "".join(groups)
     expect(page.locator("#link-expires")).to_have_text(re.compile(r"Expires in (10:00|9:[0-5]\d)"))
 
-    # A second browser (a phone) opens the link: the code is filled in, one press signs in.
+    # A second browser (a phone) opens the link: the code is filled in, one press
+    # signs in, and the account's seat moves there (one player on every device).
     ann2 = people("ann-phone", PHONE)
     ann2.page.goto(url)
     expect(ann2.page.locator("#account-screen")).to_be_visible()
@@ -205,20 +208,33 @@ def test_a_guest_keeps_their_name_and_signs_in_elsewhere(
     expect(ann2.page.locator("#me-handle")).to_have_text("Ann")
     expect(ann2.page.locator("#room-code")).to_have_text(code)  # the account's room follows it
     fits_width(ann2.page)
+    elsewhere = "Your account is playing in another tab or on another device."
+    expect(page.locator("#replaced-banner")).to_contain_text(elsewhere)
+    page.locator("#replaced-banner button").click()  # "Use it here": the laptop takes it back
+    expect(ann2.page.locator("#replaced-banner")).to_contain_text(elsewhere)
+    expect(page.locator("#replaced-banner")).to_have_count(0)
 
     # The account lists both devices, this one marked; the phone's is signed out.
-    page.click("#account-back")
     page.click("#open-account")
     expect(page.locator("#devices li.device")).to_have_count(2)
     listed = devices(page)
     assert [d["current"] for d in listed] == ["yes", "no"]
-    assert "this device" in (listed[0]["text"] or "")
+    assert "this device" in (listed[0]["text"] or "").lower()
+    assert "last used just now" in (listed[1]["text"] or "")
     page.locator('#devices li.device[data-current="no"] .device-sign-out').click()
     expect(page.locator("#devices li.device")).to_have_count(1)
+    # The phone, asked to take its seat back, finds itself signed out and says so.
+    ann2.page.locator("#replaced-banner button").click()
     is_guest(ann2, "This device was signed out.")
     ann2.page.reload()
     expect(ann2.page.locator("#open-keep")).to_be_visible()
     expect(ann2.page.locator("#open-account")).to_be_hidden()
+
+    # A signed-in page stays signed in across a reload, in its seat.
+    bob.page.reload()
+    expect(bob.page.locator("#me-handle")).to_have_text("Bob")
+    expect(bob.page.locator("#room-code")).to_have_text(code)
+    expect(bob.page.locator("#board-host .board")).to_be_visible()
 
     # A recovery code signs a third browser in, once.
     carol = people("ann-third", LAPTOP)
@@ -227,6 +243,7 @@ def test_a_guest_keeps_their_name_and_signs_in_elsewhere(
     carol.page.fill("#recovery-input", codes[0].lower())  # as typed, any case
     carol.page.click("#recovery-sign-in")
     expect(carol.page.locator("#me-handle")).to_have_text("Ann")
+    expect(page.locator("#replaced-banner")).to_contain_text(elsewhere)
     dave = people("dave", PHONE)
     dave.open()
     dave.page.click("#open-sign-in")
@@ -237,15 +254,15 @@ def test_a_guest_keeps_their_name_and_signs_in_elsewhere(
     )
     expect(dave.page.locator("#open-account")).to_be_hidden()
 
-    # Sign out everywhere: asked first, then both of Ann's browsers are guests again.
-    page.click("#account-back")
-    page.click("#open-account")
-    expect(page.locator("#devices li.device")).to_have_count(2)
-    page.click("#sign-out-all")
-    expect(page.locator(".confirm")).to_contain_text("Sign out every device, this one too?")
-    page.click(YES)
-    is_guest(ann, "You signed out on this device.")
-    is_guest(carol, "This device was signed out.")
+    # Sign out everywhere: asked first; then every browser of Ann's is a guest again.
+    carol.page.click("#open-account")
+    expect(carol.page.locator("#devices li.device")).to_have_count(2)
+    carol.page.click("#sign-out-all")
+    expect(carol.page.locator(".confirm")).to_contain_text("Sign out every device, this one too?")
+    carol.page.click(YES)
+    is_guest(carol, "You signed out on this device.")
+    page.locator("#replaced-banner button").click()
+    is_guest(ann, "This device was signed out.")
 
     # No browser received a secret issued to another.
     everyone = [ann, bob, ann2, carol, dave]
@@ -259,3 +276,54 @@ def test_a_guest_keeps_their_name_and_signs_in_elsewhere(
                 forms = {secret, secret.replace("-", "")}
                 assert not any(f in received for f in forms), (person.label, other.label)
     no_errors(*everyone)
+
+
+def test_a_visitor_keeps_a_name_and_a_guest_in_a_room_is_asked_first(people: Any) -> None:
+    """Keeping a name needs no room: a visitor's first session is opened for it;
+    a new set of recovery codes replaces the old, shown once. A guest sitting in
+    a room who signs in (a code typed, in any case and spacing) is asked first,
+    since the guest's seat goes; Cancel keeps it. Signing out here is at once a
+    guest's page again."""
+    xena = people("xena", PHONE)
+    page = xena.open()
+    page.click("#open-keep")
+    expect(page.locator("#lobby-screen")).to_be_hidden()
+    take_handle(page, "Xena")
+    first = keep_codes(page)
+    expect(page.locator("#lobby-screen")).to_be_visible()
+    expect(page.locator("#playing-as")).to_have_text("You play as Xena, signed in.")
+    expect(page.locator("#name")).to_be_hidden()
+    page.click("#open-account")
+    page.click("#new-codes")  # a new set replaces the old, asked first and shown once
+    expect(page.locator(".confirm")).to_contain_text("stop working")
+    page.click(YES)
+    assert not set(keep_codes(page)) & set(first)
+    expect(page.locator("#my-account")).to_be_visible()
+    page.click("#make-link")
+    expect(page.locator("#link-qr")).to_be_visible()
+    fits_width(page)
+    qr = page.locator("#link-qr").bounding_box()
+    assert qr and qr["x"] >= 0 and qr["x"] + qr["width"] <= PHONE[0], qr
+    typed = " ".join(page.locator("#link-code .group").all_inner_texts()).lower()
+
+    yuri = people("yuri", LAPTOP)
+    code = yuri.create("Yuri")
+    yuri.page.click("#open-sign-in")
+    yuri.page.fill("#link-input", typed)
+    yuri.page.click("#link-sign-in")
+    question = yuri.page.locator(".confirm")
+    expect(question).to_contain_text(f"You are playing in room {code} as a guest")
+    yuri.page.click('.confirm [data-confirm="no"]')
+    expect(yuri.page.locator("#open-keep")).to_be_visible()  # still the guest
+    yuri.page.click("#link-sign-in")
+    yuri.page.click(YES)
+    expect(yuri.page.locator("#me-handle")).to_have_text("Xena")
+    expect(yuri.page.locator("#lobby-screen")).to_be_visible()  # Xena sits in no room
+    expect(yuri.page.locator("#playing-as")).to_have_text("You play as Xena, signed in.")
+
+    # Signing out here is a guest's page again at once, with a name to give.
+    yuri.page.click("#open-account")
+    yuri.page.locator('#devices li.device[data-current="yes"] .device-sign-out').click()
+    is_guest(yuri, "You signed out on this device.")
+    expect(yuri.page.locator("#name")).to_be_visible()
+    no_errors(xena, yuri)

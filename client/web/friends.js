@@ -11,9 +11,9 @@
 // it again.
 
 import { h, replaceChildren } from "./dom.js";
-import { toast } from "./feedback.js";
+import { placeFloating, toast } from "./feedback.js";
 import { setRoom } from "./room.js";
-import { $, state, storage } from "./state.js";
+import { $, onSession, state, storage } from "./state.js";
 import { FRIEND_TEXT, refusalText } from "./words.js";
 
 const LINK_KEY = "klondike-race.friend-link.";
@@ -70,6 +70,7 @@ async function join(code, role) {
     setRoom(reply.room);
     closeFriends();
     $("friend-invite").hidden = true;
+    placeFloating();
   } catch (err) {
     toast(err.code ? refusalText(err) : err.message);
   }
@@ -91,17 +92,18 @@ function recordText(record) {
 
 function friendRow(f) {
   const key = f.handle;
+  const here = Boolean(f.room) && f.room === state.room?.code;
   const where = f.online === undefined ? FRIEND_TEXT.hidden
     : !f.online ? FRIEND_TEXT.offline
-      : f.room ? FRIEND_TEXT.inRoom(f.room) : FRIEND_TEXT.online;
+      : here ? FRIEND_TEXT.inYourRoom : f.room ? FRIEND_TEXT.inRoom(f.room) : FRIEND_TEXT.online;
   const buttons = [];
-  if (f.room) {
+  if (f.room && !here) {
     buttons.push(h("button", { type: "button", class: "btn small primary", "data-focus-key": `join-${key}`,
       onclick: () => join(f.room, "player") }, FRIEND_TEXT.join));
     buttons.push(h("button", { type: "button", class: "btn small", "data-focus-key": `watch-${key}`,
       onclick: () => join(f.room, "spectator") }, FRIEND_TEXT.watch));
   }
-  if (state.room && f.room !== state.room.code) {
+  if (state.room && !here) {
     buttons.push(h("button", { type: "button", class: "btn small", "data-focus-key": `invite-${key}`,
       onclick: () => invite(f) }, FRIEND_TEXT.invite));
   }
@@ -133,20 +135,21 @@ function requestRow(f) {
     h("span", { class: "friend-actions" }, buttons));
 }
 
-function recordTable(friends) {
+/** Each friend's record against you (the Friends panel's, and your profile's). */
+export function recordTable(friends) {
   if (!friends.length) return null;
+  const head = h("tr", {},
+    h("th", { scope: "col" }, FRIEND_TEXT.friend),
+    h("th", { scope: "col" }, FRIEND_TEXT.rounds),
+    h("th", { scope: "col" }, FRIEND_TEXT.you),
+    h("th", { scope: "col" }, FRIEND_TEXT.them));
+  const rows = friends.map((f) => h("tr", { dataset: { handle: f.handle } },
+    h("th", { scope: "row" }, f.handle),
+    h("td", {}, String(f.record?.rounds ?? 0)),
+    h("td", {}, String(f.record?.won ?? 0)),
+    h("td", {}, String(f.record?.lost ?? 0))));
   return h("table", { class: "friend-records" },
-    h("caption", {}, FRIEND_TEXT.recordsTitle),
-    h("thead", {}, h("tr", {},
-      h("th", { scope: "col" }, FRIEND_TEXT.friend),
-      h("th", { scope: "col" }, FRIEND_TEXT.rounds),
-      h("th", { scope: "col" }, FRIEND_TEXT.you),
-      h("th", { scope: "col" }, FRIEND_TEXT.them))),
-    h("tbody", {}, friends.map((f) => h("tr", { dataset: { handle: f.handle } },
-      h("th", { scope: "row" }, f.handle),
-      h("td", {}, String(f.record?.rounds ?? 0)),
-      h("td", {}, String(f.record?.won ?? 0)),
-      h("td", {}, String(f.record?.lost ?? 0))))));
+    h("caption", {}, FRIEND_TEXT.recordsTitle), h("thead", {}, head), h("tbody", {}, rows));
 }
 
 /** Draw the panel from the last list (nothing asked of the server). */
@@ -196,9 +199,21 @@ async function copyLink(fresh) {
   }
 }
 
+async function showOnline(show) {
+  $("friends-error").textContent = "";
+  try {
+    const reply = await state.conn.request("account_settings", { shows_online: show });
+    state.account = reply.account; // the Account screen's switch says the same
+  } catch (err) {
+    $("friends-see-me").checked = !show;
+    $("friends-error").textContent = refusalText(err);
+  }
+}
+
 export function openFriends() {
   const dialog = $("friends-dialog");
   if (!dialog.open) dialog.showModal();
+  $("friends-see-me").checked = state.account?.shows_online !== false;
   const url = storage(ownLinkKey());
   $("friend-link").value = url || "";
   $("friend-link").hidden = !url;
@@ -221,6 +236,7 @@ export function friendInvite(frame) {
     h("button", { type: "button", class: "btn small ghost", onclick: () => { el.hidden = true; } },
       FRIEND_TEXT.dismiss));
   el.hidden = false;
+  placeFloating(); // where it covers nothing in use (the header's Friends, the board)
 }
 
 function readFriendLink() {
@@ -244,8 +260,8 @@ async function useArrivedLink() {
   await ask("befriend", { link }, FRIEND_TEXT.linkUsed);
 }
 
-/** session.js: the session is (re)opened, signed in or not. */
-export function accountChanged() {
+/** The session is (re)opened, signed in or not, or a handle was just taken. */
+function sessionChanged() {
   renderFriends();
   useArrivedLink();
 }
@@ -257,12 +273,14 @@ export function initFriends() {
   $("friends-refresh").addEventListener("click", refreshFriends);
   $("friend-link-copy").addEventListener("click", () => copyLink(false));
   $("friend-link-new").addEventListener("click", () => copyLink(true));
+  $("friends-see-me").addEventListener("change", (e) => showOnline(e.target.checked));
   $("friend-add").addEventListener("submit", async (e) => {
     e.preventDefault();
     const handle = $("friend-handle").value.trim();
     if (!handle) return;
     if (await ask("befriend", { handle }, FRIEND_TEXT.asked(handle))) $("friend-handle").value = "";
   });
+  onSession(sessionChanged);
   window.addEventListener("hashchange", readFriendLink);
   readFriendLink();
   renderFriends();

@@ -8,11 +8,11 @@
 
 import { CLOSE } from "./codes.js";
 import { hideBanner, showBanner, showLobbyMessage, toast } from "./feedback.js";
-import { accountChanged, friendInvite } from "./friends.js";
+import { friendInvite } from "./friends.js";
 import { Connection, ServerError, VERSION, wsUrl } from "./net.js";
-import { applyEvent, leaveToLobby, setRoom } from "./room.js";
+import { applyEvent, leaveToLobby, setRoom, showScreen } from "./room.js";
 import { $, DEVICE_KEY, NAME_KEY, TOKEN_KEY, render, sessionChanged, settleResume, state, storage } from "./state.js";
-import { CONNECTION_TEXT, SIGNED_OUT_TEXT, deviceLabel, refusalText } from "./words.js";
+import { CONNECTION_TEXT, REPLACED_TEXT, SIGNED_OUT_TEXT, deviceLabel, refusalText } from "./words.js";
 
 /**
  * The connection's state (words.js CONNECTION_TEXT): the top bar says it, and
@@ -91,7 +91,6 @@ function adopt(session, account, deviceToken = null) {
   }
   storage(NAME_KEY, session.name);
   sessionChanged();
-  accountChanged();
 }
 
 function welcomed(reply) {
@@ -166,9 +165,16 @@ function onClosed(code) {
     };
     state.replaced = true;
     settleResume(false); // this page does not resume by itself: its moves stay unsent
-    const where = state.account ? "another tab, window or device" : "another tab or window";
-    if (!state.room) showLobbyMessage(`This session was opened in ${where}.`);
-    showBanner(`This seat was opened in ${where}.`, "Use it here", () => state.useHere?.());
+    // An account is one player on every device: signing in on another moves it there.
+    const text = state.account ? REPLACED_TEXT.account : REPLACED_TEXT.guest;
+    if (!state.room) showLobbyMessage(text.lobby);
+    showBanner(text.room, "Use it here", () => state.useHere?.());
+    if (state.accountOpen) {
+      // The Account screen asks nothing of a session this page does not hold: the
+      // banner (and its button) is where the page is told, so that is shown.
+      state.accountOpen = false;
+      showScreen();
+    }
     setConn("replaced");
     return;
   }
@@ -221,9 +227,8 @@ export function backToGuest(message) {
   forgetSession();
   clearTimeout(state.reconnectTimer);
   state.closing = true;
-  state.conn?.close();
+  state.conn?.close(); // kept, closed: the clocks still read its offset from the server
   state.closing = false;
-  state.conn = null;
   state.accountOpen = false;
   setConn("idle");
   leaveToLobby(message);

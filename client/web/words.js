@@ -75,12 +75,6 @@ export const TEXTS = {
   wrong_move_number: "Your board was behind the server's; it is being brought up to date.",
   rate_limited: "Too fast — slow down a little.",
   limit_reached: "Too many tries from this address this minute: wait a minute and try again.",
-  bad_handle: (_cards, message) => `That handle won't do: ${message || "2–24 visible characters"}.`,
-  handle_in_use: "That handle is taken: choose another.",
-  already_signed_in: "You are signed in already.",
-  not_signed_in: "Sign in first: this needs an account.",
-  bad_code: "That code is not valid: it may be mistyped, used already, or expired.",
-  bad_passkey: "That passkey did not sign you in.",
   storage_unavailable: "The server could not save that: nothing happened, try again.",
   storage_uncertain: "The server lost track of whether that was saved: your board is being checked.",
   internal_error: "Something went wrong on the server; the room keeps going.",
@@ -223,47 +217,6 @@ export function roomClosedText(reason, mine = false) {
   }[reason] || "The room was closed.";
 }
 
-/** The friends panel, the room's "Invite a friend", and a friend's invitation (friends.js). */
-export const FRIEND_TEXT = {
-  title: "Friends",
-  signInFirst: "Take a handle to have friends: they see you online and can join your room in one click.",
-  signInForLink: "You opened a friend link: take a handle or sign in, and you will be friends at once.",
-  requestsTitle: "Requests",
-  friendsTitle: "Your friends",
-  noFriends: "No friends yet: add one by handle, or send them your friend link.",
-  recordsTitle: "Your record against each friend (rounds raced together)",
-  friend: "Friend",
-  rounds: "Rounds",
-  you: "You ahead",
-  them: "They ahead",
-  neverRaced: "never raced",
-  record: ({ rounds, won, lost }) => `${rounds} rounds together: you ${won}, them ${lost}`,
-  hidden: "keeps online status private",
-  offline: "offline",
-  online: "online, not in a room",
-  inRoom: (code) => `online, in room ${code}`,
-  asksYou: "asks to be your friend",
-  youAsked: "asked: waiting for an answer",
-  accept: "Accept",
-  decline: "Decline",
-  withdraw: "Take back",
-  unfriend: "Remove",
-  join: "Join",
-  watch: "Watch",
-  invite: "Invite",
-  dismiss: "Dismiss",
-  asked: (handle) => `Asked ${handle} to be friends.`,
-  nowFriends: (handle) => `You and ${handle} are friends now.`,
-  linkUsed: "Friend link used: you are friends now.",
-  linkCopied: "Friend link copied: anyone who opens it becomes your friend.",
-  newLinkCopied: "A new friend link is copied; the old one no longer works.",
-  linkShown: "Copy the friend link above and send it.",
-  invited: (handle) => `Invited ${handle} (if they are online, they see it now).`,
-  invitedBy: (from, room, role) =>
-    role === "spectator" ? `${from} invites you to watch room ${room}.` : `${from} invites you to room ${room}.`,
-  leaveFirst: "Leave your room first to join another.",
-};
-
 // Accounts (account.js, signin.js, recovery.js): times said the way people say
 // them, a device named by its browser, and why a page is a guest again.
 
@@ -292,6 +245,18 @@ export function deviceLabel(ua) {
   ].find(([re]) => re.test(ua))?.[1];
   return system ? `${browser} on ${system}` : browser;
 }
+
+/** A seat taken by another connection (4001): a guest's by another tab, an account's by any device. */
+export const REPLACED_TEXT = {
+  guest: {
+    lobby: "This session was opened in another tab or window.",
+    room: "This seat was opened in another tab or window.",
+  },
+  account: {
+    lobby: "Your account is in use in another tab or on another device.",
+    room: "Your account is playing in another tab or on another device.",
+  },
+};
 
 /** Why this page is a guest again (session.js backToGuest). */
 export const SIGNED_OUT_TEXT = {
@@ -326,3 +291,44 @@ export const MY_DATA_TEXT = {
 };
 
 export const PASSKEYS_INSECURE = "Passkeys need a secure page: open this site over HTTPS or on localhost.";
+/** The friends panel, the room's "Invite a friend", and a friend's invitation (friends.js). */
+export const FRIEND_TEXT = {
+  title: "Friends",
+  signInFirst: "Take a handle to have friends: they see you online and can join your room in one click.",
+  signInForLink: "You opened a friend link: take a handle or sign in, and you will be friends at once.",
+  requestsTitle: "Requests",
+  friendsTitle: "Your friends",
+  noFriends: "No friends yet: add one by handle, or send them your friend link.",
+  recordsTitle: "Your record against each friend (rounds raced together)",
+  friend: "Friend",
+  rounds: "Rounds",
+  you: "You ahead",
+  them: "They ahead",
+  neverRaced: "never raced",
+  record: ({ rounds, won, lost }) => `${rounds} rounds together: you ${won}, them ${lost}`,
+  hidden: "keeps online status private",
+  offline: "offline",
+  online: "online, not in a room",
+  inRoom: (code) => `online, in room ${code}`,
+  inYourRoom: "online, in your room",
+  asksYou: "asks to be your friend",
+  youAsked: "asked: waiting for an answer",
+  accept: "Accept",
+  decline: "Decline",
+  withdraw: "Take back",
+  unfriend: "Remove",
+  join: "Join",
+  watch: "Watch",
+  invite: "Invite",
+  dismiss: "Dismiss",
+  asked: (handle) => `Asked ${handle} to be friends.`,
+  nowFriends: (handle) => `You and ${handle} are friends now.`,
+  linkUsed: "Friend link used: you are friends now.",
+  linkCopied: "Friend link copied: anyone who opens it becomes your friend.",
+  newLinkCopied: "A new friend link is copied; the old one no longer works.",
+  linkShown: "Copy the friend link above and send it.",
+  invited: (handle) => `Invited ${handle} (if they are online, they see it now).`,
+  invitedBy: (from, room, role) =>
+    role === "spectator" ? `${from} invites you to watch room ${room}.` : `${from} invites you to room ${room}.`,
+  leaveFirst: "Leave your room first to join another.",
+};

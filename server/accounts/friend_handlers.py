@@ -11,7 +11,7 @@ goes to the node of the inviter's room: that node knows the room.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import Protocol, TypeVar
 
 from protocol import messages as M
@@ -34,7 +34,7 @@ from ..peer import Peer
 from ..rooms.handlers import Front, Handler, on
 from ..store.base import StoreUnavailable, unavailable
 from .friends import Friends as FriendsLogic
-from .friends import Reach
+from .friends import Invitation, Reach
 from .model import Account
 from .service import Accounts
 from .store import AccountStore
@@ -62,24 +62,32 @@ class FriendsDesk(Front, Protocol):
 
 class SessionsReach:
     """Presence as this node's sessions know it: a player is online while a
-    connection speaks for one of their sessions here."""
+    connection speaks for one of their sessions here. The whole truth on a
+    single server; a cluster's reach asks it first."""
 
     def __init__(self, sessions: PlayerSessions) -> None:
         self.sessions = sessions
 
-    def where(self, players: Collection[str]) -> dict[str, str | None]:
+    def here(self, players: Collection[str]) -> dict[str, str | None]:
         return {
             p: self.sessions.room_of_player(p)
             for p in players
             if self.sessions.peer_of(p) is not None
         }
 
-    def deliver(self, player: str, message: M.Message) -> bool:
-        peer = self.sessions.peer_of(player)
+    async def where(self, friends: Sequence[Account]) -> dict[str, str | None]:
+        return self.here([f.player for f in friends])
+
+    def hand_over(self, invitation: Invitation) -> bool:
+        """Give ``invitation`` to its addressee's connection here; False when none."""
+        peer = self.sessions.peer_of(invitation.to)
         if peer is None:
             return False
-        peer.send(message)
+        peer.send(invitation.message())
         return True
+
+    async def invite(self, invitation: Invitation) -> None:
+        self.hand_over(invitation)
 
 
 _R = TypeVar("_R", bound=Request)

@@ -11,8 +11,8 @@ sees whether you are online, and in which room, only if you let them
 **Presence** is whether a session of the friend's player has a connection now:
 the sessions of this node (server/service/sessions.py) know it at once and for
 free. With several nodes, a player connected to another node is not in this
-node's sessions; :class:`Reach` is where a cluster would answer for all of them,
-and this node's reach says only what it knows (docs/protocol.md, "Friends").
+node's sessions: the cluster's :class:`Reach` (server/cluster/friends.py) keeps
+which node each player is connected to in Redis, and sends an invitation there.
 
 **Records against a friend** are computed from the two players' round histories
 (``RoundEntry.players`` and ``placing``), not kept as a running tally: a round
@@ -23,7 +23,7 @@ serve a panel opened now and then; a friend never raced costs no read at all.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -34,7 +34,7 @@ from ..core.values import RoomError
 from .model import Account, Friendship, FriendState, RoundEntry, handle_key, secret_hash
 from .store import AccountStore
 
-__all__ = ["RECORD_ROUNDS", "Friends", "Reach", "Record", "new_friend_link"]
+__all__ = ["RECORD_ROUNDS", "Friends", "Invitation", "Reach", "Record", "new_friend_link"]
 
 RECORD_ROUNDS = 1000
 """How many of the latest rounds a record against a friend counts."""
@@ -46,14 +46,31 @@ def new_friend_link() -> str:
     return "f." + secrets.token_urlsafe(24)
 
 
+@dataclass(frozen=True, slots=True)
+class Invitation:
+    """A friend's ``friend_invite`` on its way to player ``to``."""
+
+    to: str
+    sender: str  # the inviter's handle
+    player: str  # the inviter's player id
+    room: str
+    role: Role
+
+    def message(self) -> M.Message:
+        return M.friend_invite(
+            sender=self.sender, player=self.player, room=self.room, role=self.role
+        )
+
+
 class Reach(Protocol):
-    """Who is connected, and a frame handed to them."""
+    """Who is connected, and an invitation handed to them: this node's sessions
+    (server/accounts/friend_handlers.py), or the cluster's (server/cluster/friends.py)."""
 
-    def where(self, players: Collection[str]) -> dict[str, str | None]:
-        """Of ``players``, those connected now, each with the room they are in."""
+    async def where(self, friends: Sequence[Account]) -> dict[str, str | None]:
+        """Of ``friends``, the players connected now, each with the room they are in."""
 
-    def deliver(self, player: str, message: M.Message) -> bool:
-        """Send ``message`` to ``player``'s connection; False when none."""
+    async def invite(self, invitation: Invitation) -> None:
+        """Hand ``invitation`` to its addressee's connection, if they have one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +131,7 @@ class Friends:
             if other is not None:
                 rows.append((friendship, other))
         friends = [o for f, o in rows if f.state == FriendState.FRIENDS]
-        seen = self.reach.where([o.player for o in friends if o.shows_online])
+        seen = await self.reach.where([o for o in friends if o.shows_online])
         records = await self._records(me, friends)
         listing = []
         for friendship, other in rows:
@@ -214,8 +231,7 @@ class Friends:
         existing = await self._between(me, other)
         if existing is None or existing.state != FriendState.FRIENDS:
             raise RoomError(ErrorCode.NOT_FRIENDS, f"you and {other.handle} are not friends")
-        invite = M.friend_invite(sender=me.handle, player=me.player, room=room, role=role)
-        self.reach.deliver(other.player, invite)
+        await self.reach.invite(Invitation(other.player, me.handle, me.player, room, role))
 
 
 _ORDER = {"asking": 0, "asked": 1, "friends": 2}  # what wants an answer first

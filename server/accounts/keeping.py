@@ -23,9 +23,16 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from ..core.records import Decision
-from ..core.views import RoomLike
 from ..store.base import StoreUnavailable
-from .history import REPLAY_DAYS, DealOver, deals_over, every_deal_over, every_round, rounds_over
+from .history import (
+    REPLAY_DAYS,
+    DealOver,
+    KeptRoom,
+    deals_over,
+    every_deal_over,
+    every_round,
+    rounds_over,
+)
 from .model import DealEntry, RoundEntry
 from .store import AccountStore
 
@@ -36,6 +43,11 @@ log = logging.getLogger("klondike_race.accounts")
 _RETRY_S = (0.5, 2.0, 10.0, 60.0)
 """Waits between attempts while the account store is away; after the last one
 the entries are written when the room is next rebuilt."""
+
+
+WAIT_S = 5.0
+"""How long a history request waits for the player's writes under way, and a
+shutdown for every write under way."""
 
 
 class Keeper(Protocol):
@@ -49,7 +61,7 @@ class HistoryKeeper:
         self._home = home
         self._pending: dict[str, set[asyncio.Task[None]]] = {}  # player -> writes under way
 
-    def built(self, room: RoomLike, decision: Decision) -> Callable[[], None] | None:
+    def built(self, room: KeptRoom, decision: Decision) -> Callable[[], None] | None:
         """What a decision adds to history, built now (right after its commit);
         the returned call writes it, once the decision is durable."""
         deals = deals_over(room, decision.records)
@@ -73,16 +85,33 @@ class HistoryKeeper:
                 under_way.discard(task)
                 if not under_way:
                     del self._pending[p]
-        if not task.cancelled() and (exc := task.exception()) is not None:
+        if task.cancelled():
+            log.warning("history write given up at shutdown (the room's rebuild writes it)")
+        elif (exc := task.exception()) is not None:
             log.error("history not written", exc_info=exc)
 
     async def settled(self, player: str) -> None:
-        """Once the writes under way for ``player`` are done (or given up)."""
+        """Once the writes under way for ``player`` are done, or a few seconds
+        have passed (the account store is away: what it reads then is what it
+        has)."""
         under_way = list(self._pending.get(player, ()))
         if under_way:
-            await asyncio.wait(under_way)
+            await asyncio.wait(under_way, timeout=WAIT_S)
 
-    async def recovered(self, room: RoomLike) -> None:
+    async def stop(self) -> None:
+        """At shutdown: the writes under way end, for a few seconds at most; one
+        still waiting then (the account store away) is given up: the room's log
+        has it, and the room's rebuild writes it."""
+        under_way = {t for tasks in self._pending.values() for t in tasks}
+        if not under_way:
+            return
+        _, late = await asyncio.wait(under_way, timeout=WAIT_S)
+        for task in late:
+            task.cancel()
+        if late:
+            await asyncio.wait(late)
+
+    async def recovered(self, room: KeptRoom) -> None:
         """A room rebuilt from its log: write again what its state holds (the
         store keeps each entry once). Awaited by the rebuild, so a history
         request after it sees every entry."""

@@ -11,26 +11,9 @@ import dataclasses
 import time
 
 from .model import Account, DealEntry, Device, Friendship, LinkCode, Passkey, RoundEntry, handle_key
-from .store import LadderTotals
+from .store import LadderTotals, add_to_totals
 
-__all__ = ["MemoryAccounts", "add_to_totals"]
-
-
-def add_to_totals(totals: LadderTotals | None, entry: DealEntry) -> LadderTotals:
-    """One deal folded into its ladder's totals (every store counts alike)."""
-    base = totals or LadderTotals(entry.ladder)
-    won = entry.result == "won"
-    best = base.best_seconds
-    if won and entry.seconds is not None and (best is None or entry.seconds < best):
-        best = entry.seconds
-    return dataclasses.replace(
-        base,
-        deals=base.deals + 1,
-        wins=base.wins + int(won),
-        best_seconds=best,
-        moves=base.moves + entry.moves,
-        score=base.score + entry.score,
-    )
+__all__ = ["MemoryAccounts"]
 
 
 def _pair(a: str, b: str) -> tuple[str, str]:

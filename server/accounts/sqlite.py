@@ -14,6 +14,9 @@ move's:
   its own transaction, so two sign-ins with one code cannot both win.
 - *One process.* ``DIR/accounts.lock`` is held while open, as the room store holds
   ``DIR/lock``: a second server on the same directory is refused.
+
+Longer than most modules because the interface is wide: the schema, then one
+short method per operation of :class:`~server.accounts.store.AccountStore`.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from ..store.base import StoreUnavailable
-from .memory import add_to_totals
 from .model import (
     Account,
     DealEntry,
@@ -43,7 +45,7 @@ from .model import (
     RoundEntry,
     handle_key,
 )
-from .store import LadderTotals
+from .store import LadderTotals, add_to_totals
 
 __all__ = ["ACCOUNTS_DB", "SqliteAccounts"]
 

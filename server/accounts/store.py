@@ -15,12 +15,13 @@ same code cannot both win.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Protocol
 
 from .model import Account, DealEntry, Device, Friendship, LinkCode, Passkey, RoundEntry
 
-__all__ = ["AccountStore", "LadderTotals"]
+__all__ = ["AccountStore", "LadderTotals", "add_to_totals"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +35,23 @@ class LadderTotals:
     best_seconds: float | None = None  # fastest won deal
     moves: int = 0  # summed, for the average
     score: int = 0  # summed
+
+
+def add_to_totals(totals: LadderTotals | None, entry: DealEntry) -> LadderTotals:
+    """One deal folded into its ladder's totals (every store counts alike)."""
+    base = totals or LadderTotals(entry.ladder)
+    won = entry.result == "won"
+    best = base.best_seconds
+    if won and entry.seconds is not None and (best is None or entry.seconds < best):
+        best = entry.seconds
+    return dataclasses.replace(
+        base,
+        deals=base.deals + 1,
+        wins=base.wins + int(won),
+        best_seconds=best,
+        moves=base.moves + entry.moves,
+        score=base.score + entry.score,
+    )
 
 
 class AccountStore(Protocol):

@@ -57,6 +57,7 @@ from ..service import Service
 from ..store.base import StoreUnavailable, unavailable
 from ..store.redis import RedisStore
 from ..store.redis_conn import Script, guard
+from .friends import ClusterReach
 from .relay import RemoteConn
 from .tunnels import Tunnels
 
@@ -123,6 +124,7 @@ class Cluster:
         self.lease_ms = lease_ms
         self.node_id = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
         self.tunnels = Tunnels(service, store, self.node_id)
+        self.friends = ClusterReach(service, store, self.tunnels)
         self._counter = itertools.count(1)
         self._leases: dict[str, bytes] = {}  # rooms run here → their lease token
         self._tasks: list[asyncio.Task[None]] = []
@@ -136,6 +138,7 @@ class Cluster:
             raise TypeError("a cluster needs the Redis store")
         cluster = cls(service, store, **options)
         await cluster.tunnels.start()
+        cluster.friends.start()
         store.owner = cluster
         loop = asyncio.get_running_loop()
         period = cluster.lease_ms / 1000
@@ -152,6 +155,7 @@ class Cluster:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        await self.friends.stop()
         await self.tunnels.stop()
         for code in list(self._leases):
             await self._release(code)

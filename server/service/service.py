@@ -164,11 +164,13 @@ class Service:
                 await self.adoption.adopt(code)
 
     async def stop(self) -> None:
-        """At shutdown: give up rebuilds under way and stop every runner."""
+        """At shutdown: give up rebuilds under way, stop every runner, and let
+        the history writes under way end before the account store closes."""
         await self.adoption.stop()
         for runner in self.rooms.values():
             runner.stop()
         await self.seeding.proofs.close()
+        await self.history.stop()
 
     def role_of(self, conn: Peer) -> str:
         session = conn.session

@@ -1,0 +1,106 @@
+"""A player's record survives kill -9 on the default, embedded server: each deal
+in it exactly once, its totals counted once.
+
+The server is killed the moment a player receives ``deal_over`` (so whether the
+history write after the room's record had happened is anybody's guess), then
+started again on the same data directory: the rebuilt room writes its deals over
+again, and the store keeps each key once. Then the write is lost on purpose (the
+test's own sqlite3 deletes the history rows, as if the process had died between
+the room's record and the history write) and the next restart puts it back."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from server.accounts.sqlite import ACCOUNTS_DB
+from tests.support.embedded import EmbeddedServer
+from tests.support.raw_client import Client, Frame
+
+
+def rows(data_dir: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(data_dir / ACCOUNTS_DB)
+    try:
+        return conn.execute(sql, args).fetchall()
+    finally:
+        conn.close()
+
+
+def forget_history(data_dir: Path) -> None:
+    conn = sqlite3.connect(data_dir / ACCOUNTS_DB)
+    try:
+        with conn:
+            for table in ("deals", "rounds", "totals", "replays"):
+                conn.execute(f"DELETE FROM {table}")
+    finally:
+        conn.close()
+
+
+async def resumed(url: str, token: str | None) -> Client:
+    client = await Client.open(url)
+    welcome = await client.ok("hello", version=1, token=token)
+    client.player, client.token = welcome["player"], token
+    return client
+
+
+async def records(url: str, tokens: list[str | None]) -> list[tuple[dict[str, Any], ...]]:
+    out = []
+    for token in tokens:
+        client = await resumed(url, token)
+        history = await client.ok("history")
+        profile = await client.ok("profile")
+        out.append((history, profile))
+        await client.close()
+    return out
+
+
+async def test_kill_9_after_the_deal_each_entry_once(embedded: EmbeddedServer) -> None:
+    ann, bob = await Client.open(embedded.url), await Client.open(embedded.url)
+    await ann.hello("Ann")
+    await bob.hello("Bob")
+    settings = {"deals_per_round": 1, "break_seconds": 0}
+    code = (await ann.ok("create_room", settings=settings))["room"]["code"]
+    await bob.ok("join_room", code=code, role="player")
+    await ann.ok("start")
+    await ann.event("deal_started")
+
+    def kill_at_deal_over(_client: Client, frame: Frame) -> None:
+        if frame.msg.get("type") == "deal_over":
+            embedded.kill_now()
+
+    ann.on_frame = kill_at_deal_over
+    await ann.ok("move", deal=1, move={"kind": "draw"})
+    await ann.ok("move", deal=1, move={"kind": "resign"})
+    # Bob's resign ends the deal; its deal_over reaches Ann only once it is
+    # stored, and the process dies there (Bob's reply may or may not get out).
+    await bob.send({"type": "move", "id": 1, "deal": 1, "move": {"kind": "resign"}, "n": 0})
+    await embedded.exited()
+    assert await ann.closed() == 1006
+    players = [ann.player, bob.player]
+
+    key: str | None = None
+    for lost in (False, True):
+        if lost:
+            forget_history(embedded.data_dir)
+            assert rows(embedded.data_dir, "SELECT * FROM deals") == []
+        await embedded.start()  # the room is rebuilt from its log
+        if key is None:
+            [(key,)] = rows(embedded.data_dir, "SELECT key FROM replays")
+            assert re.fullmatch(rf"{code}-\d+/1/1", key)
+        kept = rows(embedded.data_dir, "SELECT player, key FROM deals ORDER BY player")
+        assert kept == sorted((p, key) for p in players)
+        counted = rows(embedded.data_dir, "SELECT player, deals FROM totals ORDER BY player")
+        assert counted == sorted((p, 1) for p in players)
+        assert rows(embedded.data_dir, "SELECT key FROM replays") == [(key,)]
+        assert len(rows(embedded.data_dir, "SELECT * FROM rounds")) == 2
+        got = await records(embedded.url, [ann.token, bob.token])
+        for (history, profile), resign_moves in zip(got, (2, 1), strict=True):
+            [entry] = history["deals"]
+            assert entry["key"] == key and entry["result"] == "resigned"
+            assert entry["moves"] == resign_moves
+            [totals] = profile["profile"]["totals"]
+            assert totals["deals"] == 1 and totals["wins"] == 0
+            assert [r["key"] for r in profile["profile"]["rounds"]] == [key.rsplit("/", 1)[0]]
+        await embedded.kill()
