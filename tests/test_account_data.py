@@ -25,6 +25,7 @@ from server.app import RaceServer
 from server.store.sqlite import SqliteStore
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.raw_client import Client, player
+from tests.support.waiting import eventually
 
 DAY_MS = 86_400_000
 DELETED = "a deleted player"
@@ -216,8 +217,8 @@ async def test_a_deleted_account_leaves_nothing_and_others_see_a_deleted_player(
         await ann.ok("befriend", handle="Bea")
         await bea.ok("answer_friend", handle="Zelda", accept=True)
         await ann.ok("friend_link")
-        await race(ann, bea, deals=2)
-        key = [d["key"] for d in (await bea.ok("history"))["deals"] if d["deal"] == 1][0]
+        code = await race(ann, bea, deals=2)
+        key = next(d["key"] for d in (await bea.ok("history"))["deals"] if d["deal"] == 1)
         assert (await bea.ok("past_deal", key=key))["deal"]["names"][me] == "Zelda"
 
         await refused(ann, "delete_account", "wrong_handle", handle="Bea")
@@ -237,7 +238,20 @@ async def test_a_deleted_account_leaves_nothing_and_others_see_a_deleted_player(
         await gone.close()
         cid, _ = await account(server, "Zelda")  # the handle is free again
         assert (await cid.ok("profile"))["profile"]["totals"] == []  # nothing carried over
-        for client in (bea, cid):
+
+        # The room closes when idle, and the seat's session is saved as ever: the
+        # device token still answers unknown_token (it is no guest's session).
+        room = server.service.rooms[code]
+        await bea.ok("leave_room")
+        await eventually(lambda: not any(m.connected for m in room.room.members.values()))
+        clock.advance(server.service.idle_room_ms + 1)
+        await clock.settled()
+        await eventually(lambda: code not in server.service.rooms)
+        await eventually(lambda: not server.service.tasks._running, what="the seat saved")
+        gone = await Client.open(server.url)
+        assert (await gone.request("hello", version=1, device=token))["code"] == "unknown_token"
+        assert (await gone.request("hello", version=1, token=token))["code"] == "unknown_token"
+        for client in (gone, bea, cid):
             await client.close()
 
     # Nothing of Zelda's account is left. Her player id stays in the list of

@@ -28,6 +28,7 @@ from protocol.messages import CloseCode, ErrorCode
 from protocol.names import DELETED_PLAYER
 from protocol.request_fields import Request
 
+from .. import ids
 from ..core import decide as D
 from ..core.values import RoomError
 from ..net.allowances import Quota
@@ -183,6 +184,9 @@ async def _delete_account(desk: AccountDesk, conn: Peer, req: DeleteAccount) -> 
     for gone in mine:  # what stays of it here (its seat) is nobody's
         gone.account = gone.device = None
         gone.name = DELETED_PLAYER
+        # A session of no account is saved as a guest's, under its token: a token
+        # nobody holds, so the device's own answers ``unknown_token`` for good.
+        gone.token = ids.new_token()
 
 
 ACCOUNT_HANDLERS: dict[type[Request], Handler[AccountDesk]] = dict(
