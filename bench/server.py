@@ -70,6 +70,10 @@ UNCAPPED = [
     "1000000",
     "--join-codes-per-minute",
     "1000000",
+    "--friend-asks-per-minute",
+    "1000000",
+    "--sign-ups-per-minute",
+    "1000000",
 ]
 LOAD_LIMITS = ["--rate-limit", str(RATE_LIMIT), *UNCAPPED]
 

@@ -38,6 +38,9 @@ __all__ = [
     "devices",
     "error",
     "first_finisher",
+    "friend_invite",
+    "friend_link",
+    "friends",
     "history",
     "joined",
     "link_code",
@@ -126,6 +129,9 @@ class ErrorCode(StrEnum):
     UNKNOWN_HANDLE = "unknown_handle"
     RECORD_PRIVATE = "record_private"
     NO_SUCH_DEAL = "no_such_deal"
+    NOT_FRIENDS = "not_friends"
+    HANDLE_CHANGE_TOO_SOON = "handle_change_too_soon"  # carries ``retry_after``
+    WRONG_HANDLE = "wrong_handle"
 
 
 Code = ErrorCode | Reason
@@ -281,6 +287,23 @@ def account_made(
 
 
 @_message
+def account(rid: RequestId, *, account: Mapping[str, Any]) -> Message:
+    """The own-account view as it now stands (``change_handle``, ``account_settings``)."""
+    return _make("account", {"id": rid, "account": account})
+
+
+@_message
+def account_export(rid: RequestId, *, data: Mapping[str, Any]) -> Message:
+    return _make("account_export", {"id": rid, "data": data})
+
+
+@_message
+def account_deleted(rid: RequestId) -> Message:
+    """Sent before the connection closes with 4011."""
+    return _make("account_deleted", {"id": rid})
+
+
+@_message
 def link_code(rid: RequestId, *, code: str, expires: float, url: str, qr: str) -> Message:
     return _make("link_code", {"id": rid, "code": code, "expires": expires, "url": url, "qr": qr})
 
@@ -327,6 +350,28 @@ def error(rid: RequestId, code: Code, message: str, **extra: Any) -> Message:
     """``extra``: ``field`` for ``bad_setting``, ``supported`` for
     ``unsupported_version``, ``expected`` for ``wrong_move_number``."""
     return _make("error", {"id": rid, "code": code.value, "message": message, **extra})
+
+
+@_message
+def friends(rid: RequestId, *, friends: Sequence[Mapping[str, Any]]) -> Message:
+    """The requester's friends and open requests, each as they may see it
+    (docs/protocol.md, "Friends"); every friends request but two replies with it."""
+    return _make("friends", {"id": rid, "friends": friends})
+
+
+@_message
+def friend_link(rid: RequestId, *, link: str, url: str, qr: str) -> Message:
+    """A new friend link: the secret, the page's address with it, and that
+    address as an SVG QR code."""
+    return _make("friend_link", {"id": rid, "link": link, "url": url, "qr": qr})
+
+
+@_message
+def friend_invite(*, sender: str, player: str, room: str, role: Role) -> Message:
+    """A friend (handle ``sender``, player id ``player``) asks you to their room
+    ``room``, as ``role``. Not a room event: no seq, no id."""
+    fields = {"from": sender, "player": player, "room": room, "role": role.value}
+    return _make("friend_invite", fields)
 
 
 # ---------------------------------------------------------------------- room events

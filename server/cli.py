@@ -122,6 +122,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
             "wrong_link_codes_per_minute",
             "wrong link or recovery codes a minute",
         ),
+        ("--friend-asks-per-minute", "friend_asks_per_minute", "friend requests and invitations"),
     ):
         default = getattr(d, field)
         parser.add_argument(
@@ -219,6 +220,7 @@ def serve_command(args: argparse.Namespace) -> int:
         sign_ups_per_minute=args.sign_ups_per_minute,
         sign_ins_per_minute=args.sign_ins_per_minute,
         wrong_link_codes_per_minute=args.wrong_link_codes_per_minute,
+        friend_asks_per_minute=args.friend_asks_per_minute,
         trusted_proxies=tuple(args.trusted_proxy),
     )
     server = RaceServer(

@@ -8,6 +8,7 @@
 //   room.js      room events and snapshots folded into the room
 //   lobby.js     name, create / join, invite links, leave
 //   account.js   who you are in the header, the Account screen (devices, codes)
+//   mydata.js    the Account screen's handle change, what others see, export, deletion
 //   signin.js    keep your name (take a handle), sign in by code or link
 //   recovery.js  recovery codes, shown once, copied or downloaded
 //   passkeys.js  passkeys: sign in with one, add and remove them (WebAuthn)
@@ -24,6 +25,7 @@
 //   confirm.js   the in-page "are you sure?" of what cannot be undone
 //   reactions.js the reaction buttons, and everyone's reactions for a moment
 //   profile.js   the Profile screen: a record, its charts (charts.js), its deals
+//   friends.js   friends: add, answer, who is online where, join; invitations
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
 // drags, keys to moves), motion.js (glides, the deal, the win cascade), cards.js
@@ -31,11 +33,13 @@
 // (house-rule forms), words.js (codes in words), dom.js (element builder).
 
 import { initAccount } from "./account.js";
+import { initFriends, renderFriends } from "./friends.js";
 import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
 import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
 import { initPasskeys } from "./passkeys.js";
+import { initMyData } from "./mydata.js";
 import { renderPast } from "./past.js";
 import { initProfile, openFromPath } from "./profile.js";
 import { renderResults } from "./results.js";
@@ -67,6 +71,7 @@ function renderAll() {
   renderSheet();
   renderSeries();
   renderPast();
+  renderFriends();
 }
 
 onRender(renderAll);
@@ -77,7 +82,9 @@ initReactions();
 initLobby();
 initRecovery();
 initAccount();
+initMyData();
 initSignIn();
 initPasskeys();
 initProfile();
+initFriends();
 restoreSession().finally(openFromPath);

@@ -68,7 +68,7 @@ export function freshNews() {
 const KEEP_CLEAR = [
   "#room-code", "#copy-invite", "#leave", "#board-host .board", "#board-controls", "#host-panel",
   "#hud .stat", "#hud .rival", "#results .results-actions", "#conn-lost", ".board-paused button",
-  "#link-out", "#codes-panel",
+  "#link-out", "#codes-panel", "#friends-open", "#open-account",
 ];
 // Where each floating message belongs, as a point of the window (0–1 of its size),
 // and its widths to try, widest first.
@@ -76,6 +76,7 @@ const FLOATING = [
   { id: "notices", at: [1, 1], widths: [380, 300, 240] },
   { id: "move-status", at: [0.5, 1], widths: [560, 420, 300, 240] },
   { id: "toast", at: [0.5, 1], widths: [420, 300, 240] },
+  { id: "friend-invite", at: [0.5, 0], widths: [560, 420, 300, 240] },
 ];
 const MARGIN = 8;
 const STEP = 8;

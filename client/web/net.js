@@ -28,6 +28,7 @@ export class Connection {
    * @param {object} handlers
    *   onEvent(frame)       a room event in seq order
    *   onSnapshot(room)     a room snapshot that replaces everything known
+   *   onNotice(frame)      a frame for this session, not a room's (`friend_invite`)
    *   onClose(code, reason)
    *   onOpen()
    */
@@ -164,6 +165,8 @@ export class Connection {
     }
     if (typeof frame.seq === "number") {
       this._event(frame);
+    } else {
+      this.handlers.onNotice?.(frame); // not a room's: a friend's invitation
     }
   }
 

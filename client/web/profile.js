@@ -10,6 +10,7 @@ import { renderBoard } from "./board.js";
 import { scoreChart, weeksChart } from "./charts.js";
 import { clock, h, replaceChildren, signed } from "./dom.js";
 import { toast } from "./feedback.js";
+import { recordTable } from "./friends.js";
 import { statusText } from "./hud.js";
 import { checkDeal, tellLog } from "./replay.js";
 import { ordinal } from "./series.js";
@@ -20,7 +21,7 @@ import { refusalText } from "./words.js";
 const PAGE = 20;
 const RESULT_TEXT = { won: "won", resigned: "resigned", dead: "no moves left", timed_out: "out of time", unfinished: "unfinished" };
 
-const view = { handle: null, profile: null, deals: [], next: null, error: null, replay: null, asked: 0 };
+const view = { handle: null, profile: null, deals: [], next: null, error: null, replay: null, friends: null, asked: 0 };
 
 /** The handle of a /p/HANDLE address, or null. */
 export function handleInPath(path = location.pathname) {
@@ -58,7 +59,7 @@ function ask(kind, fields = {}) {
 /** Show the profile of `handle` (null: your own). */
 export async function openProfile(handle = null) {
   const asked = ++view.asked;
-  Object.assign(view, { handle, profile: null, deals: [], next: null, error: null, replay: null });
+  Object.assign(view, { handle, profile: null, deals: [], next: null, error: null, replay: null, friends: null });
   document.body.dataset.screen = "profile";
   $("profile-screen").hidden = false;
   draw();
@@ -75,6 +76,12 @@ export async function openProfile(handle = null) {
     const [profile, page] = await Promise.all([ask("profile"), ask("history", { limit: PAGE })]);
     if (asked !== view.asked) return;
     Object.assign(view, { profile: profile.profile, deals: page.deals, next: page.next });
+    // Your own record has your friends' table: each friend's record against you.
+    if (!handle && state.account) {
+      const friends = await state.conn.request("friends").catch(() => null);
+      if (asked !== view.asked) return;
+      view.friends = friends ? friends.friends.filter((f) => f.state === "friends") : null;
+    }
   } catch (err) {
     if (asked !== view.asked) return;
     view.error = err?.code ? refusalText(err) : `The record could not be had: ${err?.message || err}`;
@@ -217,6 +224,7 @@ function draw() {
       h("figure", { id: "score-chart" }, scoreChart(p.scores), h("figcaption", {}, "Score, deal by deal")),
       h("figure", { id: "weeks-chart" }, weeksChart(p.weeks), h("figcaption", {}, "Wins by week (deals behind)"))),
     roundsList(p.rounds),
+    view.friends?.length ? h("section", { class: "profile-friends", id: "profile-friends" }, recordTable(view.friends)) : null,
     replayPanel(),
     dealsTable());
 }

@@ -8,6 +8,7 @@
 
 import { CLOSE } from "./codes.js";
 import { hideBanner, showBanner, showLobbyMessage, toast } from "./feedback.js";
+import { friendInvite } from "./friends.js";
 import { Connection, ServerError, VERSION, wsUrl } from "./net.js";
 import { applyEvent, leaveToLobby, setRoom, showScreen } from "./room.js";
 import { $, DEVICE_KEY, NAME_KEY, TOKEN_KEY, render, sessionChanged, settleResume, state, storage } from "./state.js";
@@ -35,6 +36,9 @@ function dial() {
     },
     onSnapshot: (room) => {
       if (conn === state.conn) setRoom(room);
+    },
+    onNotice: (frame) => {
+      if (conn === state.conn && frame.type === "friend_invite") friendInvite(frame);
     },
     onError: (err) => toast(refusalText(err)),
     onClose: (code) => {

@@ -81,6 +81,8 @@ export const TEXTS = {
   unknown_handle: "Nobody has that handle.",
   record_private: "This record is private: its owner does not show it.",
   no_such_deal: "That deal is not kept any more, or is not shown to you.",
+  // Friends.
+  not_friends: "You and that player are not friends (any more).",
   disconnected: "Not connected to the server: it will be sent once the connection is back.",
   // Accounts.
   bad_handle: (_cards, message) => `That handle won't do: ${message || "2–24 visible characters"}.`,
@@ -89,6 +91,8 @@ export const TEXTS = {
   not_signed_in: "That needs an account: keep your name or sign in first.",
   bad_code: "That code does not work: it may be mistyped, used already, or expired.",
   bad_passkey: "That passkey could not sign you in here.",
+  handle_change_too_soon: "A handle can be changed once in 30 days.",
+  wrong_handle: "That is not this account's handle: type it exactly to delete the account.",
 };
 
 function isRed(code) {
@@ -295,3 +299,58 @@ export function passkeysUnavailable(loc, secure) {
   if (/^[\d.]+$|^\[/.test(loc.hostname)) return PASSKEYS_BY_ADDRESS;
   return null;
 }
+/** The Account screen's own data: the handle, what others see, export, deletion (mydata.js). */
+export const MY_DATA_TEXT = {
+  changeAllowed: (t) => `You can change it again from ${dateText(t)}.`,
+  changeOpen: "You can change it now; after that, once in 30 days. Your old handle becomes free for anyone.",
+  changed: (handle) => `Your handle is ${handle} now.`,
+  recordShown: "Your record is shown to others.",
+  recordHidden: "Your record is private: only you see it.",
+  onlineShown: "Friends see when you are online, and your room.",
+  onlineHidden: "Friends do not see whether you are online.",
+  exported: "Your data is ready: the download has started.",
+  deleteAsk: (handle) => `Type your handle, ${handle}, to delete your account for good.`,
+  deleted: "Your account is deleted, with everything kept about it. You can play on as a guest.",
+};
+
+/** The friends panel, the room's "Invite a friend", and a friend's invitation (friends.js). */
+export const FRIEND_TEXT = {
+  title: "Friends",
+  signInFirst: "Take a handle to have friends: they see you online and can join your room in one click.",
+  signInForLink: "You opened a friend link: take a handle or sign in, and you will be friends at once.",
+  requestsTitle: "Requests",
+  friendsTitle: "Your friends",
+  noFriends: "No friends yet: add one by handle, or send them your friend link.",
+  recordsTitle: "Your record against each friend (rounds raced together)",
+  friend: "Friend",
+  rounds: "Rounds",
+  you: "You ahead",
+  them: "They ahead",
+  neverRaced: "never raced",
+  record: ({ rounds, won, lost }) => `${rounds} rounds together: you ${won}, them ${lost}`,
+  hidden: "keeps online status private",
+  offline: "offline",
+  online: "online, not in a room",
+  inRoom: (code) => `online, in room ${code}`,
+  inYourRoom: "online, in your room",
+  asksYou: "asks to be your friend",
+  youAsked: "asked: waiting for an answer",
+  accept: "Accept",
+  decline: "Decline",
+  withdraw: "Take back",
+  unfriend: "Remove",
+  join: "Join",
+  watch: "Watch",
+  invite: "Invite",
+  dismiss: "Dismiss",
+  asked: (handle) => `Asked ${handle} to be friends.`,
+  nowFriends: (handle) => `You and ${handle} are friends now.`,
+  linkUsed: "Friend link used: you are friends now.",
+  linkCopied: "Friend link copied: anyone who opens it becomes your friend.",
+  newLinkCopied: "A new friend link is copied; the old one no longer works.",
+  linkShown: "Copy the friend link above and send it.",
+  invited: (handle) => `Invited ${handle} (if they are online, they see it now).`,
+  invitedBy: (from, room, role) =>
+    role === "spectator" ? `${from} invites you to watch room ${room}.` : `${from} invites you to room ${room}.`,
+  leaveFirst: "Leave your room first to join another.",
+};

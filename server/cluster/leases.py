@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from protocol.account_requests import ACCOUNT_REQUESTS
+from protocol.friend_requests import AT_THE_EDGE
 from protocol.messages import CloseCode
 from protocol.requests import Hello, JoinRoom, Request
 
@@ -56,6 +57,7 @@ from ..service import Service
 from ..store.base import StoreUnavailable, unavailable
 from ..store.redis import RedisStore
 from ..store.redis_conn import Script, guard
+from .friends import ClusterReach
 from .relay import RemoteConn
 from .tunnels import Tunnels
 
@@ -122,6 +124,7 @@ class Cluster:
         self.lease_ms = lease_ms
         self.node_id = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
         self.tunnels = Tunnels(service, store, self.node_id)
+        self.friends = ClusterReach(service, store, self.tunnels)
         self._counter = itertools.count(1)
         self._leases: dict[str, bytes] = {}  # rooms run here → their lease token
         self._tasks: list[asyncio.Task[None]] = []
@@ -135,6 +138,7 @@ class Cluster:
             raise TypeError("a cluster needs the Redis store")
         cluster = cls(service, store, **options)
         await cluster.tunnels.start()
+        cluster.friends.start()
         store.owner = cluster
         loop = asyncio.get_running_loop()
         period = cluster.lease_ms / 1000
@@ -151,6 +155,7 @@ class Cluster:
         for task in self._tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        await self.friends.stop()
         await self.tunnels.stop()
         for code in list(self._leases):
             await self._release(code)
@@ -316,7 +321,7 @@ class Cluster:
             raise unavailable() from None
 
     async def _route(self, conn: Peer, req: Request) -> bool:
-        if isinstance(req, ACCOUNT_REQUESTS):
+        if isinstance(req, (*ACCOUNT_REQUESTS, *AT_THE_EDGE)):
             return False  # answered where the client is (server/accounts/handlers.py)
         if isinstance(conn, RemoteConn):
             return await self._route_relayed(conn, req)

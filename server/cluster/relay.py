@@ -26,6 +26,9 @@ kind     direction   payload
 ``move``  owner→edge  ``[node, request]``: the client, in no room here, asks
                      to join a room that runs on ``node``: tunnel it there
                      (the request as in ``req``)
+``invite`` any→any   ``[player, from, from_player, room, role]``: a friend's
+                     ``friend_invite`` for the player whose socket is on the
+                     receiving node (server/cluster/friends.py); no tunnel
 ======== =========== ====================================================
 
 Pub/sub drops messages while a connection to Redis is down. ``n`` numbers the
@@ -62,6 +65,7 @@ __all__ = ["Outbox", "RemoteConn", "decode_batch"]
 log = logging.getLogger("klondike_race.relay")
 
 OPEN, REQ, BYE, LIVE, OUT, SHUT, MOVE = "open", "req", "bye", "live", "out", "shut", "move"
+INVITE = "invite"
 
 
 def decode_batch(data: bytes) -> list[list[Any]]:

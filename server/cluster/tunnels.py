@@ -18,9 +18,11 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
-from protocol.messages import CloseCode
+from protocol.messages import CloseCode, Role
 from protocol.requests import Request, parse_request, request_message
 
+from ..accounts.friend_handlers import SessionsReach
+from ..accounts.friends import Invitation
 from ..core.values import RoomError
 from ..peer import Peer
 from ..service import Service
@@ -29,6 +31,7 @@ from ..store.redis import RedisStore
 from ..store.redis_conn import Link, guard
 from .relay import (
     BYE,
+    INVITE,
     LIVE,
     MOVE,
     OPEN,
@@ -251,6 +254,10 @@ class Tunnels:
                 remote.end()
         elif kind == LIVE:
             self._reconcile(src, *payload)
+        elif kind == INVITE:
+            player, sender, sender_player, room, role = payload
+            invitation = Invitation(player, sender, sender_player, room, Role(role))
+            SessionsReach(self.service.sessions).hand_over(invitation)
 
     def _to_client(self, kind: str, conn_id: int, n: int, payload: Any) -> None:
         tunnel = self._tunnels.get(conn_id)

@@ -35,6 +35,7 @@ class Quota(StrEnum):
     SIGN_UPS = "sign_ups"  # handles taken
     SIGN_INS = "sign_ins"  # failed sign-ins with a device token or a passkey
     LINK_CODES = "link_codes"  # wrong link and recovery codes: guesses
+    FRIEND_ASKS = "friend_asks"
 
 
 _WHAT = {
@@ -45,6 +46,7 @@ _WHAT = {
     Quota.SIGN_UPS: "handles taken",
     Quota.SIGN_INS: "failed sign-ins",
     Quota.LINK_CODES: "wrong link or recovery codes",
+    Quota.FRIEND_ASKS: "friend requests and invitations",
 }
 
 
@@ -61,6 +63,7 @@ class Allowances:
             Quota.SIGN_UPS: Allowance(limits.sign_ups_per_minute),
             Quota.SIGN_INS: Allowance(limits.sign_ins_per_minute),
             Quota.LINK_CODES: Allowance(limits.wrong_link_codes_per_minute),
+            Quota.FRIEND_ASKS: Allowance(limits.friend_asks_per_minute),
         }
 
     def admit(self, quota: Quota, peer: Peer, *, spend: bool = True) -> None:

@@ -81,6 +81,7 @@ class Limits:
     sign_ups_per_minute: int = 5
     sign_ins_per_minute: int = 20
     wrong_link_codes_per_minute: int = 10
+    friend_asks_per_minute: int = 20
     trusted_proxies: tuple[str, ...] = ()
     queue_bytes: int = 1024 * 1024
     send_timeout: float = 5.0

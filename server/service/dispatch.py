@@ -18,6 +18,7 @@ from protocol.messages import ErrorCode
 from protocol.requests import Hello, Ping, Request
 from protocol.wire import VERSION
 
+from ..accounts.friend_handlers import FRIEND_HANDLERS, FriendsDesk
 from ..accounts.handlers import ACCOUNT_HANDLERS, AccountDesk
 from ..accounts.history_handlers import HISTORY_HANDLERS
 from ..accounts.keeping import HistoryKeeper
@@ -39,7 +40,7 @@ __all__ = ["HANDLERS", "Desk", "check_name", "dispatch"]
 log = logging.getLogger("klondike_race.service")
 
 
-class Desk(AccountDesk, Protocol):
+class Desk(AccountDesk, FriendsDesk, Protocol):
     """What the handlers need of the service (server/service/service.py): the
     room handlers' :class:`~server.rooms.handlers.Front`, the account handlers'
     additions to it, and the sessions."""
@@ -190,5 +191,6 @@ HANDLERS: dict[type[Request], Handler[Desk]] = dict(
         *ROOM_HANDLERS.items(),
         *ACCOUNT_HANDLERS.items(),
         *HISTORY_HANDLERS.items(),
+        *FRIEND_HANDLERS.items(),
     ]
 )

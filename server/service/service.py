@@ -19,6 +19,8 @@ from protocol.requests import Request
 from protocol.settings import DealRules
 
 from .. import ids
+from ..accounts.friend_handlers import SessionsReach
+from ..accounts.friends import Reach
 from ..accounts.keeping import HistoryKeeper
 from ..accounts.memory import MemoryAccounts
 from ..accounts.service import Accounts
@@ -76,6 +78,7 @@ class Service:
         self.idle_room_ms = idle_room_ms  # rooms with nobody connected this long close
         self.tasks = Tasks()
         self.sessions = Sessions(self)
+        self.reach: Reach = SessionsReach(self.sessions)  # who is online: this node's sessions
         self.rooms: dict[str, RoomRunner] = {}
         self.adoption = Adoption(self)
         self.connections: set[Peer] = set()

@@ -31,7 +31,7 @@ from ..peer import Peer, SessionState
 from ..store.base import SessionRecord, Store, StoreUnavailable, unavailable
 from .tasks import Tasks
 
-__all__ = ["Sessions"]
+__all__ = ["Sessions", "Watcher"]
 
 log = logging.getLogger("klondike_race.service")
 
@@ -45,12 +45,23 @@ class Keeper(Protocol):
     account_service: Accounts
 
 
+class Watcher(Protocol):
+    """Told of every connection that comes to speak for a player's session, and
+    of its going (a cluster keeps where each player is connected: server/cluster/
+    friends.py)."""
+
+    def attached(self, player: str, conn: Peer) -> None: ...
+
+    def detached(self, player: str, conn: Peer) -> None: ...
+
+
 class Sessions:
     """The sessions in use on this node, by public player id."""
 
     def __init__(self, keeper: Keeper) -> None:
         self._keeper = keeper
         self._by_player: dict[str, SessionState] = {}
+        self.watcher: Watcher | None = None
 
     def __contains__(self, player: str) -> bool:
         return player in self._by_player
@@ -60,10 +71,17 @@ class Sessions:
         session = self._by_player.get(player)
         return session.peer if session is not None else None
 
+    def room_of_player(self, player: str) -> str | None:
+        """The room ``player``'s session is in, as this node knows it."""
+        session = self._by_player.get(player)
+        return session.room_code if session is not None else None
+
     def attach(self, session: SessionState, conn: Peer) -> None:
         """``conn`` speaks for ``session`` from now on; an older connection of the
         same session is closed (4001)."""
         old, session.peer, conn.session = session.peer, conn, session
+        if self.watcher is not None:
+            self.watcher.attached(session.player, conn)
         if old is not None and old is not conn:
             old.close(M.CloseCode.RESUMED_ELSEWHERE, "session resumed on another connection")
 
@@ -74,6 +92,8 @@ class Sessions:
         if session is None or session.peer is not conn:
             return None
         session.peer = None
+        if self.watcher is not None:
+            self.watcher.detached(session.player, conn)
         return session
 
     async def resume(self, token: str) -> SessionState:

@@ -161,6 +161,32 @@ class Client:
             except TimeoutError:
                 raise TimeoutError(f"no {kind} event {match}") from None
 
+    async def notice(self, kind: str, timeout: float = TIMEOUT, **match: Any) -> dict[str, Any]:
+        """The first frame of ``kind`` (matching ``match``) that is neither a reply
+        nor a room event (a ``friend_invite``): such frames have no order to keep."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while True:
+            for frame in self.frames:
+                msg = frame.msg
+                if "id" in msg or "seq" in msg or msg.get("type") != kind:
+                    continue
+                if all(msg.get(k) == v for k, v in match.items()):
+                    return msg
+            if self.close_code is not None:
+                raise ConnectionError(f"closed {self.close_code} waiting for {kind}")
+            self._arrived.clear()
+            left = deadline - loop.time()
+            if left <= 0:
+                raise TimeoutError(f"no {kind} notice {match}")
+            try:
+                await asyncio.wait_for(self._arrived.wait(), left)
+            except TimeoutError:
+                raise TimeoutError(f"no {kind} notice {match}") from None
+
+    def notices(self, kind: str) -> list[dict[str, Any]]:
+        return [f.msg for f in self.frames if f.msg.get("type") == kind and "id" not in f.msg]
+
     async def caught_up(self) -> None:
         """Ping, and wait for the pong: the server answers a ping at once, on the
         same queue as everything else for this connection, so every frame it had

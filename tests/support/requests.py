@@ -42,6 +42,21 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "add_passkey": {"credential": {"id": "AAAA", "type": "public-key"}, "label": "cli"},
     "passkeys": {},
     "remove_passkey": {"passkey": "AAAA"},
+    "change_handle": {"handle": "Robert"},
+    "account_settings": {"shows_record": False, "shows_online": False},
+    "export_account": {},
+    "delete_account": {"handle": "Nobody"},
+    "friends": {},
+    "befriend": {"handle": "Bea"},
+    "answer_friend": {"handle": "Bea", "accept": True},
+    "unfriend": {"handle": "Bea"},
+    "friend_link": {},
+    "invite_friend": {"handle": "Bea"},
     "join_room": {"code": "ZZZZZZ", "role": "spectator"},
     "leave_room": {},
+}
+
+# The other form of a request whose fields are alternatives (exactly one given).
+ALTERNATIVES: dict[str, dict[str, Any]] = {
+    "befriend": {"link": "f.not-a-link"},
 }
