@@ -251,7 +251,8 @@ async def test_the_record_against_a_friend_comes_from_the_rounds_raced_together(
 async def test_friends_on_two_nodes_see_each_other_and_are_invited(redis: RedisServer) -> None:
     """Ann's socket is on node A, Bea's on node B (one Redis, one account store):
     each sees the other online, and where; an invitation from Ann's room on A
-    reaches Bea's socket on B; once Bea's socket is gone, A sees her offline."""
+    reaches Bea's socket on B; once Bea's socket is gone, A sees her offline, and
+    so it does when a dead node's note says otherwise."""
     shared = MemoryAccounts()
 
     async def store() -> RedisStore:
@@ -283,4 +284,10 @@ async def test_friends_on_two_nodes_see_each_other_and_are_invited(redis: RedisS
 
         await bea.close()
         await eventually(lambda: seen(ann, bea, False, None), what="Bea offline, seen from A")
+        # A node that died with Bea's note left behind does not count: nobody
+        # listens on its channel.
+        assert bea.player is not None
+        redis("SET", f"klondike:here:{bea.player}", "a-node-gone", "PX", 60_000)
+        assert await seen(ann, bea, False, None)
+        await ann.ok("invite_friend", handle=bea.name)  # to nobody, and no harm
         await ann.close()
