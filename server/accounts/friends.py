@@ -153,6 +153,8 @@ class Friends:
         return listing
 
     async def _records(self, me: Account, friends: Sequence[Account]) -> dict[str, Record]:
+        if not friends:
+            return {}
         mine = await self.store.round_history(me.player, None, RECORD_ROUNDS)
         raced = {p for entry in mine for p in entry.players}
         records: dict[str, Record] = {}
@@ -221,8 +223,11 @@ class Friends:
 
     async def show_online(self, me: Account, show: bool) -> None:
         """Friends see ``me`` online (and where) from their next ``friends``, or not."""
-        if me.shows_online != show:
-            await self.store.update_account(replace(me, shows_online=show))
+        # Read again just before: the account's room may have moved since the
+        # request began, and the whole account is written back.
+        current = await self.store.account(me.account)
+        if current is not None and current.shows_online != show:
+            await self.store.update_account(replace(current, shows_online=show))
 
     async def new_link(self, me: Account) -> str:
         link = new_friend_link()
