@@ -158,6 +158,7 @@ export function renderFriends() {
   if (!body) return;
   $("invite-friend").hidden = !(state.account && state.room);
   $("friends-open").hidden = !state.account;
+  if (!$("friends-dialog").open) return; // app.js redraws on every room event: only what shows
   if (!state.account) {
     replaceChildren(body, h("p", { class: "note" }, FRIEND_TEXT.signInFirst));
     return;
