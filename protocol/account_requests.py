@@ -6,18 +6,24 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, ClassVar, Self
 
 from .messages import ErrorCode, RequestId
-from .request_fields import Request, opt_str, req_str
+from .request_fields import Request, opt_str, req_choice, req_map, req_str
 from .wire import WireError
 
 __all__ = [
     "ACCOUNT_REQUESTS",
     "MAX_LABEL",
+    "AddPasskey",
     "Devices",
     "LinkCodeRequest",
+    "PasskeyOptions",
+    "PasskeyPurpose",
+    "Passkeys",
     "RecoveryCodes",
+    "RemovePasskey",
     "SignOut",
     "TakeHandle",
     "opt_label",
@@ -93,11 +99,75 @@ class RecoveryCodes(Request):
     TYPE: ClassVar[str] = "recovery_codes"
 
 
+class PasskeyPurpose(StrEnum):
+    REGISTER = "register"  # add a passkey to the signed-in account
+    SIGN_IN = "sign_in"  # sign in with one: asked before hello, on the connection that says it
+
+
+@dataclass(frozen=True, slots=True)
+class PasskeyOptions(Request):
+    """The options of a WebAuthn ceremony, with a challenge for this connection
+    alone (docs/protocol.md, "Passkeys"). ``sign_in`` is the one request a
+    connection may make before its hello, which then carries the answer."""
+
+    TYPE: ClassVar[str] = "passkey_options"
+    purpose: PasskeyPurpose
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_choice(msg, "purpose", PasskeyPurpose))
+
+    def fields(self) -> dict[str, Any]:
+        return {"purpose": self.purpose.value}
+
+
+@dataclass(frozen=True, slots=True)
+class AddPasskey(Request):
+    """``credential``: ``PublicKeyCredential.toJSON()`` of the credential the
+    browser made with ``passkey_options {purpose: "register"}``."""
+
+    TYPE: ClassVar[str] = "add_passkey"
+    credential: dict[str, Any]
+    label: str | None = None
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_map(msg, "credential"), opt_label(msg))
+
+    def fields(self) -> dict[str, Any]:
+        label = {} if self.label is None else {"label": self.label}
+        return {"credential": self.credential} | label
+
+
+@dataclass(frozen=True, slots=True)
+class Passkeys(Request):
+    TYPE: ClassVar[str] = "passkeys"
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePasskey(Request):
+    """``passkey``: its id as ``passkeys`` lists it (``id`` is the request's own)."""
+
+    TYPE: ClassVar[str] = "remove_passkey"
+    passkey: str
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_str(msg, "passkey"))
+
+    def fields(self) -> dict[str, Any]:
+        return {"passkey": self.passkey}
+
+
 ACCOUNT_REQUESTS: tuple[type[Request], ...] = (
     TakeHandle,
     LinkCodeRequest,
     Devices,
     SignOut,
     RecoveryCodes,
+    PasskeyOptions,
+    AddPasskey,
+    Passkeys,
+    RemovePasskey,
 )
 """Handled by the node the client is connected to, never relayed to its room's."""

@@ -47,6 +47,10 @@ __all__ = [
     "members",
     "moved",
     "ok",
+    "passkey_added",
+    "passkey_options",
+    "passkey_removed",
+    "passkeys",
     "past_deal",
     "pong",
     "profile",
@@ -298,6 +302,28 @@ def signed_out(rid: RequestId, *, count: int) -> Message:
 @_message
 def recovery_codes(rid: RequestId, *, codes: Sequence[str]) -> Message:
     return _make("recovery_codes", {"id": rid, "codes": codes})
+
+
+@_message
+def passkey_options(rid: RequestId, *, options: Mapping[str, Any]) -> Message:
+    """WebAuthn's options as JSON (``PublicKeyCredentialCreationOptionsJSON`` or
+    ``…RequestOptionsJSON``), for ``parseCreationOptionsFromJSON`` and its kin."""
+    return _make("passkey_options", {"id": rid, "options": options})
+
+
+@_message
+def passkey_added(rid: RequestId, *, passkey: Mapping[str, Any]) -> Message:
+    return _make("passkey_added", {"id": rid, "passkey": passkey})
+
+
+@_message
+def passkeys(rid: RequestId, *, passkeys: Sequence[Mapping[str, Any]]) -> Message:
+    return _make("passkeys", {"id": rid, "passkeys": passkeys})
+
+
+@_message
+def passkey_removed(rid: RequestId, *, passkey: str) -> Message:
+    return _make("passkey_removed", {"id": rid, "passkey": passkey})
 
 
 @_message

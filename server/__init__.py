@@ -8,7 +8,8 @@
   server's side of a session.
 - ``store/`` — where logs and sessions are kept: the interface (``base.py``),
   in memory, embedded SQLite on local disk (``sqlite.py``, the default), and Redis
-  (the only place Redis is spoken: ``redis.py``, ``redis_conn.py``).
+  (``redis.py``; ``redis_conn.py``, the one way to Redis, which the account store,
+  ``accounts/redis.py``, speaks through too).
 - ``net/`` — where bytes meet the socket: the WebSocket connection, HTTP, rate
   limits, metrics, the clock.
 - ``rooms/`` — the asyncio runner of one room (its pipeline to the store, its

@@ -12,12 +12,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import ssl
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
@@ -28,7 +30,7 @@ from .accounts.store import AccountStore
 from .collector import collect_garbage
 from .net.clock import Clock, SystemClock
 from .net.connection import Connection, Flusher, GameSocket, Limits
-from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, too_many
+from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, site_of, too_many
 from .net.metrics import Metrics
 from .net.ratelimit import client_address
 from .rooms.proofs import ProvenPools
@@ -71,9 +73,14 @@ class RaceServer:
         idle_room_ms: int = IDLE_ROOM_MS,
         origins: Sequence[str] = (),
         metrics_address: tuple[str, int] | None = None,
+        tls: ssl.SSLContext | None = None,
+        rp_id: str | None = None,
         accounts: AccountStore | None = None,
         accounts_factory: Callable[[], Awaitable[AccountStore]] | None = None,
     ) -> None:
+        self.tls = tls  # HTTPS and WSS on the one port (server/net/tls.py)
+        self.rp_id = rp_id  # passkeys' RP ID; None: each connection's Host name
+        self.origins = tuple(origins)
         self.store: Store = store if store is not None else MemoryStore()
         self._store_factory = store_factory
         self._accounts_factory = accounts_factory  # beside the room store: server/cli.py
@@ -99,6 +106,7 @@ class RaceServer:
             static_dir,
             origins=origins,
             metrics_here=metrics_address is None,
+            secure=tls is not None,
         )
         # /metrics on a listener of its own, answering any peer that reaches it
         self.metrics_address = metrics_address
@@ -130,7 +138,9 @@ class RaceServer:
         }
 
     async def _handler(self, ws: ServerConnection) -> None:
-        conn = Connection(self.service, ws, self.limits, self.flusher)
+        headers = ws.request.headers if ws.request is not None else Headers()
+        site = site_of(headers, self.tls is not None, self.rp_id, self.origins)
+        conn = Connection(self.service, ws, self.limits, self.flusher, site)
         self._per_address[conn.address] += 1
         try:
             await conn.serve()
@@ -182,6 +192,7 @@ class RaceServer:
             ping_interval=self.ping_interval,
             close_timeout=2.0,
             server_header=None,
+            ssl=self.tls,
         )
         sock = next(iter(self._server.sockets))
         self.port = sock.getsockname()[1]
@@ -201,7 +212,14 @@ class RaceServer:
 
     @property
     def url(self) -> str:
-        return f"ws://{self.host}:{self.port}/ws"
+        scheme = "wss" if self.tls is not None else "ws"
+        return f"{scheme}://{self.host}:{self.port}/ws"
+
+    @property
+    def page(self) -> str:
+        """The browser client's address (``/``)."""
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://{self.host}:{self.port}/"
 
     async def stop(self) -> None:
         """Close every client with 1001 (going away), then the store."""
@@ -235,13 +253,7 @@ class RaceServer:
 async def serve_forever(server: RaceServer) -> None:
     await server.start()
     gc_task = asyncio.get_running_loop().create_task(collect_garbage())
-    log.info(
-        "klondike-race listening on ws://%s:%d/ws and http://%s:%d/",
-        server.host,
-        server.port,
-        server.host,
-        server.port,
-    )
+    log.info("klondike-race listening on %s and %s", server.url, server.page)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="a browser origin besides the server's own that may open the game socket "
         "(e.g. https://cards.example.org; repeat for more)",
+    )
+    parser.add_argument(
+        "--tls-cert",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="serve HTTPS and WSS on the port with this certificate chain (PEM), e.g. one "
+        "from mkcert for the LAN name, so passkeys work for friends on the LAN; with --tls-key",
+    )
+    parser.add_argument(
+        "--tls-key",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="the private key (PEM) of --tls-cert",
+    )
+    parser.add_argument(
+        "--rp-id",
+        type=_rp_id,
+        default=None,
+        metavar="DOMAIN",
+        help="the domain passkeys are made for (WebAuthn's RP ID), e.g. cards.example.org; "
+        "set it when the page is reached by several names or served from an --origin "
+        "(default: the name in each request's Host, right for localhost and one LAN name)",
     )
     parser.add_argument(
         "--metrics",
@@ -119,6 +144,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(func=serve_command)
 
 
+def _rp_id(text: str) -> str:
+    """A domain name as WebAuthn takes it for an RP ID: no scheme, no port, not
+    an IP address (browsers refuse those)."""
+    name = text.strip().lower().rstrip(".")
+    labels = name.split(".")
+    if not name or not all(
+        re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", label) for label in labels
+    ):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a domain name (e.g. race.lan)")
+    if all(label.isdigit() for label in labels):
+        raise argparse.ArgumentTypeError(f"{text!r} is an address: passkeys need a name")
+    return name
+
+
 def _address(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit():
@@ -142,7 +181,10 @@ def serve_command(args: argparse.Namespace) -> int:
         async def factory() -> Any:
             return await RedisStore.from_url(url)
 
-        accounts = _redis_accounts(url)
+        from .accounts.redis import RedisAccounts
+
+        async def accounts() -> Any:  # the same Redis, the URL's prefix too
+            return await RedisAccounts.from_url(url)
 
     elif not memory:
         from .store.sqlite import SqliteStore
@@ -156,6 +198,17 @@ def serve_command(args: argparse.Namespace) -> int:
 
         async def accounts() -> Any:
             return await SqliteAccounts.at(data_dir)
+
+    tls = None
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise SystemExit("--tls-cert and --tls-key go together")
+    if args.tls_cert is not None:
+        from .net.tls import TlsError, tls_context
+
+        try:
+            tls = tls_context(args.tls_cert, args.tls_key)
+        except TlsError as exc:
+            raise SystemExit(f"--tls-cert/--tls-key: {exc}") from None
 
     limits = Limits(
         rate=args.rate_limit,
@@ -179,36 +232,10 @@ def serve_command(args: argparse.Namespace) -> int:
         origins=args.origin,
         metrics_address=args.metrics,
         accounts_factory=accounts,  # None: in memory (--memory)
+        tls=tls,
+        rp_id=args.rp_id,
     )
     return run(server)
-
-
-def _redis_accounts(url: str) -> Any:
-    """How ``--redis`` opens its account store: the Redis one, shared by every
-    node, when this build has it; otherwise None, each node then keeping accounts
-    in its own memory (accounts are shared between nodes only with the Redis
-    account store)."""
-    from importlib import import_module
-    from urllib.parse import unquote, urlsplit
-
-    try:
-        module = import_module("server.accounts.redis")
-    except ModuleNotFoundError as exc:
-        if exc.name != "server.accounts.redis":
-            raise
-        return None
-    redis_accounts = module.RedisAccounts
-    parts = urlsplit(url)
-    host, port = parts.hostname or "127.0.0.1", parts.port or 6379
-    password = unquote(parts.password) if parts.password else None
-    db = int(parts.path.strip("/") or 0)
-
-    async def accounts() -> Any:
-        store = redis_accounts(host, port, password=password, db=db)
-        await store.connect()
-        return store
-
-    return accounts
 
 
 def package_version() -> str:

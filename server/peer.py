@@ -15,7 +15,18 @@ from typing import Any, Protocol
 
 from protocol.messages import CloseCode, Code, Message
 
-__all__ = ["Peer", "SessionState"]
+__all__ = ["Peer", "SessionState", "Site"]
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Where a client's page lives, as WebAuthn names it (server/accounts/
+    passkeys.py): the RP ID its passkeys are scoped to, and the origins a
+    ceremony may run from. Read from the connection's handshake and the
+    server's settings (server/net/http.py ``site_of``), once per connection."""
+
+    rp_id: str
+    origins: tuple[str, ...]  # the first: the page's own (``link_base``), then ``--origin``s
 
 
 class Peer(Protocol):
@@ -28,6 +39,7 @@ class Peer(Protocol):
     # ``scheme://host`` as the client reached the server (its handshake's Host),
     # for the links the server hands it; None when not known (a relayed client)
     link_base: str | None
+    site: Site | None  # passkeys' RP ID and origins; None as for ``link_base``
 
     def send(self, msg: Message) -> None:
         """Queue one message (encoded for this connection); never blocks."""

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 from protocol.settings import Scoring
-from server.accounts.profile import CHART_WEEKS, week_start
+from server.accounts.profile import CHART_WEEKS
+from server.accounts.store import week_start
 from tests.support.inprocess import FakeClock, Seeds, running_server
 from tests.support.raw_client import Client, player
 from tests.support.solver import board_from_view, solve
@@ -184,3 +186,11 @@ async def test_history_in_pages() -> None:
         for limit in (0, 51, "2", True):
             refused = await ann.request("history", limit=limit)
             assert refused["code"] == "bad_request", refused
+
+
+def test_weeks_start_on_monday_utc() -> None:
+    for day in range(1, 29):  # February 2027: Monday the 1st, 8th, 15th, 22nd
+        t = datetime(2027, 2, day, 23, 59, tzinfo=UTC).timestamp()
+        start = datetime.fromtimestamp(week_start(t), UTC)
+        assert start.weekday() == 0 and (start.hour, start.minute) == (0, 0)
+        assert start.day == 1 + (day - 1) // 7 * 7

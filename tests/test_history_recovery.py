@@ -91,8 +91,12 @@ async def test_kill_9_after_the_deal_each_entry_once(embedded: EmbeddedServer) -
             assert re.fullmatch(rf"{code}-\d+/1/1", key)
         kept = rows(embedded.data_dir, "SELECT player, key FROM deals ORDER BY player")
         assert kept == sorted((p, key) for p in players)
-        counted = rows(embedded.data_dir, "SELECT player, deals FROM totals ORDER BY player")
-        assert counted == sorted((p, 1) for p in players)
+        # Each deal counts once in its ladder's totals and once in its week's.
+        counted = rows(
+            embedded.data_dir,
+            "SELECT player, ladder LIKE 'week:%', deals FROM totals ORDER BY 1, 2",
+        )
+        assert counted == sorted((p, week, 1) for p in players for week in (0, 1))
         assert rows(embedded.data_dir, "SELECT key FROM replays") == [(key,)]
         assert len(rows(embedded.data_dir, "SELECT * FROM rounds")) == 2
         got = await records(embedded.url, [ann.token, bob.token])

@@ -308,6 +308,8 @@ def test_a_visitor_keeps_a_name_and_a_guest_in_a_room_is_asked_first(people: Any
 
     yuri = people("yuri", LAPTOP)
     code = yuri.create("Yuri")
+    zed = people("zed", PHONE)
+    zed.join("Zed", code)
     yuri.page.click("#open-sign-in")
     yuri.page.fill("#link-input", typed)
     yuri.page.click("#link-sign-in")
@@ -319,6 +321,7 @@ def test_a_visitor_keeps_a_name_and_a_guest_in_a_room_is_asked_first(people: Any
     yuri.page.click(YES)
     expect(yuri.page.locator("#me-handle")).to_have_text("Xena")
     expect(yuri.page.locator("#lobby-screen")).to_be_visible()  # Xena sits in no room
+    expect(zed.page.locator("li.member")).to_have_count(1)  # the guest left the room, not away
     expect(yuri.page.locator("#playing-as")).to_have_text("You play as Xena, signed in.")
 
     # Signing out here is a guest's page again at once, with a name to give.
@@ -326,4 +329,4 @@ def test_a_visitor_keeps_a_name_and_a_guest_in_a_room_is_asked_first(people: Any
     yuri.page.locator('#devices li.device[data-current="yes"] .device-sign-out').click()
     is_guest(yuri, "You signed out on this device.")
     expect(yuri.page.locator("#name")).to_be_visible()
-    no_errors(xena, yuri)
+    no_errors(xena, yuri, zed)

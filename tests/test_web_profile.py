@@ -4,7 +4,8 @@ their profile from the header and finds the totals, both charts drawn with a
 mark per point the server gave (a dot per deal, a bar per week), the deals newest
 first with their placings and scores, and a past deal opened in the replayer,
 its log followed from the seed to the revealed board. ``/p/HANDLE`` serves the
-same page, which asks for that record and says when there is none to show."""
+same page, which asks for that record and says when there is none to show; a
+record of 21 deals lists 20, and the rest after More."""
 
 from __future__ import annotations
 
@@ -86,15 +87,24 @@ def test_profile_charts_deals_and_a_replay(server: str, browser: Browser) -> Non
 
 
 async def race_and_take_handle(url: str, handle: str) -> str:
-    """Over a socket of its own: a player races a deal alone (a draw, then
-    resigning) and takes ``handle``; the room's code."""
+    """Over a socket of its own: a player races alone, a round of 20 deals and
+    the first deal of a rematch (a draw and resigning, then resigning each), and
+    takes ``handle``; the room's code."""
     zed = await player(url, "Zed")
     try:
-        settings = {"deals_per_round": 1, "break_seconds": 0}
+        settings = {"deals_per_round": 20, "break_seconds": 0}
         code: str = (await zed.ok("create_room", settings=settings))["room"]["code"]
         await zed.ok("start")
         await zed.event("deal_started")
         await zed.ok("move", deal=1, move={"kind": "draw"})
+        for number in range(1, 21):
+            await zed.ok("move", deal=number, move={"kind": "resign"})
+            await zed.event("deal_over")
+            if number < 20:
+                await zed.event("deal_started")
+        await zed.event("round_over")
+        await zed.ok("rematch")
+        await zed.event("deal_started")
         await zed.ok("move", deal=1, move={"kind": "resign"})
         await zed.event("deal_over")
         await zed.ok("take_handle", handle=handle)
@@ -121,12 +131,18 @@ def test_a_public_page_by_handle(server: str, browser: Browser) -> None:
         page = visitor.open("/p/zed")  # handles are matched without case
         expect(page.locator("#profile-title")).to_have_text("Zed")
         rows = screen.locator("#deal-list tbody tr")
-        expect(rows).to_have_count(1)
-        expect(rows.first).to_have_attribute("data-key", re.compile(rf"{code}-\d+/1/1"))
-        expect(screen.locator("#score-chart circle.chart-dot")).to_have_count(1)
+        expect(rows).to_have_count(20)  # a page
+        expect(rows.first).to_have_attribute("data-key", re.compile(rf"{code}-\d+/2/1"))
+        page.click("#deals-more")
+        expect(rows).to_have_count(21)
+        expect(page.locator("#deals-more")).to_have_count(0)  # no page after it
+        first = rows.nth(20)
+        expect(first).to_have_attribute("data-key", re.compile(rf"{code}-\d+/1/1"))
+        expect(screen.locator("#score-chart circle.chart-dot")).to_have_count(21)
         expect(screen.locator("#weeks-chart rect.chart-bar")).to_have_count(CHART_WEEKS)
-        rows.first.locator("button[data-replay]").click()
+        first.locator("button[data-replay]").click()
         expect(screen.locator("#profile-replay .replayed")).to_have_count(1)
+        expect(screen.locator("#profile-replay .log li")).to_have_count(2)  # draw, resign
         no_errors(visitor)
     finally:
         visitor.close()

@@ -7,7 +7,8 @@
 // devices signed in (each can be signed out, or all at once), a sign-in code for
 // another device (the code in groups, its QR, the link, and a countdown), a new
 // set of recovery codes (recovery.js shows them once), and passkeys (passkeys.js
-// wires them; a page that is not a secure context says why there are none).
+// lists and wires them, told of the screen's opening by onAccountOpen; a page
+// that is not a secure context says why there are none).
 //
 // Guests are never asked for any of it: nothing here stands before Create or Join.
 
@@ -19,17 +20,23 @@ import { showScreen } from "./room.js";
 import { backToGuest } from "./session.js";
 import { $, onSession, render, state } from "./state.js";
 import {
-  PASSKEYS_INSECURE,
   SIGNED_OUT_TEXT,
   dateText,
   deviceUsedText,
   expiresText,
+  passkeysUnavailable,
   refusalText,
 } from "./words.js";
 
 let devices = []; // the account's devices as the server last listed them
 let link = null; // the sign-in code shown: {code, expires, url, qr}
 let ticker = null; // the countdown's (and the "min ago"s') second hand, while the screen shows
+const openers = []; // what else loads when the signed-in screen opens (passkeys.js)
+
+/** `fn` runs whenever the Account screen opens for a signed-in page (not over fresh codes). */
+export function onAccountOpen(fn) {
+  openers.push(fn);
+}
 
 const serverSeconds = () => (state.conn ? state.conn.serverNow() : Date.now()) / 1000;
 
@@ -44,7 +51,10 @@ export function openAccount(focus = null) {
     // What went wrong the last time it was open is not news now.
     for (const el of $("account-screen").querySelectorAll(".field-error")) el.textContent = "";
   }
-  if (state.account && !codesShown()) loadDevices();
+  if (state.account && !codesShown()) {
+    loadDevices();
+    for (const fn of openers) fn();
+  }
   clearInterval(ticker);
   ticker = setInterval(tick, 1000);
   const target = focus && $(focus);
@@ -229,12 +239,14 @@ export function initAccount() {
   });
   $("new-codes").addEventListener("click", newCodes);
   $("account-handle").tabIndex = -1;
-  // WebAuthn works only in a secure context (https, or localhost): elsewhere the
-  // page says why there are no passkeys rather than offering what cannot work.
-  if (!window.isSecureContext) {
+  // WebAuthn works only in a secure context (https, or localhost) and under a
+  // name: elsewhere the page says why there are no passkeys rather than offering
+  // what cannot work.
+  const noPasskeys = passkeysUnavailable(window.location, window.isSecureContext);
+  if (noPasskeys) {
     $("passkeys").hidden = true;
     $("passkey-sign-in").hidden = true;
-    $("passkeys-insecure").textContent = PASSKEYS_INSECURE;
+    $("passkeys-insecure").textContent = noPasskeys;
     $("passkeys-insecure").hidden = false;
   }
   onSession(() => {

@@ -10,6 +10,7 @@
 //   account.js   who you are in the header, the Account screen (devices, codes)
 //   signin.js    keep your name (take a handle), sign in by code or link
 //   recovery.js  recovery codes, shown once, copied or downloaded
+//   passkeys.js  passkeys: sign in with one, add and remove them (WebAuthn)
 //   play.js      your own board: sending moves, the buttons, keyboard shortcuts
 //   table.js     the felt: your board, the spectator wall, or a message
 //   hud.js       the race HUD, rival chips, seed line, notices, clocks
@@ -36,6 +37,7 @@ import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
 import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
+import { initPasskeys } from "./passkeys.js";
 import { renderPast } from "./past.js";
 import { initProfile, openFromPath } from "./profile.js";
 import { renderResults } from "./results.js";
@@ -76,9 +78,10 @@ initHost();
 initHud();
 initReactions();
 initLobby();
-initProfile();
 initRecovery();
 initAccount();
 initSignIn();
+initPasskeys();
+initProfile();
 initFriends();
 restoreSession().finally(openFromPath);

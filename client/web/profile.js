@@ -9,6 +9,7 @@
 import { renderBoard } from "./board.js";
 import { scoreChart, weeksChart } from "./charts.js";
 import { clock, h, replaceChildren, signed } from "./dom.js";
+import { toast } from "./feedback.js";
 import { recordTable } from "./friends.js";
 import { statusText } from "./hud.js";
 import { checkDeal, tellLog } from "./replay.js";
@@ -97,7 +98,13 @@ export function closeProfile() {
 
 async function more() {
   const asked = view.asked;
-  const page = await ask("history", { before: view.next, limit: PAGE });
+  let page;
+  try {
+    page = await ask("history", { before: view.next, limit: PAGE });
+  } catch (err) {
+    toast(refusalText(err)); // the page stays as it was: More may be pressed again
+    return;
+  }
   if (asked !== view.asked) return;
   view.deals = [...view.deals, ...page.deals];
   view.next = page.next;

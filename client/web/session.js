@@ -119,7 +119,7 @@ export async function ensureSession(name) {
   if (state.conn?.isOpen && state.session && (signedIn || state.session.name === name)) return;
   const key = signedIn ? "device" : `name:${name}`;
   if (opening?.key === key) return opening.done;
-  const done = signedIn ? resume(resumeFields()) : (async () => {
+  const done = signedIn ? resumeSignedIn() : (async () => {
     await connect();
     await hello({ name });
   })();
@@ -128,6 +128,16 @@ export async function ensureSession(name) {
     await done;
   } finally {
     if (opening?.done === done) opening = null;
+  }
+}
+
+/** A signed-in page's connection, back (a form was submitted while it was down). */
+async function resumeSignedIn() {
+  try {
+    await resume(resumeFields());
+  } catch (err) {
+    if (err instanceof ServerError && err.code === "unknown_token") backToGuest(SIGNED_OUT_TEXT.elsewhere);
+    throw err;
   }
 }
 
@@ -290,15 +300,17 @@ export async function signIn(fields) {
     const sent = typeof fields === "function" ? await fields(conn) : fields;
     const reply = await conn.request("hello", { version: VERSION, label: deviceLabel(navigator.userAgent), ...sent });
     const old = state.conn;
+    const seat = state.room && !state.account; // a guest's seat, given up (signin.js asked)
     clearTimeout(state.reconnectTimer);
     settleResume(false);
     state.conn = conn; // from here on its frames are the page's
     state.replaced = false;
     hideBanner();
     if (old) {
-      state.closing = true;
-      old.close();
-      state.closing = false;
+      // The guest leaves its room on its own connection (the room is told at
+      // once, rather than keeping an away seat), then that connection goes.
+      const leaving = seat && old.isOpen ? old.request("leave_room") : Promise.resolve();
+      leaving.catch(() => {}).finally(() => old.close());
     }
     welcomed(reply);
     if (reply.room) setRoom(reply.room);

@@ -5,7 +5,7 @@
 // as /#link=CODE from another device's QR or link: filled in, one press) or a
 // recovery code. A guest sitting in a room is asked first, since signing in
 // leaves that guest's seat. passkeys.js adds the passkey's button to the same
-// panel, through session.js signIn.
+// panel, through signInWith.
 
 import { closeAccount, openAccount, showAccountMessage } from "./account.js";
 import { confirmInline } from "./confirm.js";

@@ -274,7 +274,30 @@ export function expiresText(ms) {
   return `Expires in ${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
 }
 
+/** The browser's refusal of a passkey ceremony (cancelled, timed out, none here) in words; null for anything else. */
+export function passkeyRefusalText(err) {
+  switch (err?.name) {
+    case "NotAllowedError":
+      return "No passkey was used: cancelled, or this device has none for this site.";
+    case "InvalidStateError":
+      return "This device has a passkey for your account already.";
+    case "SecurityError":
+      return "Passkeys do not work at this address: open the page by the server's name over HTTPS, or on localhost.";
+    default:
+      return null;
+  }
+}
+
 export const PASSKEYS_INSECURE = "Passkeys need a secure page: open this site over HTTPS or on localhost.";
+export const PASSKEYS_BY_ADDRESS = "Passkeys need the server's name: open this site by its name (or localhost), not by its address.";
+
+/** Why this page can have no passkeys (null: it can): WebAuthn wants a secure context and a name, not an IP address. */
+export function passkeysUnavailable(loc, secure) {
+  if (!secure) return PASSKEYS_INSECURE;
+  if (/^[\d.]+$|^\[/.test(loc.hostname)) return PASSKEYS_BY_ADDRESS;
+  return null;
+}
+
 /** The friends panel, the room's "Invite a friend", and a friend's invitation (friends.js). */
 export const FRIEND_TEXT = {
   title: "Friends",

@@ -4,7 +4,8 @@ change the session to match, reply.
 They are answered by the node the client is connected to, never relayed to the
 node of its room (server/cluster/): an account is not a room's business, and the
 session that a handle changes is the one this node holds for the connection.
-Signing in is ``hello``'s (server/service/dispatch.py).
+Signing in is ``hello``'s (server/service/dispatch.py); a passkey's sign-in
+options are asked for here, before that hello, on the connection that will say it.
 """
 
 from __future__ import annotations
@@ -14,9 +15,14 @@ from typing import Protocol
 
 from protocol import messages as M
 from protocol.account_requests import (
+    AddPasskey,
     Devices,
     LinkCodeRequest,
+    PasskeyOptions,
+    PasskeyPurpose,
+    Passkeys,
     RecoveryCodes,
+    RemovePasskey,
     SignOut,
     TakeHandle,
 )
@@ -29,6 +35,7 @@ from ..net.http import qr_svg
 from ..peer import Peer
 from ..rooms.handlers import Front, Handler, on
 from ..store.base import StoreUnavailable
+from .passkeys import passkey_view
 from .service import Accounts, account_view, device_view
 
 __all__ = ["ACCOUNT_HANDLERS", "AccountDesk", "close_signed_out"]
@@ -114,6 +121,39 @@ async def _recovery_codes(desk: AccountDesk, conn: Peer, req: RecoveryCodes) -> 
     conn.send(M.recovery_codes(req.id, codes=await accounts.new_recovery_codes(account)))
 
 
+async def _passkey_options(desk: AccountDesk, conn: Peer, req: PasskeyOptions) -> None:
+    accounts = desk.account_service
+    now = desk.clock.now()
+    if req.purpose is PasskeyPurpose.SIGN_IN:
+        options = accounts.passkeys.sign_in_options(conn, now)
+    else:
+        account = await accounts.account(desk.session_of(conn).account)
+        options = await accounts.passkeys.registration_options(conn, account, now)
+    conn.send(M.passkey_options(req.id, options=options))
+
+
+async def _add_passkey(desk: AccountDesk, conn: Peer, req: AddPasskey) -> None:
+    accounts = desk.account_service
+    account = await accounts.account(desk.session_of(conn).account)
+    passkey = await accounts.passkeys.register(
+        conn, account, req.credential, req.label or "", desk.clock.now()
+    )
+    conn.send(M.passkey_added(req.id, passkey=passkey_view(passkey)))
+
+
+async def _passkeys(desk: AccountDesk, conn: Peer, req: Passkeys) -> None:
+    accounts = desk.account_service
+    account = await accounts.account(desk.session_of(conn).account)
+    conn.send(M.passkeys(req.id, passkeys=await accounts.passkeys.listed(account)))
+
+
+async def _remove_passkey(desk: AccountDesk, conn: Peer, req: RemovePasskey) -> None:
+    accounts = desk.account_service
+    account = await accounts.account(desk.session_of(conn).account)
+    await accounts.passkeys.remove(account, req.passkey)
+    conn.send(M.passkey_removed(req.id, passkey=req.passkey))
+
+
 ACCOUNT_HANDLERS: dict[type[Request], Handler[AccountDesk]] = dict(
     [
         on(TakeHandle, _take_handle),
@@ -121,5 +161,9 @@ ACCOUNT_HANDLERS: dict[type[Request], Handler[AccountDesk]] = dict(
         on(Devices, _devices),
         on(SignOut, _sign_out),
         on(RecoveryCodes, _recovery_codes),
+        on(PasskeyOptions, _passkey_options),
+        on(AddPasskey, _add_passkey),
+        on(Passkeys, _passkeys),
+        on(RemovePasskey, _remove_passkey),
     ]
 )

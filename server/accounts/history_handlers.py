@@ -23,14 +23,11 @@ from ..peer import Peer
 from ..rooms.handlers import Front, Handler, on
 from .history import read_replay
 from .keeping import HistoryKeeper
-from .model import Account, DealEntry, handle_key
-from .profile import CHART_DEALS, CHART_WEEKS, WEEK_S, deal_view, profile_view
+from .model import Account, handle_key
+from .profile import CHART_DEALS, deal_view, first_chart_week, profile_view
 from .store import AccountStore
 
 __all__ = ["HISTORY_HANDLERS", "Records"]
-
-_READ_PAGE = 500
-_READ_MOST = 5000  # deals a profile reads at most for its charts
 
 
 class Records(Front, Protocol):
@@ -56,20 +53,6 @@ async def _whose(desk: Records, conn: Peer, handle: str | None) -> tuple[str, Ac
     return account.player, account
 
 
-async def _recent(accounts: AccountStore, player: str, since: float) -> list[DealEntry]:
-    """The player's deals, newest first: the chart's last deals, and back to
-    ``since`` for the weeks (at most ``_READ_MOST``)."""
-    deals: list[DealEntry] = []
-    before: float | None = None
-    while len(deals) < _READ_MOST:
-        page = await accounts.deal_history(player, before, _READ_PAGE)
-        deals.extend(page)
-        if len(page) < _READ_PAGE or (len(deals) >= CHART_DEALS and page[-1].t < since):
-            break
-        before = page[-1].t
-    return deals
-
-
 async def _profile(desk: Records, conn: Peer, req: Profile) -> None:
     player, account = await _whose(desk, conn, req.handle)
     await desk.history.settled(player)
@@ -77,8 +60,10 @@ async def _profile(desk: Records, conn: Peer, req: Profile) -> None:
     now = desk.clock.now() / 1000
     totals = await accounts.totals(player)
     rounds = await accounts.round_history(player, None, 5)
-    deals = await _recent(accounts, player, now - CHART_WEEKS * WEEK_S)
-    conn.send(M.profile(req.id, profile=profile_view(account, totals, rounds, deals, now)))
+    deals = await accounts.deal_history(player, None, CHART_DEALS)
+    weeks = await accounts.weeks(player, first_chart_week(now))
+    view = profile_view(account, totals, rounds, deals, weeks, now)
+    conn.send(M.profile(req.id, profile=view))
 
 
 async def _history(desk: Records, conn: Peer, req: History) -> None:

@@ -11,7 +11,7 @@ import dataclasses
 import time
 
 from .model import Account, DealEntry, Device, Friendship, LinkCode, Passkey, RoundEntry, handle_key
-from .store import LadderTotals, add_to_totals
+from .store import LadderTotals, add_to_totals, ladders_of, tallies, weeks_of
 
 __all__ = ["MemoryAccounts"]
 
@@ -186,7 +186,8 @@ class MemoryAccounts:
             if entry.key in kept:
                 continue
             kept[entry.key] = entry
-            totals[entry.ladder] = add_to_totals(totals.get(entry.ladder), entry)
+            for tally in tallies(entry):
+                totals[tally] = add_to_totals(totals.get(tally), entry, tally)
         kept_rounds = self._rounds.setdefault(player, {})
         for round_entry in rounds:
             kept_rounds.setdefault(round_entry.key, round_entry)
@@ -204,7 +205,10 @@ class MemoryAccounts:
         return sorted(found, key=lambda e: (e.t, e.key), reverse=True)[:limit]
 
     async def totals(self, player: str) -> list[LadderTotals]:
-        return sorted(self._totals.get(player, {}).values(), key=lambda t: t.ladder)
+        return ladders_of(self._totals.get(player, {}).values())
+
+    async def weeks(self, player: str, since: float) -> list[LadderTotals]:
+        return weeks_of(self._totals.get(player, {}).values(), since)
 
     async def put_replay(self, key: str, replay: bytes, expires: float) -> None:
         self._replays[key] = (replay, expires)

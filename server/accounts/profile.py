@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .model import Account, DealEntry, RoundEntry
-from .store import LadderTotals
+from .store import WEEK, WEEK_S, LadderTotals, week_start
 
 __all__ = [
     "CHART_DEALS",
@@ -26,13 +26,11 @@ __all__ = [
 CHART_DEALS = 200  # deals on the score chart
 CHART_WEEKS = 26  # weeks on the wins chart
 ROUNDS_SHOWN = 5
-WEEK_S = 7 * 86_400
-_MONDAY = 4 * 86_400  # 1970-01-01 was a Thursday: the first Monday, 00:00 UTC, is day 4
 
 
-def week_start(t: float) -> int:
-    """The Monday 00:00 UTC that starts the week ``t`` is in (unix seconds)."""
-    return int((t - _MONDAY) // WEEK_S * WEEK_S + _MONDAY)
+def first_chart_week(now: float) -> int:
+    """The Monday that starts the wins chart: :data:`CHART_WEEKS` weeks to this one."""
+    return week_start(now) - (CHART_WEEKS - 1) * WEEK_S
 
 
 def deal_view(entry: DealEntry) -> dict[str, Any]:
@@ -87,18 +85,18 @@ def profile_view(
     totals: Sequence[LadderTotals],
     rounds: Sequence[RoundEntry],
     deals: Sequence[DealEntry],
+    weeks_kept: Sequence[LadderTotals],
     now: float,
 ) -> dict[str, Any]:
-    """The profile: ``deals`` are the player's latest, newest first, reaching back
-    at least :data:`CHART_WEEKS` weeks or as far as the reader went."""
-    this_week = week_start(now)
-    first_week = this_week - (CHART_WEEKS - 1) * WEEK_S
+    """The profile: ``deals`` are the player's latest (the score chart's), newest
+    first; ``weeks_kept`` the store's week tallies of the wins chart's weeks."""
+    first_week = first_chart_week(now)
     weeks = {first_week + i * WEEK_S: [0, 0] for i in range(CHART_WEEKS)}
-    for entry in deals:
-        week = weeks.get(week_start(entry.t))
+    for tally in weeks_kept:
+        week = weeks.get(int(tally.ladder[len(WEEK) :]))
         if week is not None:
-            week[0] += entry.result == "won"
-            week[1] += 1
+            week[0] += tally.wins
+            week[1] += tally.deals
     scores = [[e.t, e.score] for e in reversed(deals[:CHART_DEALS])]
     since = account.created if account is not None else (deals[-1].t if deals else None)
     return {

@@ -22,6 +22,7 @@ from protocol.messages import ErrorCode
 from .. import ids
 from ..core.values import RoomError
 from ..net.clock import Clock
+from ..peer import Peer
 from ..store.base import StoreUnavailable, unavailable
 from .model import (
     RESERVED_HANDLES,
@@ -33,6 +34,7 @@ from .model import (
     new_device_token,
     secret_hash,
 )
+from .passkeys import Ceremonies
 from .store import AccountStore
 
 __all__ = ["LINK_CODE_SECONDS", "MIN_HANDLE", "RECOVERY_CODES", "Accounts", "NewDevice"]
@@ -102,6 +104,7 @@ class Accounts:
     def __init__(self, store: AccountStore, clock: Clock) -> None:
         self.store = store
         self.clock = clock
+        self.passkeys = Ceremonies(self)  # this node's WebAuthn challenges
 
     def now(self) -> float:
         """Unix seconds, from the server's clock (tests move it by hand)."""
@@ -162,11 +165,19 @@ class Accounts:
             raise unavailable() from None
 
     async def sign_in_passkey(
-        self, assertion: Mapping[str, Any], origin: str | None, label: str | None
+        self, conn: Peer, assertion: Mapping[str, Any], label: str | None
     ) -> NewDevice:
-        """A new device, by a WebAuthn assertion answering this server's challenge
-        from ``origin``. Every failure is ``bad_passkey``, one answer for all."""
-        raise RoomError(ErrorCode.BAD_PASSKEY, "passkeys are not enabled on this server")
+        """A new device, by a WebAuthn assertion answering the challenge this
+        connection was given (passkeys.py: used up whatever the outcome). Every
+        failure is ``bad_passkey``, one answer for all."""
+        try:
+            passkey = await self.passkeys.sign_in(conn, dict(assertion), self.clock.now())
+            account = await self.store.account(passkey.account)
+            if account is None:  # deleted meanwhile
+                raise RoomError(ErrorCode.BAD_PASSKEY, "that passkey did not sign in here")
+            return await self._new_device(account, label)
+        except StoreUnavailable:
+            raise unavailable() from None
 
     async def _device_of(self, account_id: str, label: str | None) -> NewDevice:
         account = await self.store.account(account_id)

@@ -45,7 +45,7 @@ from .model import (
     RoundEntry,
     handle_key,
 )
-from .store import LadderTotals, add_to_totals
+from .store import LadderTotals, add_to_totals, ladders_of, tallies, weeks_of
 
 __all__ = ["ACCOUNTS_DB", "SqliteAccounts"]
 
@@ -404,17 +404,18 @@ class SqliteAccounts:
                 ).rowcount
                 if added != 1:
                     continue  # kept already: counted already
-                row = c.execute(
-                    "SELECT ladder, deals, wins, best_seconds, moves, score FROM totals"
-                    " WHERE player = ? AND ladder = ?",
-                    (player, entry.ladder),
-                ).fetchone()
-                t = add_to_totals(LadderTotals(*row) if row else None, entry)
-                c.execute(
-                    "INSERT OR REPLACE INTO totals (player, ladder, deals, wins, best_seconds,"
-                    " moves, score) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (player, t.ladder, t.deals, t.wins, t.best_seconds, t.moves, t.score),
-                )
+                for tally in tallies(entry):
+                    row = c.execute(
+                        "SELECT ladder, deals, wins, best_seconds, moves, score FROM totals"
+                        " WHERE player = ? AND ladder = ?",
+                        (player, tally),
+                    ).fetchone()
+                    t = add_to_totals(LadderTotals(*row) if row else None, entry, tally)
+                    c.execute(
+                        "INSERT OR REPLACE INTO totals (player, ladder, deals, wins,"
+                        " best_seconds, moves, score) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (player, t.ladder, t.deals, t.wins, t.best_seconds, t.moves, t.score),
+                    )
             c.executemany(
                 "INSERT OR IGNORE INTO rounds (player, key, t, data) VALUES (?, ?, ?, ?)",
                 [(player, r.key, r.t, json.dumps(dataclasses.asdict(r))) for r in rounds],
@@ -439,9 +440,15 @@ class SqliteAccounts:
         return [RoundEntry(**json.loads(data)) for (data,) in rows]
 
     async def totals(self, player: str) -> list[LadderTotals]:
+        return ladders_of(await self._tallies(player))
+
+    async def weeks(self, player: str, since: float) -> list[LadderTotals]:
+        return weeks_of(await self._tallies(player), since)
+
+    async def _tallies(self, player: str) -> list[LadderTotals]:
+        """Every tally of the player: ladders and weeks (a year holds 52 weeks)."""
         rows = await self._all(
-            "SELECT ladder, deals, wins, best_seconds, moves, score FROM totals"
-            " WHERE player = ? ORDER BY ladder",
+            "SELECT ladder, deals, wins, best_seconds, moves, score FROM totals WHERE player = ?",
             (player,),
         )
         return [LadderTotals(*row) for row in rows]

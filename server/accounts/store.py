@@ -16,12 +16,22 @@ same code cannot both win.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 from .model import Account, DealEntry, Device, Friendship, LinkCode, Passkey, RoundEntry
 
-__all__ = ["AccountStore", "LadderTotals", "add_to_totals"]
+__all__ = [
+    "WEEK",
+    "AccountStore",
+    "LadderTotals",
+    "add_to_totals",
+    "ladders_of",
+    "tallies",
+    "week_start",
+    "weeks_of",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +47,38 @@ class LadderTotals:
     score: int = 0  # summed
 
 
-def add_to_totals(totals: LadderTotals | None, entry: DealEntry) -> LadderTotals:
-    """One deal folded into its ladder's totals (every store counts alike)."""
-    base = totals or LadderTotals(entry.ladder)
+WEEK = "week:"  # the tally of a week: ``week:`` and its Monday 00:00 UTC in unix seconds
+WEEK_S = 7 * 86_400
+_MONDAY = 4 * 86_400  # 1970-01-01 was a Thursday: the first Monday, 00:00 UTC, is day 4
+
+
+def week_start(t: float) -> int:
+    """The Monday 00:00 UTC that starts the week ``t`` is in (unix seconds)."""
+    return int((t - _MONDAY) // WEEK_S * WEEK_S + _MONDAY)
+
+
+def tallies(entry: DealEntry) -> tuple[str, str]:
+    """What a deal counts in: its ladder's totals and its week's. Kept by the store
+    as entries arrive, so a profile of 10,000 deals reads a few rows, and the
+    chart of wins by week is right however many deals a week held."""
+    return entry.ladder, f"{WEEK}{week_start(entry.t)}"
+
+
+def ladders_of(kept: Iterable[LadderTotals]) -> list[LadderTotals]:
+    """The ladders' totals among a player's tallies, by ladder name."""
+    return sorted((t for t in kept if not t.ladder.startswith(WEEK)), key=lambda t: t.ladder)
+
+
+def weeks_of(kept: Iterable[LadderTotals], since: float) -> list[LadderTotals]:
+    """The weeks' tallies among a player's, from the week of ``since``, oldest first."""
+    first = week_start(since)
+    weeks = [(int(t.ladder[len(WEEK) :]), t) for t in kept if t.ladder.startswith(WEEK)]
+    return [t for start, t in sorted(weeks, key=lambda w: w[0]) if start >= first]
+
+
+def add_to_totals(totals: LadderTotals | None, entry: DealEntry, tally: str) -> LadderTotals:
+    """One deal folded into one of its tallies (every store counts alike)."""
+    base = totals or LadderTotals(tally)
     won = entry.result == "won"
     best = base.best_seconds
     if won and entry.seconds is not None and (best is None or entry.seconds < best):
@@ -94,7 +133,9 @@ class AccountStore(Protocol):
     async def put_link_code(self, code_hash: str, link: LinkCode) -> None: ...
 
     async def take_link_code(self, code_hash: str) -> LinkCode | None:
-        """The code's link, removed in the same step: a code works once."""
+        """The code's link, removed in the same step: a code works once. Whether
+        it has expired is the caller's to judge, by the server's clock (a store
+        may forget it sooner: Redis drops it at ``expires``, by its own clock)."""
 
     async def set_recovery_codes(self, account: str, code_hashes: list[str]) -> None:
         """Replace the account's recovery codes."""
@@ -134,7 +175,12 @@ class AccountStore(Protocol):
         self, player: str, before: float | None, limit: int
     ) -> list[RoundEntry]: ...
 
-    async def totals(self, player: str) -> list[LadderTotals]: ...
+    async def totals(self, player: str) -> list[LadderTotals]:
+        """Per ladder, by ladder name."""
+
+    async def weeks(self, player: str, since: float) -> list[LadderTotals]:
+        """Per week from the week of ``since`` on, oldest first; each named by
+        ``WEEK`` and its Monday (weeks without a deal are not there)."""
 
     async def put_replay(self, key: str, replay: bytes, expires: float) -> None:
         """A past deal's revealed boards and move logs, kept until ``expires``."""

@@ -57,7 +57,7 @@ from protocol.requests import Request, request_message
 from protocol.wire import WireError, encode
 
 from ..core.values import RoomError
-from ..peer import SessionState
+from ..peer import SessionState, Site
 from ..service import Service
 
 __all__ = ["Outbox", "RemoteConn", "decode_batch"]
@@ -161,6 +161,7 @@ class RemoteConn:
         self.binary = binary
         self.me = me
         self.address = address or f"relay:{node}"
+        self.site: Site | None = None  # passkey ceremonies stay on the client's own node
         self.session: SessionState | None = None
         self.closing = False
         self.link_base: str | None = None  # account requests are answered at the edge

@@ -39,14 +39,14 @@ from websockets.frames import Opcode
 from websockets.protocol import State
 
 from protocol import messages as M
+from protocol.account_requests import PasskeyOptions, PasskeyPurpose
 from protocol.messages import CloseCode, Code, ErrorCode
 from protocol.requests import Hello, MoveRequest, Request, parse_request, request_id
 from protocol.wire import JSON, WireError, decode, encode
 
 from ..core.values import RoomError
-from ..peer import Peer, SessionState
+from ..peer import Peer, SessionState, Site
 from .framing import Framer
-from .http import link_base
 from .metrics import Metrics
 from .ratelimit import Limiter, TokenBucket, client_address
 
@@ -66,6 +66,8 @@ class Limits:
     client address (server/net/ratelimit.py)."""
 
     hello_timeout: float = 10.0
+    # how late hello may come after passkey sign-in options (passkeys.py CHALLENGE_MS)
+    ceremony_timeout: float = 120.0
     requests_before_hello: int = 3
     rate: float = 50.0
     burst: float = 100.0
@@ -87,6 +89,12 @@ class Limits:
     # megabytes per stalled client, hiding them from the checks above; events are
     # small, so a modest fixed buffer costs nothing and bounds memory.
     socket_sndbuf: int | None = 256 * 1024
+
+
+def _may_precede_hello(request: Request) -> bool:
+    """What a connection may ask before its hello besides the hello: the options
+    of a passkey sign-in, whose answer that hello carries (server/accounts/passkeys.py)."""
+    return isinstance(request, PasskeyOptions) and request.purpose is PasskeyPurpose.SIGN_IN
 
 
 def _quick_id(frame: bytes | str, binary: bool) -> Any:
@@ -238,7 +246,8 @@ class GameSocket(ServerConnection):
                 # the peer has not read yet: our close frame with its code.
                 self._refused_all = True
                 self.transport.pause_reading()
-                self.transport.write_eof()
+                if self.transport.can_write_eof():  # TLS cannot half-close: the timeout ends it
+                    self.transport.write_eof()
                 return
         elif self.recv_messages.paused:  # websockets' queue of messages is full
             self._held = data  # parsed once it has room (_resume)
@@ -306,16 +315,22 @@ class Connection:
     """One client's WebSocket; a :class:`~server.peer.Peer`."""
 
     def __init__(
-        self, service: Dispatcher, ws: ServerConnection, limits: Limits, flusher: Flusher
+        self,
+        service: Dispatcher,
+        ws: ServerConnection,
+        limits: Limits,
+        flusher: Flusher,
+        site: Site | None = None,
     ) -> None:
         self.service = service
+        self.site = site
         self.ws = ws
         self.limits = limits
         self.flusher = flusher
         self.binary = ws.subprotocol != JSON
         self.session: SessionState | None = None
         self.address = address_of(ws, limits)
-        self.link_base = link_base(ws.request.headers) if ws.request is not None else None
+        self.link_base = site.origins[0] if site is not None else None
         self._queue: deque[bytes | str] = deque()
         self._queued = 0
         self._before_hello = 0
@@ -413,13 +428,20 @@ class Connection:
             request = parse_request(msg)
             rid = request.id
             if self.session is None and not isinstance(request, Hello):
+                # Sign-in options count too: asking again and again is no way to
+                # hold a connection open without a hello.
                 self._before_hello += 1
-                self.error(rid, ErrorCode.HELLO_FIRST, "say hello first")
-                if self._before_hello >= self.limits.requests_before_hello:
-                    self.close(CloseCode.HELLO_FIRST, "hello first")
-                return
+                spent = self._before_hello >= self.limits.requests_before_hello
+                if spent or not _may_precede_hello(request):
+                    self.error(rid, ErrorCode.HELLO_FIRST, "say hello first")
+                    if spent:
+                        self.close(CloseCode.HELLO_FIRST, "hello first")
+                    return
             is_move = isinstance(request, MoveRequest)
             await self.service.handle(self, request)
+            if self.session is None and isinstance(request, PasskeyOptions):
+                # a person is picking a passkey: hello may come as late as its challenge
+                self._restart_hello_timer(self.limits.ceremony_timeout)
             if self.session is not None:  # said hello: the timer has nothing left to do
                 self._stop_hello_timer()
         except (WireError, RoomError) as exc:
@@ -431,6 +453,10 @@ class Connection:
             )
         if is_move:
             metrics.move_latency.observe(time.perf_counter() - started)
+
+    def _restart_hello_timer(self, seconds: float) -> None:
+        self._stop_hello_timer()
+        self._hello_timer = asyncio.get_running_loop().call_later(seconds, self._hello_timeout)
 
     def _stop_hello_timer(self) -> None:
         if self._hello_timer is not None:

@@ -23,8 +23,9 @@ over its socket (whether the handle exists is not told here).
 ``/invite/CODE.svg`` is a room's invite link as a QR code, drawn here (with
 segno) rather than by a script in the page, so the page keeps its strict policy
 and friends at the same table join by pointing a phone at the host's screen. It
-names the link from the request's own ``Host`` (and ``X-Forwarded-Proto`` from
-the proxy in deploy/), and answers for any well-formed code: whether a room
+names the link from the request's own ``Host`` and :func:`page_scheme` (https
+when this server speaks TLS, ``serve --tls-cert``, or the proxy in deploy/ says
+so in ``X-Forwarded-Proto``), and answers for any well-formed code: whether a room
 exists is not told to anyone who asks.
 """
 
@@ -47,7 +48,17 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-__all__ = ["DEFAULT_STATIC", "WS_PATH", "HttpRoutes", "link_base", "qr_svg"]
+from ..peer import Site
+
+__all__ = [
+    "DEFAULT_STATIC",
+    "WS_PATH",
+    "HttpRoutes",
+    "link_base",
+    "page_scheme",
+    "qr_svg",
+    "site_of",
+]
 
 WS_PATH = "/ws"
 CSP = (
@@ -108,14 +119,43 @@ def too_many(why: str) -> Response:
     return _text(429, f"too many requests: {why}\n", Retry_After="10")
 
 
-def link_base(headers: Headers) -> str | None:
-    """``scheme://host`` as the client reached us: the request's own ``Host`` (and
-    ``X-Forwarded-Proto`` from the proxy in deploy/); None without a sane Host."""
+def page_scheme(headers: Headers, secure: bool) -> str:
+    """The scheme the browser reached the page by: https when this listener
+    speaks TLS, or when a proxy in front says it does (deploy/nginx.conf)."""
+    return "https" if secure or headers.get("X-Forwarded-Proto") == "https" else "http"
+
+
+def link_base(headers: Headers, secure: bool = False) -> str | None:
+    """``scheme://host`` as the client reached us: the request's own ``Host`` and
+    :func:`page_scheme`; None without a sane Host."""
     host = headers.get("Host") or ""
     if not _HOST.fullmatch(host):
         return None
-    scheme = "https" if headers.get("X-Forwarded-Proto") == "https" else "http"
-    return f"{scheme}://{host}"
+    return f"{page_scheme(headers, secure)}://{host}"
+
+
+def site_of(
+    headers: Headers, secure: bool, rp_id: str | None, origins: Sequence[str] = ()
+) -> Site | None:
+    """Where passkeys of a connection with these handshake headers belong.
+
+    The origin is the one the page was loaded from: the scheme and ``Host`` the
+    browser reached this server by (a browser's socket opens only from there or
+    from a listed ``--origin``, which are its other possible origins). The RP ID
+    is ``--rp-id`` when the operator set one, else the ``Host``'s name: right for
+    ``localhost`` and for one LAN name without any setting. Taking them from the
+    request gives an attacker nothing: a passkey signs only for the RP ID it was
+    made under, and only a page of that domain can ask it to (the browser
+    enforces both), so a forged ``Host`` can only expect signatures that no
+    victim's passkey makes. None without a usable ``Host``."""
+    own = link_base(headers, secure)
+    if own is None:
+        return None
+    own = own.lower()
+    host = own.split("://", 1)[1]
+    name = host.rpartition("]")[0].lstrip("[") if host.startswith("[") else host.split(":")[0]
+    listed = tuple(o.rstrip("/").lower() for o in origins if o.rstrip("/").lower() != own)
+    return Site(rp_id.lower() if rp_id else name, (own, *listed))
 
 
 def qr_svg(url: str, title: str) -> str:
@@ -129,10 +169,10 @@ def qr_svg(url: str, title: str) -> str:
     return out.getvalue().decode("utf-8")
 
 
-def invite_qr(code: str, headers: Headers) -> Response:
+def invite_qr(code: str, headers: Headers, secure: bool) -> Response:
     """The invite link of room ``code`` (``/#join=CODE``, as the page's Copy gives
     it) as an SVG QR code."""
-    base = link_base(headers)
+    base = link_base(headers, secure)
     if base is None:
         return _text(400, "a Host header is needed to name the invite link\n")
     svg = qr_svg(f"{base}/#join={code}", f"Invite to room {code}")
@@ -153,7 +193,8 @@ class HttpRoutes:
 
     ``origins``: browser origins besides the server's own that may open the
     WebSocket. ``metrics_anywhere``: answer /metrics to any peer (its own
-    listener, bound where the operator chose); otherwise loopback peers only."""
+    listener, bound where the operator chose); otherwise loopback peers only.
+    ``secure``: this listener speaks TLS (links it names are https)."""
 
     def __init__(
         self,
@@ -164,8 +205,10 @@ class HttpRoutes:
         origins: Sequence[str] = (),
         metrics_anywhere: bool = False,
         metrics_here: bool = True,
+        secure: bool = False,
     ) -> None:
         self._health = health
+        self.secure = secure
         self._metrics = metrics
         self._static = static_dir.resolve() if static_dir is not None else None
         self._origins = {o.rstrip("/").lower() for o in origins}
@@ -189,7 +232,7 @@ class HttpRoutes:
     def _answer(self, connection: Any, path: str, headers: Headers) -> Response:
         invite = _INVITE_QR.fullmatch(path)
         if invite is not None:
-            return invite_qr(invite.group(1), headers)
+            return invite_qr(invite.group(1), headers, self.secure)
         if _PROFILE.fullmatch(path):
             return self._file("/")
         if path == "/healthz":

@@ -58,6 +58,12 @@ log, folded from its last checkpoint all the same. So a room's log in the store
 holds a checkpoint and the records of about one deal, however long it has played,
 and taking it over costs that much.
 
+**Beyond the room.** What a command adds to its players' records (a deal over,
+a round over: server/accounts/keeping.py) is built right after its commit, from
+the room as the command left it (later commands may change the room before it is
+durable), and handed over once it is durable, after its events: never for a
+command that is rolled back (:meth:`Venue.keeping`).
+
 **Bots.** The runner plays for the room's bot members (server/rooms/bots.py): a
 driver per bot, started and stopped as the members change (after each command
 released), all stopped with the runner. Their moves are commands like anyone's.

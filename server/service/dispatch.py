@@ -109,7 +109,7 @@ async def _sign_in(desk: Desk, conn: Peer, req: Hello) -> tuple[SessionState, Ne
             made = await accounts.sign_in_recovery(req.recovery, req.label)
         else:
             assert req.passkey is not None
-            made = await accounts.sign_in_passkey(req.passkey, conn.link_base, req.label)
+            made = await accounts.sign_in_passkey(conn, req.passkey, req.label)
     except RoomError as exc:
         if exc.code in (ErrorCode.UNKNOWN_TOKEN, ErrorCode.BAD_CODE, ErrorCode.BAD_PASSKEY):
             allowances.admit(quota, conn)

@@ -281,6 +281,11 @@ class Pool:
             raise
         return pool
 
+    @property
+    def connected(self) -> bool:
+        """Some link is up (False once every link has seen its connection drop)."""
+        return any(link.ready for link in self._links)
+
     def protocol(self) -> Any:
         """A ready connection's protocol, or StoreUnavailable while Redis is away."""
         n = len(self._links)

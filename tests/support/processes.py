@@ -21,6 +21,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import urllib.request
@@ -180,20 +181,29 @@ class ServerProcess(_Child):
         log_path: Path,
         port: int | None = None,
         options: Sequence[str] = tuple(UNCAPPED),
+        tls: tuple[Path, Path] | None = None,
     ) -> None:
         self.redis_url = redis_url
         self.options = options
         self.port = port or free_port()
         self.log_path = log_path
         self.proc: subprocess.Popen[bytes] | None = None
+        # (certificate, key): served with --tls-cert/--tls-key, the certificate
+        # trusted by ``ssl`` (self-signed, tests/support/certs.py)
+        self.tls = tls
+        self.ssl: ssl.SSLContext | None = None
+        if tls is not None:
+            self.ssl = ssl.create_default_context(cafile=str(tls[0]))
 
     @property
     def url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
+        scheme = "wss" if self.tls else "ws"
+        return f"{scheme}://127.0.0.1:{self.port}/ws"
 
     @property
     def http(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 20.0) -> None:
         exe = Path(sys.executable).parent / "klondike-race"
@@ -201,6 +211,8 @@ class ServerProcess(_Child):
         env.pop("KLONDIKE_REDIS_URL", None)
         store = ["--memory"] if self.redis_url is None else ["--redis", self.redis_url]
         where = ["--host", "127.0.0.1", "--port", str(self.port)]
+        if self.tls is not None:
+            where += ["--tls-cert", str(self.tls[0]), "--tls-key", str(self.tls[1])]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 [str(exe), "serve", *where, *store, *self.options],
@@ -214,7 +226,9 @@ class ServerProcess(_Child):
             if proc.poll() is not None:
                 raise RuntimeError(f"server exited:\n{self.log_path.read_text()[-3000:]}")
             try:
-                with urllib.request.urlopen(f"{self.http}/healthz", timeout=0.5) as reply:
+                with urllib.request.urlopen(
+                    f"{self.http}/healthz", timeout=0.5, context=self.ssl
+                ) as reply:
                     return bool(reply.status == 200)
             except OSError:
                 return False
