@@ -167,6 +167,7 @@ function onClosed(code) {
       state.useHere = null;
       state.replaced = false;
       hideBanner();
+      showLobbyMessage(""); // "opened elsewhere" is no longer true
       reconnectNow();
     };
     state.replaced = true;
@@ -280,6 +281,7 @@ export async function guestSession(name) {
 export function adoptAccount(reply) {
   const session = { token: reply.device_token, player: reply.account.player, name: reply.account.handle };
   adopt(session, reply.account, reply.device_token);
+  showLobbyMessage("");
 }
 
 /**
@@ -309,6 +311,7 @@ export async function signIn(fields) {
       leaving.catch(() => {}).finally(() => old.close());
     }
     welcomed(reply);
+    showLobbyMessage(""); // "This device was signed out" and the like are over
     if (reply.room) setRoom(reply.room);
     else if (state.room) leaveToLobby("");
     return reply;
