@@ -298,7 +298,8 @@ def test_a_visitor_keeps_a_name_and_a_guest_in_a_room_is_asked_first(people: Any
     page.click("#new-codes")  # a new set replaces the old, asked first and shown once
     expect(page.locator(".confirm")).to_contain_text("stop working")
     page.click(YES)
-    assert not set(keep_codes(page)) & set(first)
+    second = keep_codes(page)
+    assert not set(second) & set(first)
     expect(page.locator("#my-account")).to_be_visible()
     page.click("#make-link")
     expect(page.locator("#link-qr")).to_be_visible()
@@ -330,6 +331,16 @@ def test_a_visitor_keeps_a_name_and_a_guest_in_a_room_is_asked_first(people: Any
     yuri.page.locator('#devices li.device[data-current="yes"] .device-sign-out').click()
     is_guest(yuri, "You signed out on this device.")
     expect(yuri.page.locator("#name")).to_be_visible()
+    # The old set's codes work no more; one of the new set signs in again, and the
+    # lobby's "signed out", no longer true, is gone.
+    yuri.page.click("#open-sign-in")
+    yuri.page.fill("#recovery-input", first[0])
+    yuri.page.click("#recovery-sign-in")
+    expect(yuri.page.locator("#sign-in-error")).to_contain_text("That code does not work")
+    yuri.page.fill("#recovery-input", second[0])
+    yuri.page.click("#recovery-sign-in")
+    expect(yuri.page.locator("#me-handle")).to_have_text("Xena")
+    expect(yuri.page.locator("#lobby-message")).to_be_hidden()
     no_errors(xena, yuri, zed)
 
 
