@@ -239,7 +239,6 @@ export function backToGuest(message) {
   state.accountOpen = false;
   setConn("idle");
   leaveToLobby(message);
-  showLobbyMessage(message);
 }
 
 /** At page load: sign in with the device token, or resume the guest session a token was saved for. */
