@@ -300,7 +300,7 @@ export function passkeysUnavailable(loc, secure) {
 
 /** The friends panel, the room's "Invite a friend", and a friend's invitation (friends.js). */
 export const FRIEND_TEXT = {
-  title: "Friends",
+  button: (asking) => (asking ? `Friends (${asking})` : "Friends"),
   signInFirst: "Take a handle to have friends: they see you online and can join your room in one click.",
   signInForLink: "You opened a friend link: take a handle or sign in, and you will be friends at once.",
   requestsTitle: "Requests",
@@ -311,8 +311,6 @@ export const FRIEND_TEXT = {
   rounds: "Rounds",
   you: "You ahead",
   them: "They ahead",
-  neverRaced: "never raced",
-  record: ({ rounds, won, lost }) => `${rounds} rounds together: you ${won}, them ${lost}`,
   hidden: "keeps online status private",
   offline: "offline",
   online: "online, not in a room",
