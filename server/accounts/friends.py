@@ -110,7 +110,7 @@ class Friends:
     # ---------------------------------------------------------------- reading
 
     async def _other(self, handle: str) -> Account:
-        found = await self.store.account_by_handle(handle_key(handle.strip()))
+        found = await self.store.account_by_handle(handle_key(" ".join(handle.split())))
         if found is None:
             raise RoomError(ErrorCode.UNKNOWN_HANDLE, "nobody has that handle")
         return found
