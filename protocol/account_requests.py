@@ -10,14 +10,18 @@ from enum import StrEnum
 from typing import Any, ClassVar, Self
 
 from .messages import ErrorCode, RequestId
-from .request_fields import Request, opt_str, req_choice, req_map, req_str
+from .request_fields import Request, opt_bool, opt_str, req_choice, req_map, req_str
 from .wire import WireError
 
 __all__ = [
     "ACCOUNT_REQUESTS",
     "MAX_LABEL",
+    "AccountSettings",
     "AddPasskey",
+    "ChangeHandle",
+    "DeleteAccount",
     "Devices",
+    "ExportAccount",
     "LinkCodeRequest",
     "PasskeyOptions",
     "PasskeyPurpose",
@@ -159,6 +163,61 @@ class RemovePasskey(Request):
         return {"passkey": self.passkey}
 
 
+@dataclass(frozen=True, slots=True)
+class ChangeHandle(Request):
+    """The account goes by another handle (once in 30 days); the old one is free."""
+
+    TYPE: ClassVar[str] = "change_handle"
+    handle: str
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_str(msg, "handle"))
+
+    def fields(self) -> dict[str, Any]:
+        return {"handle": self.handle}
+
+
+@dataclass(frozen=True, slots=True)
+class AccountSettings(Request):
+    """What others see of the account; a setting left out stays as it is."""
+
+    TYPE: ClassVar[str] = "account_settings"
+    shows_record: bool | None = None
+    shows_online: bool | None = None
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, opt_bool(msg, "shows_record"), opt_bool(msg, "shows_online"))
+
+    def fields(self) -> dict[str, Any]:
+        given = {"shows_record": self.shows_record, "shows_online": self.shows_online}
+        return {k: v for k, v in given.items() if v is not None}
+
+
+@dataclass(frozen=True, slots=True)
+class ExportAccount(Request):
+    """Everything the server keeps about the account, to take away."""
+
+    TYPE: ClassVar[str] = "export_account"
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteAccount(Request):
+    """The account and its data gone for good; ``handle`` is the account's handle
+    typed again, so a stray click or a script's mistake deletes nothing."""
+
+    TYPE: ClassVar[str] = "delete_account"
+    handle: str
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_str(msg, "handle"))
+
+    def fields(self) -> dict[str, Any]:
+        return {"handle": self.handle}
+
+
 ACCOUNT_REQUESTS: tuple[type[Request], ...] = (
     TakeHandle,
     LinkCodeRequest,
@@ -169,5 +228,9 @@ ACCOUNT_REQUESTS: tuple[type[Request], ...] = (
     AddPasskey,
     Passkeys,
     RemovePasskey,
+    ChangeHandle,
+    AccountSettings,
+    ExportAccount,
+    DeleteAccount,
 )
 """Handled by the node the client is connected to, never relayed to its room's."""

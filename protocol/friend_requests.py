@@ -25,7 +25,6 @@ __all__ = [
     "FriendLink",
     "Friends",
     "InviteFriend",
-    "ShowOnline",
     "Unfriend",
 ]
 
@@ -111,21 +110,6 @@ class InviteFriend(Request):
         return {"handle": self.handle}
 
 
-@dataclass(frozen=True, slots=True)
-class ShowOnline(Request):
-    """Whether friends may see that you are online, and in which room."""
-
-    TYPE: ClassVar[str] = "show_online"
-    show: bool
-
-    @classmethod
-    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
-        return cls(rid, req_bool(msg, "show"))
-
-    def fields(self) -> dict[str, Any]:
-        return {"show": self.show}
-
-
 FRIEND_REQUESTS: tuple[type[Request], ...] = (
     Friends,
     Befriend,
@@ -133,7 +117,6 @@ FRIEND_REQUESTS: tuple[type[Request], ...] = (
     Unfriend,
     FriendLink,
     InviteFriend,
-    ShowOnline,
 )
 """For protocol/requests.py's ``REQUESTS`` table."""
 

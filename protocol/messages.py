@@ -130,6 +130,8 @@ class ErrorCode(StrEnum):
     RECORD_PRIVATE = "record_private"
     NO_SUCH_DEAL = "no_such_deal"
     NOT_FRIENDS = "not_friends"
+    HANDLE_CHANGE_TOO_SOON = "handle_change_too_soon"  # carries ``retry_after``
+    WRONG_HANDLE = "wrong_handle"
 
 
 Code = ErrorCode | Reason
@@ -282,6 +284,23 @@ def account_made(
     """The reply to ``take_handle``: the one time the codes are shown."""
     fields = {"account": account, "device_token": device_token, "recovery_codes": recovery_codes}
     return _make("account_made", {"id": rid, **fields})
+
+
+@_message
+def account(rid: RequestId, *, account: Mapping[str, Any]) -> Message:
+    """The own-account view as it now stands (``change_handle``, ``account_settings``)."""
+    return _make("account", {"id": rid, "account": account})
+
+
+@_message
+def account_export(rid: RequestId, *, data: Mapping[str, Any]) -> Message:
+    return _make("account_export", {"id": rid, "data": data})
+
+
+@_message
+def account_deleted(rid: RequestId) -> Message:
+    """Sent before the connection closes with 4011."""
+    return _make("account_deleted", {"id": rid})
 
 
 @_message

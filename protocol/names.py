@@ -21,9 +21,12 @@ from collections.abc import Iterable
 
 import regex
 
-__all__ = ["MAX_GRAPHEMES", "NameError_", "graphemes", "normalise", "unique_in"]
+__all__ = ["DELETED_PLAYER", "MAX_GRAPHEMES", "NameError_", "graphemes", "normalise", "unique_in"]
 
 MAX_GRAPHEMES = 24
+DELETED_PLAYER = "a deleted player"
+"""What a player whose account was deleted is called wherever they were named
+(docs/protocol.md, "Accounts"); two of them in one room share it."""
 _MAX_CODE_POINTS = 200  # bounds the work on one name whatever its clusters
 _ZWJ = 0x200D
 _TAGS = range(0xE0020, 0xE0080)  # subdivision flags (🏴 + tags + cancel tag)

@@ -17,6 +17,7 @@ _E = TypeVar("_E", bound=Enum)
 
 __all__ = [
     "Request",
+    "opt_bool",
     "opt_str",
     "req_bool",
     "req_choice",
@@ -106,6 +107,14 @@ def req_bool(msg: Mapping[str, Any], name: str) -> bool:
         raise _missing(msg, name)
     value = msg[name]
     if not isinstance(value, bool):
+        raise _wrong(name, "true or false", value)
+    return value
+
+
+def opt_bool(msg: Mapping[str, Any], name: str) -> bool | None:
+    """An optional boolean field (None: left out, or null)."""
+    value = msg.get(name)
+    if value is not None and not isinstance(value, bool):
         raise _wrong(name, "true or false", value)
     return value
 

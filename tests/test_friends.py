@@ -136,13 +136,13 @@ async def test_online_and_room_are_shown_only_when_the_friend_allows(
     entry = (await listing(ann))[bea.name]
     assert (entry["online"], entry["room"]) == (True, code)
 
-    await bea.ok("show_online", show=False)
+    await bea.ok("account_settings", shows_online=False)
     entry = (await listing(ann))[bea.name]
     assert "online" not in entry and "room" not in entry
     assert entry["state"] == "friends"  # still friends: only presence is kept back
     assert (await listing(bea))[ann.name]["online"] is True
 
-    await bea.ok("show_online", show=True)
+    await bea.ok("account_settings", shows_online=True)
     await bea.close()
 
     async def offline() -> bool:

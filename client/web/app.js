@@ -8,6 +8,7 @@
 //   room.js      room events and snapshots folded into the room
 //   lobby.js     name, create / join, invite links, leave
 //   account.js   who you are in the header, the Account screen (devices, codes)
+//   mydata.js    the Account screen's handle change, what others see, export, deletion
 //   signin.js    keep your name (take a handle), sign in by code or link
 //   recovery.js  recovery codes, shown once, copied or downloaded
 //   passkeys.js  passkeys: sign in with one, add and remove them (WebAuthn)
@@ -38,6 +39,7 @@ import { initHud, renderHud, renderNotices } from "./hud.js";
 import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
 import { initPasskeys } from "./passkeys.js";
+import { initMyData } from "./mydata.js";
 import { renderPast } from "./past.js";
 import { initProfile, openFromPath } from "./profile.js";
 import { renderResults } from "./results.js";
@@ -80,6 +82,7 @@ initReactions();
 initLobby();
 initRecovery();
 initAccount();
+initMyData();
 initSignIn();
 initPasskeys();
 initProfile();

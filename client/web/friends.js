@@ -201,8 +201,8 @@ async function copyLink(fresh) {
 async function showOnline(show) {
   $("friends-error").textContent = "";
   try {
-    await state.conn.request("show_online", { show });
-    state.account = { ...state.account, shows_online: show };
+    const reply = await state.conn.request("account_settings", { shows_online: show });
+    state.account = reply.account; // the Account screen's switch says the same
   } catch (err) {
     $("friends-see-me").checked = !show;
     $("friends-error").textContent = refusalText(err);

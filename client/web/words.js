@@ -91,6 +91,8 @@ export const TEXTS = {
   not_signed_in: "That needs an account: keep your name or sign in first.",
   bad_code: "That code does not work: it may be mistyped, used already, or expired.",
   bad_passkey: "That passkey could not sign you in here.",
+  handle_change_too_soon: "A handle can be changed once in 30 days.",
+  wrong_handle: "That is not this account's handle: type it exactly to delete the account.",
 };
 
 function isRed(code) {
@@ -297,6 +299,19 @@ export function passkeysUnavailable(loc, secure) {
   if (/^[\d.]+$|^\[/.test(loc.hostname)) return PASSKEYS_BY_ADDRESS;
   return null;
 }
+/** The Account screen's own data: the handle, what others see, export, deletion (mydata.js). */
+export const MY_DATA_TEXT = {
+  changeAllowed: (t) => `You can change it again from ${dateText(t)}.`,
+  changeOpen: "You can change it now; after that, once in 30 days. Your old handle becomes free for anyone.",
+  changed: (handle) => `Your handle is ${handle} now.`,
+  recordShown: "Your record is shown to others.",
+  recordHidden: "Your record is private: only you see it.",
+  onlineShown: "Friends see when you are online, and your room.",
+  onlineHidden: "Friends do not see whether you are online.",
+  exported: "Your data is ready: the download has started.",
+  deleteAsk: (handle) => `Type your handle, ${handle}, to delete your account for good.`,
+  deleted: "Your account is deleted, with everything kept about it. You can play on as a guest.",
+};
 
 /** The friends panel, the room's "Invite a friend", and a friend's invitation (friends.js). */
 export const FRIEND_TEXT = {

@@ -21,7 +21,6 @@ from protocol.friend_requests import (
     FriendLink,
     Friends,
     InviteFriend,
-    ShowOnline,
     Unfriend,
 )
 from protocol.messages import ErrorCode, Role
@@ -171,13 +170,6 @@ async def _invite(
     conn.send(M.ok(req.id))
 
 
-async def _show_online(
-    desk: FriendsDesk, conn: Peer, req: ShowOnline, friends: FriendsLogic, me: Account
-) -> None:
-    await friends.show_online(me, req.show)
-    conn.send(M.ok(req.id))
-
-
 FRIEND_HANDLERS: dict[type[Request], Handler[FriendsDesk]] = dict(
     [
         on(Friends, _signed_in(_friends)),
@@ -186,6 +178,5 @@ FRIEND_HANDLERS: dict[type[Request], Handler[FriendsDesk]] = dict(
         on(Unfriend, _signed_in(_unfriend)),
         on(FriendLink, _signed_in(_friend_link)),
         on(InviteFriend, _signed_in(_invite)),
-        on(ShowOnline, _signed_in(_show_online)),
     ]
 )

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from protocol import messages as M
@@ -220,14 +220,6 @@ class Friends:
         if existing is None:
             raise RoomError(ErrorCode.NOT_FRIENDS, f"you and {other.handle} are not friends")
         await self.store.remove_friendship(existing.a, existing.b)
-
-    async def show_online(self, me: Account, show: bool) -> None:
-        """Friends see ``me`` online (and where) from their next ``friends``, or not."""
-        # Read again just before: the account's room may have moved since the
-        # request began, and the whole account is written back.
-        current = await self.store.account(me.account)
-        if current is not None and current.shows_online != show:
-            await self.store.update_account(replace(current, shows_online=show))
 
     async def new_link(self, me: Account) -> str:
         link = new_friend_link()

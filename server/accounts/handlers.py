@@ -15,8 +15,12 @@ from typing import Protocol
 
 from protocol import messages as M
 from protocol.account_requests import (
+    AccountSettings,
     AddPasskey,
+    ChangeHandle,
+    DeleteAccount,
     Devices,
+    ExportAccount,
     LinkCodeRequest,
     PasskeyOptions,
     PasskeyPurpose,
@@ -27,14 +31,20 @@ from protocol.account_requests import (
     TakeHandle,
 )
 from protocol.messages import CloseCode, ErrorCode
+from protocol.names import DELETED_PLAYER
 from protocol.request_fields import Request
 
+from .. import ids
+from ..core import decide as D
 from ..core.values import RoomError
 from ..net.allowances import Quota
 from ..net.http import qr_svg
-from ..peer import Peer
+from ..peer import Peer, SessionState
 from ..rooms.handlers import Front, Handler, on
-from ..store.base import StoreUnavailable
+from ..store.base import StoreUnavailable, unavailable
+from .keeping import HistoryKeeper
+from .model import handle_key
+from .own_data import export, forget
 from .passkeys import passkey_view
 from .service import Accounts, account_view, device_view
 
@@ -50,6 +60,7 @@ class AccountDesk(Front, Protocol):
 
     account_service: Accounts
     connections: set[Peer]
+    history: HistoryKeeper
 
 
 def close_signed_out(desk: AccountDesk, devices: list[str]) -> None:
@@ -154,6 +165,70 @@ async def _remove_passkey(desk: AccountDesk, conn: Peer, req: RemovePasskey) -> 
     conn.send(M.passkey_removed(req.id, passkey=req.passkey))
 
 
+def _sessions_of(desk: AccountDesk, account: str) -> list[SessionState]:
+    """This node's sessions of the account (one at most: a player is one session)."""
+    found = {id(p.session): p.session for p in desk.connections if p.session is not None}
+    return [s for s in found.values() if s.account == account]
+
+
+async def _change_handle(desk: AccountDesk, conn: Peer, req: ChangeHandle) -> None:
+    accounts = desk.account_service
+    account = await accounts.account(desk.session_of(conn).account)
+    changed = await accounts.change_handle(account, req.handle)
+    for session in _sessions_of(desk, account.account):
+        session.name = changed.handle  # what this session says hello as from now on
+    conn.send(M.account(req.id, account=account_view(changed)))
+
+
+async def _account_settings(desk: AccountDesk, conn: Peer, req: AccountSettings) -> None:
+    accounts = desk.account_service
+    account = await accounts.account(desk.session_of(conn).account)
+    changed = await accounts.choose_shown(account, req.shows_record, req.shows_online)
+    conn.send(M.account(req.id, account=account_view(changed)))
+
+
+async def _export_account(desk: AccountDesk, conn: Peer, req: ExportAccount) -> None:
+    session = desk.session_of(conn)
+    accounts = desk.account_service
+    account = await accounts.account(session.account)
+    await desk.history.settled(session.player)  # a deal just over is in it
+    try:
+        data = await export(accounts.store, account, accounts.now())
+    except StoreUnavailable:
+        raise unavailable() from None
+    conn.send(M.account_export(req.id, data=data))
+
+
+async def _delete_account(desk: AccountDesk, conn: Peer, req: DeleteAccount) -> None:
+    """Everything of the account gone, its devices signed out, its name out of
+    what others keep (server/accounts/own_data.py says where, and why there)."""
+    session = desk.session_of(conn)
+    accounts = desk.account_service
+    account = await accounts.account(session.account)
+    if handle_key(req.handle.strip()) != handle_key(account.handle):
+        raise RoomError(ErrorCode.WRONG_HANDLE, "type this account's handle to delete it")
+    await desk.history.settled(account.player)  # no entry of it written after
+    code = session.room_code or account.room_code
+    runner = desk.rooms.get(code) if code else None
+    if runner is not None:
+        player = account.player
+        await runner.run(lambda room, _ctx: D.decide_rename(room, player, DELETED_PLAYER))
+    try:
+        devices = [d.device for d in await accounts.store.devices(account.account)]
+        await forget(accounts.store, account)
+    except StoreUnavailable:
+        raise unavailable() from None
+    conn.send(M.account_deleted(req.id))  # before this one's own close
+    mine = _sessions_of(desk, account.account)
+    close_signed_out(desk, devices)
+    for gone in mine:  # what stays of it here (its seat) is nobody's
+        gone.account = gone.device = None
+        gone.name = DELETED_PLAYER
+        # A session of no account is saved as a guest's, under its token: a token
+        # nobody holds, so the device's own answers ``unknown_token`` for good.
+        gone.token = ids.new_token()
+
+
 ACCOUNT_HANDLERS: dict[type[Request], Handler[AccountDesk]] = dict(
     [
         on(TakeHandle, _take_handle),
@@ -165,5 +240,9 @@ ACCOUNT_HANDLERS: dict[type[Request], Handler[AccountDesk]] = dict(
         on(AddPasskey, _add_passkey),
         on(Passkeys, _passkeys),
         on(RemovePasskey, _remove_passkey),
+        on(ChangeHandle, _change_handle),
+        on(AccountSettings, _account_settings),
+        on(ExportAccount, _export_account),
+        on(DeleteAccount, _delete_account),
     ]
 )

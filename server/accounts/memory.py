@@ -180,6 +180,8 @@ class MemoryAccounts:
     async def add_history(
         self, player: str, deals: list[DealEntry], rounds: list[RoundEntry]
     ) -> None:
+        if player in self._deleted:
+            return  # a room folded after the deletion brings nothing back
         kept = self._deals.setdefault(player, {})
         totals = self._totals.setdefault(player, {})
         for entry in deals:

@@ -37,9 +37,20 @@ from .model import (
 from .passkeys import Ceremonies
 from .store import AccountStore
 
-__all__ = ["LINK_CODE_SECONDS", "MIN_HANDLE", "RECOVERY_CODES", "Accounts", "NewDevice"]
+__all__ = [
+    "HANDLE_CHANGE_SECONDS",
+    "LINK_CODE_SECONDS",
+    "MIN_HANDLE",
+    "RECOVERY_CODES",
+    "Accounts",
+    "NewDevice",
+]
 
 LINK_CODE_SECONDS = 600.0  # a link code signs a device in within ten minutes, once
+HANDLE_CHANGE_SECONDS = 30 * 86_400.0
+"""A handle is kept at least this long once taken or changed: a player who is
+known by one name today is not someone else's tomorrow, and a handle freed by a
+change cannot be bounced between accounts to impersonate."""
 RECOVERY_CODES = 10
 MIN_HANDLE = 2
 
@@ -129,6 +140,45 @@ class Accounts:
         except StoreUnavailable:
             raise unavailable() from None
         return made, codes
+
+    async def change_handle(self, account: Account, raw: str) -> Account:
+        """The account under a new handle, the old one freed in the same store
+        step; ``handle_change_too_soon`` (with ``allowed``, when it may) within
+        :data:`HANDLE_CHANGE_SECONDS` of the last. The same handle spelt the same
+        is no change; spelt otherwise (``ann`` to ``Ann``) it is one."""
+        handle = check_handle(raw)
+        if handle == account.handle:
+            return account
+        allowed = account.handle_changed + HANDLE_CHANGE_SECONDS
+        if self.now() < allowed:
+            raise RoomError(
+                ErrorCode.HANDLE_CHANGE_TOO_SOON,
+                "a handle can be changed once in 30 days",
+                allowed=allowed,
+            )
+        changed = replace(account, handle=handle, handle_changed=self.now())
+        try:
+            if not await self.store.update_account(changed):
+                raise RoomError(ErrorCode.HANDLE_IN_USE, f"the handle {handle!r} is taken")
+        except StoreUnavailable:
+            raise unavailable() from None
+        return changed
+
+    async def choose_shown(
+        self, account: Account, shows_record: bool | None, shows_online: bool | None
+    ) -> Account:
+        """What others see of the account; None leaves a setting as it is."""
+        changed = replace(
+            account,
+            shows_record=account.shows_record if shows_record is None else shows_record,
+            shows_online=account.shows_online if shows_online is None else shows_online,
+        )
+        if changed != account:
+            try:
+                await self.store.update_account(changed)
+            except StoreUnavailable:
+                raise unavailable() from None
+        return changed
 
     # -- signing in ----------------------------------------------------------------
     async def sign_in_device(self, token: str) -> tuple[Account, Device]:

@@ -397,6 +397,8 @@ class SqliteAccounts:
         self, player: str, deals: list[DealEntry], rounds: list[RoundEntry]
     ) -> None:
         def run(c: sqlite3.Connection) -> None:
+            if c.execute("SELECT 1 FROM deleted WHERE player = ?", (player,)).fetchone():
+                return  # a room folded after the deletion brings nothing back
             for entry in deals:
                 added = c.execute(
                     "INSERT OR IGNORE INTO deals (player, key, t, data) VALUES (?, ?, ?, ?)",

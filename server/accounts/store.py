@@ -166,7 +166,8 @@ class AccountStore(Protocol):
     ) -> None:
         """Keep entries; one already kept under the same ``key`` is left as it is
         (so folding a room again after a restart writes nothing twice), and the
-        ladder totals count each entry once."""
+        ladder totals count each entry once. Nothing is kept for the player of a
+        deleted account (a room still open, or rebuilt, brings nothing back)."""
 
     async def deal_history(self, player: str, before: float | None, limit: int) -> list[DealEntry]:
         """Newest first, ended strictly before ``before`` (None: from the newest)."""

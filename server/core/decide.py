@@ -74,6 +74,7 @@ __all__ = [
     "decide_ready",
     "decide_rematch",
     "decide_remove",
+    "decide_rename",
     "decide_settings",
     "decide_start",
     "decide_tick",
@@ -360,6 +361,16 @@ def decide_presence(room: Room, actor: str, connected: bool) -> Decision:
     if member.bot is not None:
         return Decision()  # the server plays for it: it has no connection to lose
     return Decision([R.Presence(actor, connected)])
+
+
+def decide_rename(room: Room, player: str, name: str) -> Decision:
+    """Name ``player`` anew wherever the room names them; nothing when it does
+    not name them at all, or names them so already, or is closed."""
+    member = room.members.get(player)
+    named = member.name if member is not None else room.series.names.get(player)
+    if named is None or named == name or not lifecycle.takes(room.state, R.Renamed):
+        return Decision()
+    return Decision([R.Renamed(player, name)])
 
 
 def decide_close(room: Room, actor: str) -> Decision:

@@ -106,6 +106,7 @@ TRANSITIONS: dict[type[R.Record], dict[RoomState, RoomState]] = {
     R.Presence: _SAME,
     R.Left: _SAME,
     R.Removed: _SAME,
+    R.Renamed: _SAME,
     R.SettingsSet: _SAME,
     R.RoundStarted: {_L: _P, _O: _P},
     R.DealStarted: {_P: _P, _B: _P},

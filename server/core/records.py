@@ -31,6 +31,9 @@ type                 ``k``        keys
 :class:`Presence`    presence     ``p``, ``on`` (a connection dropped or came back)
 :class:`Left`        left         ``p``, ``host`` (the host after it; may be the same)
 :class:`Removed`     removed      ``p``, ``host``
+:class:`Renamed`     renamed      ``p``, ``name`` (the name the room shows from now
+                                  on: a member's, or a past round's row; written
+                                  when their account is deleted)
 :class:`SettingsSet` settings     ``changes`` (partial map, already validated), ``at``
 :class:`RoundStarted` round       ``at``, ``carry`` ({player: cumulative Vegas bank})
 :class:`DealStarted` deal         ``n``, ``seed``, ``at``, ``rules`` (DealRules map);
@@ -111,6 +114,7 @@ __all__ = [
     "Ready",
     "Record",
     "Removed",
+    "Renamed",
     "RoundOver",
     "RoundStarted",
     "SettingsSet",
@@ -183,6 +187,18 @@ class Removed:
     KIND: ClassVar[str] = "removed"
     player: str = field(metadata=_meta("p"))
     host: str | None = field(metadata=_meta("host"))
+
+
+@dataclass(frozen=True, slots=True)
+class Renamed:
+    """The room names a player anew wherever it names them (a member, a past
+    round's row). Written when the player's account is deleted, so the room's
+    views, its sheet and the replays built from it later say "a deleted player"
+    and a rebuild from the log says so again."""
+
+    KIND: ClassVar[str] = "renamed"
+    player: str = field(metadata=_meta("p"))
+    name: str = field(metadata=_meta("name"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,6 +321,7 @@ Record = (
     | Presence
     | Left
     | Removed
+    | Renamed
     | SettingsSet
     | RoundStarted
     | DealStarted
@@ -337,6 +354,7 @@ _TYPES: tuple[type[Record], ...] = (
     Presence,
     Left,
     Removed,
+    Renamed,
     SettingsSet,
     RoundStarted,
     DealStarted,

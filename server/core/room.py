@@ -205,6 +205,14 @@ class Room:
         self._drop(rec.player, rec.host)
         return [lambda seq: Fanout(seq, M.removed(seq, player=rec.player)), self._members]
 
+    def _f_renamed(self, rec: R.Renamed) -> list[_Event]:
+        member = self.members.get(rec.player)
+        if member is not None:
+            member.name = rec.name
+        if rec.player in self.series.names:
+            self.series.names[rec.player] = rec.name
+        return [self._members]
+
     def _f_settings(self, rec: R.SettingsSet) -> list[_Event]:
         before = self.settings
         self.settings = now = before.updated(rec.changes)
@@ -595,6 +603,7 @@ _FOLD: dict[type, Any] = {
     R.Presence: Room._f_presence,
     R.Left: Room._f_left,
     R.Removed: Room._f_removed,
+    R.Renamed: Room._f_renamed,
     R.SettingsSet: Room._f_settings,
     R.RoundStarted: Room._f_round,
     R.DealStarted: Room._f_deal,
