@@ -11,13 +11,14 @@ from __future__ import annotations
 import base64
 import itertools
 import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from server.accounts.memory import MemoryAccounts
 from server.store.redis import RedisStore
-from tests.support.inprocess import FakeClock, Seeds, running_server
+from tests.support.inprocess import UNLIMITED, FakeClock, Seeds, running_server
 from tests.support.processes import RedisServer, ServerProcess
 from tests.support.raw_client import Client, player
 from tests.support.solver import board_from_view, solve
@@ -51,7 +52,7 @@ async def befriended(a: Client, b: Client) -> None:
     await b.ok("answer_friend", handle=a.name, accept=True)
 
 
-async def refused(client: Client, kind: str, code: str, **fields: Any) -> dict[str, Any]:
+async def refused_with(client: Client, kind: str, code: str, **fields: Any) -> dict[str, Any]:
     reply = await client.request(kind, **fields)
     assert (reply["type"], reply.get("code")) == ("error", code), reply
     return reply
@@ -90,16 +91,16 @@ async def test_decline_and_unfriend(live_server: ServerProcess) -> None:
     declined = await bea.ok("answer_friend", handle=ann.name, accept=False)
     assert declined["friends"] == []
     assert await listing(ann) == {}
-    await refused(bea, "answer_friend", "not_friends", handle=ann.name, accept=True)
+    await refused_with(bea, "answer_friend", "not_friends", handle=ann.name, accept=True)
     # The one who asked may not answer their own request.
     await ann.ok("befriend", handle=bea.name)
-    await refused(ann, "answer_friend", "not_friends", handle=bea.name, accept=True)
+    await refused_with(ann, "answer_friend", "not_friends", handle=bea.name, accept=True)
     await bea.ok("answer_friend", handle=ann.name, accept=True)
     assert (await bea.ok("unfriend", handle=ann.name))["friends"] == []
     assert await listing(ann) == {}
-    await refused(ann, "unfriend", "not_friends", handle=bea.name)
-    await refused(ann, "befriend", "unknown_handle", handle="Nobody-" + ann.name)
-    await refused(ann, "befriend", "bad_request", handle=ann.name)
+    await refused_with(ann, "unfriend", "not_friends", handle=bea.name)
+    await refused_with(ann, "befriend", "unknown_handle", handle="Nobody-" + ann.name)
+    await refused_with(ann, "befriend", "bad_request", handle=ann.name)
     await ann.close(), await bea.close()
 
 
@@ -118,10 +119,10 @@ async def test_a_friend_link_befriends_at_once_until_replaced(
     # A new link replaces the old one, which tells nothing any more.
     newer = (await ann.ok("friend_link"))["link"]
     assert newer != link
-    await refused(dan, "befriend", "bad_code", link=link)
-    await refused(dan, "befriend", "bad_code", link="f." + "A" * 32)
+    await refused_with(dan, "befriend", "bad_code", link=link)
+    await refused_with(dan, "befriend", "bad_code", link="f." + "A" * 32)
     assert (await dan.ok("befriend", link=newer))["friends"][0]["handle"] == ann.name
-    await refused(ann, "befriend", "bad_request", link=newer)  # one's own link
+    await refused_with(ann, "befriend", "bad_request", link=newer)  # one's own link
     for client in (ann, cal, dan):
         await client.close()
 
@@ -155,7 +156,7 @@ async def test_online_and_room_are_shown_only_when_the_friend_allows(
 async def test_an_invitation_reaches_the_friend(live_server: ServerProcess) -> None:
     ann, bea, eve = await accounts(live_server.url, "Ann", "Bea", "Eve")
     await befriended(ann, bea)
-    await refused(ann, "invite_friend", "not_in_room", handle=bea.name)
+    await refused_with(ann, "invite_friend", "not_in_room", handle=bea.name)
     code = (await ann.ok("create_room"))["room"]["code"]
     assert (await ann.ok("invite_friend", handle=bea.name))["type"] == "ok"
     invite = await bea.notice("friend_invite")
@@ -169,7 +170,7 @@ async def test_an_invitation_reaches_the_friend(live_server: ServerProcess) -> N
     joined = await bea.ok("join_room", code=invite["room"], role=invite["role"])
     assert joined["room"]["code"] == code
     # A stranger is not invited, and is not told anything of whether one is online.
-    await refused(ann, "invite_friend", "not_friends", handle=eve.name)
+    await refused_with(ann, "invite_friend", "not_friends", handle=eve.name)
     await eve.caught_up()
     assert eve.notices("friend_invite") == []
     for client in (ann, bea, eve):
@@ -192,7 +193,7 @@ async def test_a_stranger_sees_nothing_private(live_server: ServerProcess) -> No
     ]
     # Ann sees a request from Eve: no more of Eve than her handle and player id.
     assert set((await listing(ann))[eve.name]) == {"handle", "player", "state", "since"}
-    await refused(eve, "invite_friend", "not_in_room", handle=ann.name)
+    await refused_with(eve, "invite_friend", "not_in_room", handle=ann.name)
     await eve.caught_up()
     everything = " ".join(str(frame.msg) for frame in eve.frames)
     assert code not in everything
@@ -200,8 +201,8 @@ async def test_a_stranger_sees_nothing_private(live_server: ServerProcess) -> No
     assert ann.token not in everything and bea.token not in everything
     # A guest has no friends to ask about.
     guest = await player(live_server.url, "Guest")
-    await refused(guest, "friends", "not_signed_in")
-    await refused(guest, "befriend", "not_signed_in", handle=ann.name)
+    await refused_with(guest, "friends", "not_signed_in")
+    await refused_with(guest, "befriend", "not_signed_in", handle=ann.name)
     for client in (ann, bea, eve, guest):
         await client.close()
 
@@ -251,7 +252,8 @@ async def test_the_record_against_a_friend_comes_from_the_rounds_raced_together(
 async def test_friends_on_two_nodes_see_each_other_and_are_invited(redis: RedisServer) -> None:
     """Ann's socket is on node A, Bea's on node B (one Redis, one account store):
     each sees the other online, and where; an invitation from Ann's room on A
-    reaches Bea's socket on B; once Bea's socket is gone, A sees her offline."""
+    reaches Bea's socket on B; once Bea's socket is gone, A sees her offline, and
+    so it does when a dead node's note says otherwise."""
     shared = MemoryAccounts()
 
     async def store() -> RedisStore:
@@ -283,4 +285,32 @@ async def test_friends_on_two_nodes_see_each_other_and_are_invited(redis: RedisS
 
         await bea.close()
         await eventually(lambda: seen(ann, bea, False, None), what="Bea offline, seen from A")
+        # A node that died with Bea's note left behind does not count: nobody
+        # listens on its channel.
+        assert bea.player is not None
+        redis("SET", f"klondike:here:{bea.player}", "a-node-gone", "PX", 60_000)
+        assert await seen(ann, bea, False, None)
+        await ann.ok("invite_friend", handle=bea.name)  # to nobody, and no harm
         await ann.close()
+
+
+async def test_an_address_has_so_many_friend_requests_a_minute_however_it_reconnects() -> None:
+    """Asking (by handle or link) and inviting spend one allowance per address:
+    a new connection, or another account from the same address, finds it spent."""
+    async with running_server(limits=replace(UNLIMITED, friend_asks_per_minute=3)) as server:
+        ann, bea, cal = await accounts(server.url, "Ann", "Bea", "Cal")
+        await ann.ok("befriend", handle=bea.name)
+        link = (await cal.ok("friend_link"))["link"]
+        await ann.ok("befriend", link=link)
+        await bea.ok("answer_friend", handle=ann.name, accept=True)  # answering is free
+        await ann.ok("create_room")
+        await ann.ok("invite_friend", handle=bea.name)
+        refused = await refused_with(ann, "invite_friend", "limit_reached", handle=bea.name)
+        assert refused["limit"] == "friend_asks"
+        await refused_with(bea, "befriend", "limit_reached", handle=cal.name)
+        await ann.close()
+        again = await Client.open(server.url)
+        await again.ok("hello", version=1, device=ann.token)
+        await refused_with(again, "befriend", "limit_reached", handle=cal.name)
+        for client in (again, bea, cal):
+            await client.close()

@@ -13,6 +13,7 @@ in. A recovery code signs a third browser in, and only once. "Sign out
 everywhere" asks first, then turns every device back into a guest.
 Throughout, no browser receives a secret (device token, session token, sign-in
 or recovery code) issued to another: every frame each one received is read.
+A page served by a name over plain http (a LAN) says why it has no passkeys.
 
 Waits on what the pages show (Playwright ``expect``), never on time."""
 
@@ -27,7 +28,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.support.web import Client, no_errors
+from tests.support.web import CHROMIUM, CHROMIUM_ARGS, Client, no_errors
 
 LAPTOP = (1280, 800)
 PHONE = (390, 844)
@@ -297,7 +298,8 @@ def test_a_visitor_keeps_a_name_and_a_guest_in_a_room_is_asked_first(people: Any
     page.click("#new-codes")  # a new set replaces the old, asked first and shown once
     expect(page.locator(".confirm")).to_contain_text("stop working")
     page.click(YES)
-    assert not set(keep_codes(page)) & set(first)
+    second = keep_codes(page)
+    assert not set(second) & set(first)
     expect(page.locator("#my-account")).to_be_visible()
     page.click("#make-link")
     expect(page.locator("#link-qr")).to_be_visible()
@@ -329,4 +331,52 @@ def test_a_visitor_keeps_a_name_and_a_guest_in_a_room_is_asked_first(people: Any
     yuri.page.locator('#devices li.device[data-current="yes"] .device-sign-out').click()
     is_guest(yuri, "You signed out on this device.")
     expect(yuri.page.locator("#name")).to_be_visible()
+    # The old set's codes work no more; one of the new set signs in again, and the
+    # lobby's "signed out", no longer true, is gone.
+    yuri.page.click("#open-sign-in")
+    yuri.page.fill("#recovery-input", first[0])
+    yuri.page.click("#recovery-sign-in")
+    expect(yuri.page.locator("#sign-in-error")).to_contain_text("That code does not work")
+    yuri.page.fill("#recovery-input", second[0])
+    yuri.page.click("#recovery-sign-in")
+    expect(yuri.page.locator("#me-handle")).to_have_text("Xena")
+    expect(yuri.page.locator("#lobby-message")).to_be_hidden()
     no_errors(xena, yuri, zed)
+
+
+def test_a_page_on_the_lan_says_why_it_offers_no_passkeys(browser: Browser, server: str) -> None:
+    """Served by a name over plain http (a LAN), the page is not a secure context:
+    no passkey button anywhere, and the Account screen says why. The sign-in link
+    names the address the page came from; the codes, with no clipboard there,
+    are selected for copying (or downloaded)."""
+    port = server.rsplit(":", 1)[1]
+    lan = f"http://klondike.test:{port}"
+    args = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP klondike.test 127.0.0.1"]
+    # A browser of its own that finds the name at the test's server.
+    on_lan = browser.browser_type.launch(executable_path=str(CHROMIUM), args=args)
+    try:
+        lena = Person(on_lan, lan, "lena", PHONE)
+        page = lena.open()
+        assert page.evaluate("window.isSecureContext") is False
+        page.click("#open-keep")
+        expect(page.locator("#passkey-sign-in")).to_be_hidden()
+        take_handle(page, "Lena")
+        expect(page.locator("#codes-panel")).to_be_visible()
+        page.click("#copy-codes")
+        expect(page.locator("#toast")).to_have_text("Select and copy the codes, or download them.")
+        assert page.evaluate("getSelection().toString()").split() == [
+            c.strip() for c in page.locator("#recovery-list li").all_inner_texts()
+        ]
+        keep_codes(page)
+        page.click("#open-account")
+        expect(page.locator("#passkeys-insecure")).to_have_text(
+            "Passkeys need a secure page: open this site over HTTPS or on localhost."
+        )
+        expect(page.locator("#passkeys")).to_be_hidden()
+        page.click("#make-link")
+        expect(page.locator("#link-url")).to_have_value(re.compile(f"^{lan}/#link="))
+        fits_width(page)
+        no_errors(lena)
+        lena.close()
+    finally:
+        on_lan.close()

@@ -20,8 +20,9 @@ import { showScreen } from "./room.js";
 import { backToGuest } from "./session.js";
 import { $, onSession, render, state } from "./state.js";
 import {
+  ACCOUNT_TEXT,
+  PASSKEYS_INSECURE,
   SIGNED_OUT_TEXT,
-  dateText,
   deviceUsedText,
   expiresText,
   passkeysUnavailable,
@@ -88,7 +89,7 @@ export function renderAccount() {
   if (!state.accountOpen) return;
   const codes = codesShown();
   $("account-back").hidden = codes; // fresh codes close only once kept
-  $("account-back").textContent = state.room ? "Back to the room" : "Back to the lobby";
+  $("account-back").textContent = ACCOUNT_TEXT.back(Boolean(state.room));
   $("guest-account").hidden = codes || Boolean(account);
   $("my-account").hidden = codes || !account;
   if (!account) {
@@ -96,7 +97,7 @@ export function renderAccount() {
     return;
   }
   $("account-handle").textContent = account.handle;
-  $("account-since").textContent = `Yours since ${dateText(account.since)}.`;
+  $("account-since").textContent = ACCOUNT_TEXT.since(account.since);
   renderDevices();
   renderLink();
 }
@@ -118,13 +119,13 @@ function renderDevices() {
   const listed = [...devices].sort((a, b) => b.current - a.current || b.last_used - a.last_used);
   replaceChildren($("devices"), listed.map((d) =>
     h("li", { class: "device", dataset: { device: d.device, current: d.current ? "yes" : "no" } },
-      h("span", { class: "device-label" }, d.label || "A device"),
-      d.current ? h("span", { class: "tag you" }, "this device") : null,
+      h("span", { class: "device-label" }, d.label || ACCOUNT_TEXT.device),
+      d.current ? h("span", { class: "tag you" }, ACCOUNT_TEXT.thisDevice) : null,
       h("span", { class: "device-used" }, deviceUsedText(d, now)),
       h("button", {
         type: "button", class: "btn small ghost device-sign-out",
         dataset: { focusKey: `out-${d.device}` }, onclick: (e) => signOut(d, e.currentTarget),
-      }, d.current ? "Sign out here" : "Sign out"))));
+      }, ACCOUNT_TEXT.signOut(d.current)))));
 }
 
 /** Sign one device out; this one turns the page back into a guest's. */
@@ -138,7 +139,7 @@ async function signOut(device, button) {
       backToGuest(SIGNED_OUT_TEXT.here);
       return;
     }
-    toast(reply.count ? `Signed out: ${device.label || "that device"}.` : "That device was signed out already.");
+    toast(ACCOUNT_TEXT.signedOutThat(reply.count ? device.label || ACCOUNT_TEXT.device : null));
   } catch (err) {
     state.signingOut = false;
     if (!state.account) return; // signed out meanwhile (the close came first)
@@ -149,8 +150,7 @@ async function signOut(device, button) {
 }
 
 async function signOutEverywhere() {
-  const question = "Sign out every device, this one too?";
-  if (!(await confirmInline($("sign-out-all"), question, "Yes, sign out everywhere"))) return;
+  if (!(await confirmInline($("sign-out-all"), ...ACCOUNT_TEXT.everywhere))) return;
   state.signingOut = true;
   try {
     await state.conn.request("sign_out", { all: true });
@@ -177,7 +177,7 @@ async function makeLink() {
 
 function renderLink() {
   $("link-out").hidden = !link;
-  $("make-link").textContent = link ? "Make a new code" : "Show a sign-in code";
+  $("make-link").textContent = ACCOUNT_TEXT.makeLink(Boolean(link));
   if (!link) return;
   // Read aloud or typed in groups; any spaces or dashes typed back are ignored.
   const groups = link.code.split(/[-\s]+/).filter(Boolean);
@@ -208,8 +208,7 @@ function tick() {
 
 async function newCodes() {
   $("recovery-error").textContent = "";
-  const question = "The recovery codes you have now stop working. Make a new set?";
-  if (!(await confirmInline($("new-codes"), question, "Yes, a new set"))) return;
+  if (!(await confirmInline($("new-codes"), ...ACCOUNT_TEXT.newSet))) return;
   try {
     const reply = await state.conn.request("recovery_codes");
     showCodes(reply.codes, state.account.handle, () => openAccount("new-codes"));
@@ -232,7 +231,7 @@ export function initAccount() {
   $("copy-link").addEventListener("click", async () => {
     try {
       await navigator.clipboard.writeText($("link-url").value);
-      toast("Sign-in link copied.");
+      toast(ACCOUNT_TEXT.linkCopied);
     } catch {
       $("link-url").select();
     }

@@ -85,11 +85,6 @@ async function invite(friend) {
   }
 }
 
-function recordText(record) {
-  if (!record || !record.rounds) return FRIEND_TEXT.neverRaced;
-  return FRIEND_TEXT.record(record);
-}
-
 function friendRow(f) {
   const key = f.handle;
   const here = Boolean(f.room) && f.room === state.room?.code;
@@ -158,6 +153,10 @@ export function renderFriends() {
   if (!body) return;
   $("invite-friend").hidden = !(state.account && state.room);
   $("friends-open").hidden = !state.account;
+  // Requests waiting for your answer show on the button, so they are not missed.
+  const asking = state.account ? listing.filter((f) => f.state === "asking").length : 0;
+  $("friends-open").textContent = FRIEND_TEXT.button(asking);
+  if (!$("friends-dialog").open) return; // app.js redraws on every room event: only what shows
   if (!state.account) {
     replaceChildren(body, h("p", { class: "note" }, FRIEND_TEXT.signInFirst));
     return;
@@ -262,7 +261,8 @@ async function useArrivedLink() {
 
 /** The session is (re)opened, signed in or not, or a handle was just taken. */
 function sessionChanged() {
-  renderFriends();
+  if (signedIn()) refreshFriends(); // for the requests waiting on the button
+  else renderFriends();
   useArrivedLink();
 }
 

@@ -7,7 +7,7 @@
 import { h, replaceChildren } from "./dom.js";
 import { toast } from "./feedback.js";
 import { $ } from "./state.js";
-import { dateText } from "./words.js";
+import { ACCOUNT_TEXT } from "./words.js";
 
 let shown = null; // {url, done}: the file's Blob URL and what closing the panel does
 
@@ -18,8 +18,7 @@ export function codesShown() {
 
 function codesFile(codes, handle) {
   const lines = [
-    `Klondike Race recovery codes for ${handle} (${location.origin}, ${dateText(Date.now() / 1000)})`,
-    "Each works once; keep them somewhere safe. A new set replaces these.",
+    ...ACCOUNT_TEXT.codesFile(handle, location.origin, Date.now() / 1000),
     "",
     ...codes.map((code, i) => `${String(i + 1).padStart(2)}. ${code}`),
     "",
@@ -60,11 +59,11 @@ export function initRecovery() {
     if (!shown) return;
     try {
       await navigator.clipboard.writeText(shown.text);
-      toast("Recovery codes copied.");
+      toast(ACCOUNT_TEXT.codesCopied);
     } catch {
       // No clipboard here (an http page on a LAN): select them for the person to copy.
       getSelection().selectAllChildren($("recovery-list"));
-      toast("Select and copy the codes, or download them.");
+      toast(ACCOUNT_TEXT.codesSelected);
     }
   });
   $("kept-codes").addEventListener("change", () => {

@@ -171,6 +171,7 @@ function onClosed(code) {
       state.useHere = null;
       state.replaced = false;
       hideBanner();
+      showLobbyMessage(""); // "opened elsewhere" is no longer true
       reconnectNow();
     };
     state.replaced = true;
@@ -242,7 +243,6 @@ export function backToGuest(message) {
   state.accountOpen = false;
   setConn("idle");
   leaveToLobby(message);
-  showLobbyMessage(message);
 }
 
 /** At page load: sign in with the device token, or resume the guest session a token was saved for. */
@@ -284,6 +284,7 @@ export async function guestSession(name) {
 export function adoptAccount(reply) {
   const session = { token: reply.device_token, player: reply.account.player, name: reply.account.handle };
   adopt(session, reply.account, reply.device_token);
+  showLobbyMessage("");
 }
 
 /**
@@ -313,6 +314,7 @@ export async function signIn(fields) {
       leaving.catch(() => {}).finally(() => old.close());
     }
     welcomed(reply);
+    showLobbyMessage(""); // "This device was signed out" and the like are over
     if (reply.room) setRoom(reply.room);
     else if (state.room) leaveToLobby("");
     return reply;

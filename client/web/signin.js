@@ -14,12 +14,12 @@ import { ServerError } from "./net.js";
 import { showCodes } from "./recovery.js";
 import { adoptAccount, guestSession, signIn } from "./session.js";
 import { $, onSession, state } from "./state.js";
-import { deviceLabel, refusalText } from "./words.js";
+import { ACCOUNT_TEXT, deviceLabel, refusalText } from "./words.js";
 
 const clusters = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 function failure(err) {
-  return err instanceof ServerError ? refusalText(err) : "Cannot reach the server: try again in a moment.";
+  return err instanceof ServerError ? refusalText(err) : ACCOUNT_TEXT.noServer;
 }
 
 async function keepName(e) {
@@ -30,7 +30,7 @@ async function keepName(e) {
   const handle = $("handle").value.normalize("NFC").replace(/\s+/gu, " ").trim();
   const length = [...clusters.segment(handle)].length;
   if (length < 2 || length > 24) {
-    error.textContent = "A handle has 2 to 24 characters.";
+    error.textContent = ACCOUNT_TEXT.handleLength;
     $("handle").focus();
     return;
   }
@@ -41,7 +41,7 @@ async function keepName(e) {
     const reply = await state.conn.request("take_handle", { handle, label: deviceLabel(navigator.userAgent) });
     showCodes(reply.recovery_codes, reply.account.handle, () => {
       closeAccount();
-      toast(`${reply.account.handle} is yours. Sign in on your other devices from your account.`);
+      toast(ACCOUNT_TEXT.kept(reply.account.handle));
     });
     adoptAccount(reply);
   } catch (err) {
@@ -62,8 +62,7 @@ export async function signInWith(button, fields) {
   const error = $("sign-in-error");
   error.textContent = "";
   if (state.room && !state.account) {
-    const question = `You are playing in room ${state.room.code} as a guest: signing in leaves that seat. Sign in?`;
-    if (!(await confirmInline(button, question, "Yes, sign in"))) return;
+    if (!(await confirmInline(button, ...ACCOUNT_TEXT.leaveSeat(state.room.code)))) return;
   }
   button.disabled = true;
   try {
@@ -71,7 +70,7 @@ export async function signInWith(button, fields) {
     $("link-input").value = "";
     $("recovery-input").value = "";
     closeAccount();
-    toast(`Signed in as ${reply.account?.handle || reply.name}.`);
+    toast(ACCOUNT_TEXT.signedIn(reply.account?.handle || reply.name));
   } catch (err) {
     if (err instanceof DOMException) throw err;
     error.textContent = failure(err);
@@ -89,7 +88,7 @@ function submitCode(form, input, button, field) {
     e.preventDefault();
     const code = codeFrom($(input));
     if (!code) {
-      $("sign-in-error").textContent = "Type the code first.";
+      $("sign-in-error").textContent = ACCOUNT_TEXT.noCode;
       $(input).focus();
       return;
     }
@@ -111,8 +110,7 @@ function readLink() {
 /** A link that came to a page signed in already is not used behind its back. */
 function signedInAlready() {
   if (state.account && $("link-input").value) {
-    showAccountMessage(
-      `This browser is signed in as ${state.account.handle}. To use that sign-in code here, sign out here first.`);
+    showAccountMessage(ACCOUNT_TEXT.signedInAlready(state.account.handle));
   }
 }
 

@@ -315,7 +315,7 @@ export const MY_DATA_TEXT = {
 
 /** The friends panel, the room's "Invite a friend", and a friend's invitation (friends.js). */
 export const FRIEND_TEXT = {
-  title: "Friends",
+  button: (asking) => (asking ? `Friends (${asking})` : "Friends"),
   signInFirst: "Take a handle to have friends: they see you online and can join your room in one click.",
   signInForLink: "You opened a friend link: take a handle or sign in, and you will be friends at once.",
   requestsTitle: "Requests",
@@ -326,8 +326,6 @@ export const FRIEND_TEXT = {
   rounds: "Rounds",
   you: "You ahead",
   them: "They ahead",
-  neverRaced: "never raced",
-  record: ({ rounds, won, lost }) => `${rounds} rounds together: you ${won}, them ${lost}`,
   hidden: "keeps online status private",
   offline: "offline",
   online: "online, not in a room",
@@ -353,4 +351,32 @@ export const FRIEND_TEXT = {
   invitedBy: (from, room, role) =>
     role === "spectator" ? `${from} invites you to watch room ${room}.` : `${from} invites you to room ${room}.`,
   leaveFirst: "Leave your room first to join another.",
+};
+
+/** The Account screen's sentences (account.js, signin.js, recovery.js). */
+export const ACCOUNT_TEXT = {
+  since: (t) => `Yours since ${dateText(t)}.`,
+  back: (inRoom) => (inRoom ? "Back to the room" : "Back to the lobby"),
+  device: "A device",
+  thisDevice: "this device",
+  signOut: (current) => (current ? "Sign out here" : "Sign out"),
+  signedOutThat: (label) => (label ? `Signed out: ${label}.` : "That device was signed out already."),
+  everywhere: ["Sign out every device, this one too?", "Yes, sign out everywhere"],
+  makeLink: (shown) => (shown ? "Make a new code" : "Show a sign-in code"),
+  linkCopied: "Sign-in link copied.",
+  newSet: ["The recovery codes you have now stop working. Make a new set?", "Yes, a new set"],
+  handleLength: "A handle has 2 to 24 characters.",
+  kept: (handle) => `${handle} is yours. Sign in on your other devices from your account.`,
+  leaveSeat: (code) => [`You are playing in room ${code} as a guest: signing in leaves that seat. Sign in?`, "Yes, sign in"],
+  signedIn: (handle) => `Signed in as ${handle}.`,
+  noCode: "Type the code first.",
+  noServer: "Cannot reach the server: try again in a moment.",
+  signedInAlready: (handle) =>
+    `This browser is signed in as ${handle}. To use that sign-in code here, sign out here first.`,
+  codesCopied: "Recovery codes copied.",
+  codesSelected: "Select and copy the codes, or download them.",
+  codesFile: (handle, origin, t) => [
+    `Klondike Race recovery codes for ${handle} (${origin}, ${dateText(t)})`,
+    "Each works once; keep them somewhere safe. A new set replaces these.",
+  ],
 };

@@ -110,7 +110,7 @@ class Friends:
     # ---------------------------------------------------------------- reading
 
     async def _other(self, handle: str) -> Account:
-        found = await self.store.account_by_handle(handle_key(handle.strip()))
+        found = await self.store.account_by_handle(handle_key(" ".join(handle.split())))
         if found is None:
             raise RoomError(ErrorCode.UNKNOWN_HANDLE, "nobody has that handle")
         return found
@@ -153,6 +153,8 @@ class Friends:
         return listing
 
     async def _records(self, me: Account, friends: Sequence[Account]) -> dict[str, Record]:
+        if not friends:
+            return {}
         mine = await self.store.round_history(me.player, None, RECORD_ROUNDS)
         raced = {p for entry in mine for p in entry.players}
         records: dict[str, Record] = {}

@@ -14,6 +14,8 @@ so an abandoned room or session leaves nothing behind:
   length it left) and every one voided by a resolution; TTL as the log's.
 - ``P session:SHA256(token)``: JSON ``{player, name, room}``; ``session_ttl``
   refreshed whenever the session is read or written.
+- ``P here:PLAYER``: the node a player's socket is on, for friends on other nodes
+  (server/cluster/friends.py); 30 min, renewed while the player stays connected.
 
 Why appends look the way they do:
 

@@ -30,6 +30,7 @@ UNLIMITED = Limits(
     sign_ups_per_minute=10**6,
     sign_ins_per_minute=10**6,
     wrong_link_codes_per_minute=10**6,
+    friend_asks_per_minute=10**6,
 )
 
 
