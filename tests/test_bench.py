@@ -187,3 +187,17 @@ def test_capacity_bench() -> None:
     assert all("gc_passes" in s["profile"] for s in result["race"])
     assert isinstance(result["held_players"], int)
     assert isinstance(result["relay_held_players"], int)
+
+
+def test_accounts_bench() -> None:
+    """Sign-in by device token and a long record's profile, on both durable stores,
+    each beside its baseline (a guest's resume; a short record's profile)."""
+    table, result = run_bench(
+        "bench.accounts", "--deals", "300", "--signins", "5", "--profiles", "3"
+    )
+    assert any(line.startswith("sign in by device token") for line in table)
+    assert result["deals"] == 300
+    for store in ("sqlite", "redis"):
+        for row in ("sign_in_device", "resume_guest", "profile_big", "profile_small"):
+            for key in ("p50_ms", "p99_ms"):
+                assert is_figure(result[store][row][key]), (store, row, key)
