@@ -4,7 +4,9 @@
 // rule the engine found broken (`reasons`), into a sentence with card symbols and
 // the rules in plain words, names a settings field by its label, says what the
 // connection is doing, and what a move did to the score (from the engine's
-// events). Codes stay on the wire and in the Python client; a person reads words.
+// events); and the account's words: times as people say them, a device named by
+// its browser, why a page is a guest again. Codes stay on the wire and in the
+// Python client; a person reads words.
 //
 // Pure: no DOM, no state. tests/test_protocol_docs.py holds TEXTS to every code
 // the server can send.
