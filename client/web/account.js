@@ -23,8 +23,8 @@ import {
   PASSKEYS_INSECURE,
   SIGNED_OUT_TEXT,
   deviceUsedText,
+  accountRefusal,
   expiresText,
-  refusalText,
 } from "./words.js";
 
 let devices = []; // the account's devices as the server last listed them
@@ -97,7 +97,7 @@ async function loadDevices() {
     const reply = await state.conn.request("devices");
     devices = reply.devices;
   } catch (err) {
-    $("devices-error").textContent = refusalText(err);
+    $("devices-error").textContent = accountRefusal(err);
   }
   renderDevices();
 }
@@ -132,7 +132,7 @@ async function signOut(device, button) {
   } catch (err) {
     state.signingOut = false;
     if (!state.account) return; // signed out meanwhile (the close came first)
-    $("devices-error").textContent = refusalText(err);
+    $("devices-error").textContent = accountRefusal(err);
   }
   button.disabled = false;
   loadDevices();
@@ -146,7 +146,7 @@ async function signOutEverywhere() {
     backToGuest(SIGNED_OUT_TEXT.here);
   } catch (err) {
     state.signingOut = false;
-    if (state.account) $("devices-error").textContent = refusalText(err);
+    if (state.account) $("devices-error").textContent = accountRefusal(err);
   }
 }
 
@@ -156,7 +156,7 @@ async function makeLink() {
   try {
     link = await state.conn.request("link_code");
   } catch (err) {
-    $("link-error").textContent = refusalText(err);
+    $("link-error").textContent = accountRefusal(err);
   } finally {
     $("make-link").disabled = false;
   }
@@ -203,7 +203,7 @@ async function newCodes() {
     showCodes(reply.codes, state.account.handle, () => openAccount("new-codes"));
     renderAccount();
   } catch (err) {
-    $("recovery-error").textContent = refusalText(err);
+    $("recovery-error").textContent = accountRefusal(err);
   }
 }
 

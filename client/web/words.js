@@ -273,6 +273,15 @@ export function expiresText(ms) {
 
 export const PASSKEYS_INSECURE = "Passkeys need a secure page: open this site over HTTPS or on localhost.";
 
+/**
+ * A refusal on the Account screen: as anywhere (refusalText), except that a
+ * request that found no connection is not sent later, as a move is: it says so.
+ */
+export function accountRefusal(err) {
+  if (!err || !err.code) return ACCOUNT_TEXT.noServer;
+  return err.code === "disconnected" ? ACCOUNT_TEXT.offline : refusalText(err);
+}
+
 /** The Account screen's sentences (account.js, signin.js, recovery.js). */
 export const ACCOUNT_TEXT = {
   since: (t) => `Yours since ${dateText(t)}.`,
@@ -291,6 +300,7 @@ export const ACCOUNT_TEXT = {
   signedIn: (handle) => `Signed in as ${handle}.`,
   noCode: "Type the code first.",
   noServer: "Cannot reach the server: try again in a moment.",
+  offline: "Not connected to the server: try again once the page is connected.",
   signedInAlready: (handle) =>
     `This browser is signed in as ${handle}. To use that sign-in code here, sign out here first.`,
   codesCopied: "Recovery codes copied.",
