@@ -30,6 +30,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from bench.server import UNCAPPED
+from tests.support.processes import ServerProcess
 from tests.support.web import CHROMIUM, CHROMIUM_ARGS, Client, no_errors
 
 LAPTOP = (1280, 800)
@@ -66,6 +68,21 @@ class Person(Client):
             elif kind == "link_code":
                 found.add(m["code"])
         return found
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """The module's server: every browser here comes from one address, which may
+    take only so many handles a minute (the limit has tests of its own)."""
+    options = [*UNCAPPED, "--sign-ups-per-minute", "1000"]
+    server = ServerProcess(
+        None, tmp_path_factory.mktemp("accounts") / "server.log", options=options
+    )
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture
