@@ -78,7 +78,6 @@ export function renderAccount() {
   if (!state.accountOpen) return;
   const codes = codesShown();
   $("account-back").hidden = codes; // fresh codes close only once kept
-  $("account-back").textContent = ACCOUNT_TEXT.back(Boolean(state.room));
   $("guest-account").hidden = codes || Boolean(account);
   $("my-account").hidden = codes || !account;
   if (!account) {
