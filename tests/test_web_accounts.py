@@ -14,6 +14,8 @@ everywhere" asks first, then turns every device back into a guest.
 Throughout, no browser receives a secret (device token, session token, sign-in
 or recovery code) issued to another: every frame each one received is read.
 A page served by a name over plain http (a LAN) says why it has no passkeys.
+The device list's words (how long ago, a device named by its browser) are the
+page's own, read from words.js in the browser.
 
 Waits on what the pages show (Playwright ``expect``), never on time."""
 
@@ -28,6 +30,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from bench.server import UNCAPPED
+from tests.support.processes import ServerProcess
 from tests.support.web import CHROMIUM, CHROMIUM_ARGS, Client, no_errors
 
 LAPTOP = (1280, 800)
@@ -64,6 +68,21 @@ class Person(Client):
             elif kind == "link_code":
                 found.add(m["code"])
         return found
+
+
+@pytest.fixture(scope="module")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    """The module's server: every browser here comes from one address, which may
+    take only so many handles a minute (the limit has tests of its own)."""
+    options = [*UNCAPPED, "--sign-ups-per-minute", "1000"]
+    server = ServerProcess(
+        None, tmp_path_factory.mktemp("accounts") / "server.log", options=options
+    )
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture
@@ -380,3 +399,47 @@ def test_a_page_on_the_lan_says_why_it_offers_no_passkeys(browser: Browser, serv
         lena.close()
     finally:
         on_lan.close()
+
+
+UAS = {
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/126.0 Mobile Safari/537.36": "Chrome on Android",
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 "
+    "(KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1": "Safari on iPhone",
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:127.0) Gecko/20100101 Firefox/127.0": (
+        "Firefox on Windows"
+    ),
+    "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) "
+    "Chrome/126.0 Safari/537.36 Edg/126.0": "Edge on macOS",
+    "curl/8.5": "A browser",
+}
+
+
+def test_times_and_devices_in_words(people: Any) -> None:
+    """The device list's words, from the page's own words.js: how long ago, the
+    code's time left, and a device named by its browser and system."""
+    page = people("words", PHONE).open()
+    said = page.evaluate(
+        """async (uas) => {
+          const w = await import("/words.js");
+          const now = 1_800_000_000;
+          return {
+            ago: [0, 59, 60, 3599, 3600, 86399].map((s) => w.agoText(now - s, now)),
+            day: w.agoText(now - 86400, now) === w.dateText(now - 86400),
+            left: [600_000, 61_500, 1, 0, -5].map((ms) => w.expiresText(ms)),
+            labels: Object.fromEntries(uas.map((ua) => [ua, w.deviceLabel(ua)])),
+          };
+        }""",
+        list(UAS),
+    )
+    assert said["ago"] == ["just now", "just now", "1 min ago", "59 min ago", "1 h ago", "23 h ago"]
+    assert said["day"]
+    expired = "This code has expired: make a new one."
+    assert said["left"] == [
+        "Expires in 10:00",
+        "Expires in 1:02",
+        "Expires in 0:01",
+        expired,
+        expired,
+    ]
+    assert said["labels"] == UAS

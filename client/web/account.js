@@ -21,12 +21,11 @@ import { backToGuest } from "./session.js";
 import { $, onSession, render, state } from "./state.js";
 import {
   ACCOUNT_TEXT,
-  PASSKEYS_INSECURE,
   SIGNED_OUT_TEXT,
   deviceUsedText,
+  accountRefusal,
   expiresText,
   passkeysUnavailable,
-  refusalText,
 } from "./words.js";
 
 let devices = []; // the account's devices as the server last listed them
@@ -89,7 +88,6 @@ export function renderAccount() {
   if (!state.accountOpen) return;
   const codes = codesShown();
   $("account-back").hidden = codes; // fresh codes close only once kept
-  $("account-back").textContent = ACCOUNT_TEXT.back(Boolean(state.room));
   $("guest-account").hidden = codes || Boolean(account);
   $("my-account").hidden = codes || !account;
   if (!account) {
@@ -108,7 +106,7 @@ async function loadDevices() {
     const reply = await state.conn.request("devices");
     devices = reply.devices;
   } catch (err) {
-    $("devices-error").textContent = refusalText(err);
+    $("devices-error").textContent = accountRefusal(err);
   }
   renderDevices();
 }
@@ -143,7 +141,7 @@ async function signOut(device, button) {
   } catch (err) {
     state.signingOut = false;
     if (!state.account) return; // signed out meanwhile (the close came first)
-    $("devices-error").textContent = refusalText(err);
+    $("devices-error").textContent = accountRefusal(err);
   }
   button.disabled = false;
   loadDevices();
@@ -157,7 +155,7 @@ async function signOutEverywhere() {
     backToGuest(SIGNED_OUT_TEXT.here);
   } catch (err) {
     state.signingOut = false;
-    if (state.account) $("devices-error").textContent = refusalText(err);
+    if (state.account) $("devices-error").textContent = accountRefusal(err);
   }
 }
 
@@ -167,7 +165,7 @@ async function makeLink() {
   try {
     link = await state.conn.request("link_code");
   } catch (err) {
-    $("link-error").textContent = refusalText(err);
+    $("link-error").textContent = accountRefusal(err);
   } finally {
     $("make-link").disabled = false;
   }
@@ -214,7 +212,7 @@ async function newCodes() {
     showCodes(reply.codes, state.account.handle, () => openAccount("new-codes"));
     renderAccount();
   } catch (err) {
-    $("recovery-error").textContent = refusalText(err);
+    $("recovery-error").textContent = accountRefusal(err);
   }
 }
 

@@ -9,7 +9,7 @@ import { dropOwnBoard, setMoveStatus } from "./play.js";
 import { showReaction } from "./reactions.js";
 import { seedMatches } from "./replay.js";
 import { $, isHost, me, nameOf, rememberNames, render, state } from "./state.js";
-import { dealEndText, newHostText, roomClosedText } from "./words.js";
+import { ACCOUNT_TEXT, dealEndText, newHostText, roomClosedText } from "./words.js";
 
 export function setRoom(room) {
   const before = state.room;
@@ -62,6 +62,7 @@ export function showScreen() {
   $("account-screen").hidden = !account;
   $("room-screen").hidden = account || !state.room;
   $("lobby-screen").hidden = account || Boolean(state.room);
+  $("account-back").textContent = ACCOUNT_TEXT.back(Boolean(state.room)); // names what is beneath
 }
 
 /** A revealed seed, checked against the commitment the deal started with. */

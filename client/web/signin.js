@@ -14,12 +14,12 @@ import { ServerError } from "./net.js";
 import { showCodes } from "./recovery.js";
 import { adoptAccount, guestSession, signIn } from "./session.js";
 import { $, onSession, state } from "./state.js";
-import { ACCOUNT_TEXT, deviceLabel, refusalText } from "./words.js";
+import { ACCOUNT_TEXT, accountRefusal, deviceLabel } from "./words.js";
 
 const clusters = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 
 function failure(err) {
-  return err instanceof ServerError ? refusalText(err) : ACCOUNT_TEXT.noServer;
+  return accountRefusal(err instanceof ServerError ? err : null);
 }
 
 async function keepName(e) {

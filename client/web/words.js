@@ -4,7 +4,9 @@
 // rule the engine found broken (`reasons`), into a sentence with card symbols and
 // the rules in plain words, names a settings field by its label, says what the
 // connection is doing, and what a move did to the score (from the engine's
-// events). Codes stay on the wire and in the Python client; a person reads words.
+// events); and the account's words: times as people say them, a device named by
+// its browser, why a page is a guest again. Codes stay on the wire and in the
+// Python client; a person reads words.
 //
 // Pure: no DOM, no state. tests/test_protocol_docs.py holds TEXTS to every code
 // the server can send.
@@ -353,6 +355,15 @@ export const FRIEND_TEXT = {
   leaveFirst: "Leave your room first to join another.",
 };
 
+/**
+ * A refusal on the Account screen: as anywhere (refusalText), except that a
+ * request that found no connection is not sent later, as a move is: it says so.
+ */
+export function accountRefusal(err) {
+  if (!err || !err.code) return ACCOUNT_TEXT.noServer;
+  return err.code === "disconnected" ? ACCOUNT_TEXT.offline : refusalText(err);
+}
+
 /** The Account screen's sentences (account.js, signin.js, recovery.js). */
 export const ACCOUNT_TEXT = {
   since: (t) => `Yours since ${dateText(t)}.`,
@@ -371,6 +382,7 @@ export const ACCOUNT_TEXT = {
   signedIn: (handle) => `Signed in as ${handle}.`,
   noCode: "Type the code first.",
   noServer: "Cannot reach the server: try again in a moment.",
+  offline: "Not connected to the server: try again once the page is connected.",
   signedInAlready: (handle) =>
     `This browser is signed in as ${handle}. To use that sign-in code here, sign out here first.`,
   codesCopied: "Recovery codes copied.",
