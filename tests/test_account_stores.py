@@ -13,6 +13,7 @@ a frozen Redis.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import shutil
 import time
 import unicodedata
@@ -335,6 +336,21 @@ async def test_update_moves_the_handle_claim_atomically(store: AccountStore) -> 
     assert not await store.update_account(account(7, "Ghost"))
     assert await store.account("a0007") is None
     assert await store.account_by_handle("ghost") is None
+
+
+async def test_a_room_saved_touches_only_the_room(store: AccountStore) -> None:
+    """A room saved from a stale read undoes no handle change made meanwhile."""
+    ann = account(1, "Ann")
+    assert await store.create_account(ann)
+    renamed = account(1, "Annabel", shows_record=False, handle_changed=T0 + 50)
+    assert await store.update_account(renamed)
+    await store.set_room(ann.account, "ROOMAA")
+    assert await store.account(ann.account) == dataclasses.replace(renamed, room_code="ROOMAA")
+    assert await store.account_by_handle("ann") is None
+    await store.set_room(ann.account, None)
+    assert await store.account(ann.account) == renamed
+    await store.set_room("a0009", "ROOMBB")  # no such account: nothing written
+    assert await store.account("a0009") is None
 
 
 async def test_racing_renames_to_one_handle_one_wins(store: AccountStore) -> None:

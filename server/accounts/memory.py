@@ -79,6 +79,11 @@ class MemoryAccounts:
         self._accounts[account.account] = account
         return True
 
+    async def set_room(self, account: str, room_code: str | None) -> None:
+        found = self._accounts.get(account)
+        if found is not None:
+            self._accounts[account] = dataclasses.replace(found, room_code=room_code)
+
     async def delete_account(self, account: str) -> None:
         found = self._accounts.pop(account, None)
         if found is None:

@@ -321,6 +321,10 @@ class RedisAccounts:
         args = [self._base, account.account.encode(), hkey.encode(), account.player.encode()]
         return bool(await self._run("update", lua.UPDATE, keys, args + _account_fields(account)))
 
+    async def set_room(self, account: str, room_code: str | None) -> None:
+        keys = [self.keys.account(account)]
+        await self._run("set_room", lua.SET_ROOM, keys, [(room_code or "").encode()])
+
     async def delete_account(self, account: str) -> None:
         await self._run("delete", lua.DELETE, [], [self._base, account.encode()])
 

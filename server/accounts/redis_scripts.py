@@ -445,6 +445,14 @@ return 1
 """,
 )
 
+# KEYS: account. ARGV: the room code ('' for none). Only an account that is.
+SET_ROOM = Script(
+    "accounts_set_room",
+    """
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'room_code', ARGV[1]) end
+return 1
+""",
+)
 GET = Script("accounts_get", "return redis.call('GET', KEYS[1])")
 SCARD = Script("accounts_scard", "return redis.call('SCARD', KEYS[1])")
 SISMEMBER = Script("accounts_sismember", "return redis.call('SISMEMBER', KEYS[1], ARGV[1])")
@@ -462,6 +470,7 @@ REPEATABLE = frozenset(
     {
         CREATE,
         UPDATE,
+        SET_ROOM,
         DELETE,
         ADD_DEVICE,
         TOUCH_DEVICE,

@@ -305,5 +305,5 @@ class Accounts:
         if account is None:
             return False
         if account.room_code != room_code:
-            await self.store.update_account(replace(account, room_code=room_code))
+            await self.store.set_room(account.account, room_code)
         return True

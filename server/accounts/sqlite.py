@@ -291,6 +291,11 @@ class SqliteAccounts:
                 int(a.shows_record), int(a.shows_online), a.room_code, a.account)  # fmt: skip
         return await self._changes(sql, args) == 1
 
+    async def set_room(self, account: str, room_code: str | None) -> None:
+        await self._changes(
+            "UPDATE accounts SET room_code = ? WHERE account = ?", (room_code, account)
+        )
+
     async def delete_account(self, account: str) -> None:
         def run(c: sqlite3.Connection) -> None:
             row = c.execute("SELECT player FROM accounts WHERE account = ?", (account,)).fetchone()

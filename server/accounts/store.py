@@ -110,6 +110,10 @@ class AccountStore(Protocol):
         """Replace the stored account of the same id; when the handle changes,
         the new one is claimed atomically: False (nothing written) if taken."""
 
+    async def set_room(self, account: str, room_code: str | None) -> None:
+        """Keep the room the account's player sits in, that field alone: a room
+        saved while the owner changes their handle or settings undoes neither."""
+
     async def delete_account(self, account: str) -> None:
         """Forget the account and everything it holds (devices, passkeys, codes,
         friendships, history); its player id is remembered as deleted."""
