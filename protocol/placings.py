@@ -17,7 +17,16 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-__all__ = ["Finish", "deal_places", "ordinal", "placing_text", "round_places"]
+__all__ = [
+    "Finish",
+    "RunFinish",
+    "deal_places",
+    "ordinal",
+    "placing_text",
+    "round_places",
+    "run_key",
+    "run_places",
+]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -77,3 +86,29 @@ def placing_text(places: Mapping[K, int], player: K) -> str:
         return ""
     shared = sum(1 for p in places.values() if p == place) > 1
     return f"{'=' if shared else ''}{ordinal(place)}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinish:
+    """One player's run of a daily deal as the leaderboard ranks it.
+
+    Everyone plays the same deal alone, under Standard scoring with no race
+    bonus, so the score says little a win does not: the daily ranks by the
+    deal placing's own second and third keys, a win and then the earlier finish
+    (here the run's time from its first move, since nobody started together),
+    and then the fewer moves. Equal on all three, a shared placing, as ever."""
+
+    won: bool
+    ms: int  # the run's time: its first move to the move (or step) that ended it
+    moves: int
+
+
+def run_key(f: RunFinish) -> tuple[int, int, int]:
+    """Smaller is better: a win, then the shorter time, then the fewer moves."""
+    return (0 if f.won else 1, f.ms, f.moves)
+
+
+def run_places(finishes: Mapping[K, RunFinish]) -> dict[K, int]:
+    """Each player's placing on a daily's leaderboard: by :func:`run_key`,
+    equal keys sharing a placing ("one plus the number strictly ahead")."""
+    return _places({p: run_key(f) for p, f in finishes.items()})

@@ -212,7 +212,7 @@ async def _rematch(front: Front, conn: Peer, req: Rematch) -> None:
 
 async def _close(front: Front, conn: Peer, req: CloseRoom) -> None:
     session, runner = front.room_of(conn)
-    await runner.run(lambda r, _c: D.decide_close(r, session.player), _ok(conn, req))
+    await runner.run(lambda r, c: D.decide_close(r, session.player, c), _ok(conn, req))
 
 
 async def _room_info(front: Front, conn: Peer, req: RoomInfo) -> None:
