@@ -32,6 +32,7 @@ __all__ = [
     "Role",
     "account_made",
     "break_started",
+    "daily",
     "deal_log",
     "deal_over",
     "deal_started",
@@ -284,6 +285,13 @@ def account_made(
     """The reply to ``take_handle``: the one time the codes are shown."""
     fields = {"account": account, "device_token": device_token, "recovery_codes": recovery_codes}
     return _make("account_made", {"id": rid, **fields})
+
+
+@_message
+def daily(rid: RequestId, *, today: str, days: Sequence[Mapping[str, Any]]) -> Message:
+    """The published days (server/daily/schedule.py ``public_view``): a seed and
+    its proof only for a day that is over."""
+    return _make("daily", {"id": rid, "today": today, "days": days})
 
 
 @_message

@@ -25,6 +25,7 @@ from ..accounts.keeping import HistoryKeeper
 from ..accounts.service import NewDevice, account_view
 from ..accounts.store import AccountStore
 from ..core.records import Decision
+from ..daily.handlers import DAILY_HANDLERS, DailyDesk
 from ..core.values import RoomError
 from ..core.views import room_view
 from ..net.allowances import Allowances, Quota
@@ -40,7 +41,7 @@ __all__ = ["HANDLERS", "Desk", "check_name", "dispatch"]
 log = logging.getLogger("klondike_race.service")
 
 
-class Desk(AccountDesk, FriendsDesk, Protocol):
+class Desk(AccountDesk, FriendsDesk, DailyDesk, Protocol):
     """What the handlers need of the service (server/service/service.py): the
     room handlers' :class:`~server.rooms.handlers.Front`, the account handlers'
     additions to it, and the sessions."""
@@ -192,5 +193,6 @@ HANDLERS: dict[type[Request], Handler[Desk]] = dict(
         *ACCOUNT_HANDLERS.items(),
         *HISTORY_HANDLERS.items(),
         *FRIEND_HANDLERS.items(),
+        *DAILY_HANDLERS.items(),
     ]
 )

@@ -30,6 +30,8 @@ from ..core.durable import DurableLog
 from ..core.records import Decision
 from ..core.room import Room
 from ..core.values import RoomError
+from ..daily.publisher import DailyDeals
+from ..daily.store import DailyStore
 from ..net.allowances import Allowances
 from ..net.clock import Clock
 from ..net.connection import Limits
@@ -65,6 +67,7 @@ class Service:
         limits: Limits | None = None,
         proofs: ProvenPools | None = None,
         accounts: AccountStore | None = None,
+        daily: DailyStore | None = None,
     ) -> None:
         limits = limits or Limits()
         self.limiter = Limiter(limits.rate, limits.burst, limits.max_strikes, limits.address_factor)
@@ -84,6 +87,7 @@ class Service:
         self.connections: set[Peer] = set()
         self.cluster: ClusterHooks | None = None  # several nodes: server/cluster/
         self.history = HistoryKeeper(self)
+        self.daily = DailyDeals(clock, self.seeding.proofs, daily)
 
     def use_store(self, store: Store) -> None:
         """The store, connected once the event loop runs (server/app.py): the
@@ -94,6 +98,10 @@ class Service:
     def use_accounts(self, accounts: AccountStore) -> None:
         """The account store, connected once the event loop runs (server/app.py)."""
         self.accounts = self.account_service.store = accounts
+
+    def use_daily(self, daily: DailyStore) -> None:
+        """The daily store, connected once the event loop runs (server/app.py)."""
+        self.daily.use(daily)
 
     # ------------------------------------------------------------------ runners
 
@@ -167,6 +175,7 @@ class Service:
         """At shutdown: give up rebuilds under way, stop every runner, and let
         the history writes under way end before the account store closes."""
         await self.adoption.stop()
+        await self.daily.stop()
         for runner in self.rooms.values():
             runner.stop()
         await self.seeding.proofs.close()

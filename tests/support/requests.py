@@ -12,6 +12,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     # One way in each (docs/protocol.md, "Accounts"); the label names a new device.
     "hello": {"version": 1, "link": "not-a-code", "label": "cli"},
     "ping": {},
+    "daily": {},
     "create_room": {"settings": {"draw": 3, "deals_per_round": 2}},
     "update_settings": {"settings": {"scoring": "vegas"}},
     "start": {},
