@@ -5,12 +5,19 @@ Part of :data:`protocol.requests.REQUESTS`; parsed the same way as every request
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Self
 
-from .request_fields import Request
+from .messages import ErrorCode, RequestId
+from .request_fields import Request, opt_bool, opt_str, req_str
+from .wire import WireError
 
-__all__ = ["DAILY_REQUESTS", "Daily"]
+__all__ = ["BOARD_PAGE", "DAILY_REQUESTS", "Daily", "DailyBoard", "DailyStart"]
+
+BOARD_PAGE = 50
+"""Runs on one leaderboard page."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,4 +28,64 @@ class Daily(Request):
     TYPE: ClassVar[str] = "daily"
 
 
-DAILY_REQUESTS: tuple[type[Request], ...] = (Daily,)
+def _ladder(msg: Mapping[str, Any]) -> str:
+    """A ladder's name (which names are daily ladders is the server's to say:
+    ``no_such_ladder``)."""
+    ladder = req_str(msg, "ladder")
+    if len(ladder) > 40:
+        raise WireError(ErrorCode.BAD_REQUEST, "field 'ladder' is too long")
+    return ladder
+
+
+@dataclass(frozen=True, slots=True)
+class DailyStart(Request):
+    """Play today's daily of ``ladder``: a run begins, or the one going resumes."""
+
+    TYPE: ClassVar[str] = "daily_start"
+    ladder: str
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, _ladder(msg))
+
+    def fields(self) -> dict[str, Any]:
+        return {"ladder": self.ladder}
+
+
+@dataclass(frozen=True, slots=True)
+class DailyBoard(Request):
+    """A page of a daily's leaderboard (``date`` None: today's), everyone's or
+    one's friends' (and one's own), after the first ``before`` runs of it."""
+
+    TYPE: ClassVar[str] = "daily_board"
+    ladder: str
+    date: str | None = None
+    friends: bool = False
+    before: int = 0
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        date = opt_str(msg, "date")
+        if date is not None:
+            try:
+                dt.date.fromisoformat(date)
+            except ValueError:
+                raise WireError(ErrorCode.BAD_REQUEST, "field 'date' must be YYYY-MM-DD") from None
+            if len(date) != 10:
+                raise WireError(ErrorCode.BAD_REQUEST, "field 'date' must be YYYY-MM-DD")
+        before = msg.get("before", 0)
+        if isinstance(before, bool) or not isinstance(before, int) or not 0 <= before <= 10**9:
+            raise WireError(ErrorCode.BAD_REQUEST, "field 'before' must be a count of runs")
+        friends = opt_bool(msg, "friends")
+        return cls(rid, _ladder(msg), date, bool(friends), before)
+
+    def fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ladder": self.ladder, "friends": self.friends}
+        if self.date is not None:
+            out["date"] = self.date
+        if self.before:
+            out["before"] = self.before
+        return out
+
+
+DAILY_REQUESTS: tuple[type[Request], ...] = (Daily, DailyStart, DailyBoard)

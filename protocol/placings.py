@@ -20,7 +20,9 @@ from typing import TypeVar
 __all__ = [
     "Finish",
     "RunFinish",
+    "board_score",
     "deal_places",
+    "finish_of",
     "ordinal",
     "placing_text",
     "round_places",
@@ -112,3 +114,24 @@ def run_places(finishes: Mapping[K, RunFinish]) -> dict[K, int]:
     """Each player's placing on a daily's leaderboard: by :func:`run_key`,
     equal keys sharing a placing ("one plus the number strictly ahead")."""
     return _places({p: run_key(f) for p, f in finishes.items()})
+
+
+_MS_BITS = 27  # 37 hours: a run is closed long before (an idle room closes in 30 min)
+_MOVES_BITS = 20
+
+
+def board_score(finish: RunFinish) -> int:
+    """:func:`run_key` as one integer (smaller is better): the
+    win in the top bit, then the time in ms, then the moves; each capped, so the
+    whole stays below 2**48 and exact as a double."""
+    ms = min(max(finish.ms, 0), (1 << _MS_BITS) - 1)
+    moves = min(max(finish.moves, 0), (1 << _MOVES_BITS) - 1)
+    lost = 0 if finish.won else 1
+    return (lost << (_MS_BITS + _MOVES_BITS)) | (ms << _MOVES_BITS) | moves
+
+
+def finish_of(score: int) -> RunFinish:
+    """The run a :func:`board_score` was packed from (within its caps)."""
+    moves = score & ((1 << _MOVES_BITS) - 1)
+    ms = (score >> _MOVES_BITS) & ((1 << _MS_BITS) - 1)
+    return RunFinish(won=not score >> (_MS_BITS + _MOVES_BITS), ms=ms, moves=moves)

@@ -28,6 +28,7 @@ from protocol.wire import JSON, MSGPACK
 from . import ids
 from .accounts.store import AccountStore
 from .collector import collect_garbage
+from .daily.results import ResultStore
 from .daily.store import DailyStore
 from .net.clock import Clock, SystemClock
 from .net.connection import Connection, Flusher, GameSocket, Limits
@@ -81,6 +82,8 @@ class RaceServer:
         daily: DailyStore | None = None,
         daily_factory: Callable[[], Awaitable[DailyStore]] | None = None,
         publish_daily: bool = True,
+        daily_results: ResultStore | None = None,
+        daily_results_factory: Callable[[], Awaitable[ResultStore]] | None = None,
     ) -> None:
         self.tls = tls  # HTTPS and WSS on the one port (server/net/tls.py)
         self.rp_id = rp_id  # passkeys' RP ID; None: each connection's Host name
@@ -89,6 +92,7 @@ class RaceServer:
         self._store_factory = store_factory
         self._accounts_factory = accounts_factory  # beside the room store: server/cli.py
         self._daily_factory = daily_factory  # the daily deals' store, likewise
+        self._results_factory = daily_results_factory  # the daily runs' results, likewise
         # Keep the next days' daily deals published (server/daily/publisher.py);
         # off only for a server in a test that is about something else: it
         # proves sixteen deals in a worker process at start.
@@ -109,6 +113,7 @@ class RaceServer:
             proofs,
             accounts,
             daily,
+            daily_results,
         )
         self.http = HttpRoutes(
             self._health,
@@ -186,6 +191,9 @@ class RaceServer:
         if self._daily_factory is not None:
             self.service.use_daily(await self._daily_factory())
             self._daily_factory = None
+        if self._results_factory is not None:
+            self.service.use_daily_results(await self._results_factory())
+            self._results_factory = None
         if self.clustered:
             from .cluster.leases import Cluster
 
@@ -259,6 +267,7 @@ class RaceServer:
         await self.store.close()
         await self.service.accounts.close()
         await self.service.daily.store.close()
+        await self.service.daily_results.close()
 
     async def __aenter__(self) -> RaceServer:
         await self.start()

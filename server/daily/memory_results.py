@@ -40,10 +40,9 @@ class MemoryResults:
 
     async def add_result(self, result: RunResult) -> bool:
         d = self._daily(result.date, result.ladder)
-        if result.player in d.results:
+        if result.player in d.results or d.claims.get(result.player) != result.code:
             return False
         d.results[result.player] = result
-        d.claims.setdefault(result.player, result.code)
         insort(d.order, (result.board_score, result.player))
         before = self._streaks.get(result.player, Streaks())
         self._streaks[result.player] = streaks_after(before, result.day, result.won)

@@ -58,16 +58,18 @@ return code .. ' ' .. redis.call('HEXISTS', KEYS[2], ARGV[1])
 """,
 )
 
-# Keep a result once, with its place on the board and its claim, and fold it
+# Keep a result once, with its place on the board, if its room is the one the
+# player's claim names (a room made by an attempt that lost its claim, or never
+# claimed, counts for nothing), and fold it
 # into the player's streaks. KEYS: results, board, claims, streaks. ARGV:
 # player, JSON, board score, UTC day number, won (1/0), room. Returns 1 if
 # counted now, 0 if kept already.
 _ADD = Script(
     "daily_add",
     """
+if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[6] then return 0 end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-redis.call('HSETNX', KEYS[3], ARGV[1], ARGV[6])
 local day = tonumber(ARGV[4])
 local function grow(count_field, day_field, best_field)
   local last = tonumber(redis.call('HGET', KEYS[4], day_field) or '-1')

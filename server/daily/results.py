@@ -23,12 +23,12 @@ write raises StoreUnavailable having written nothing.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from protocol.daily_runs import board_score, day_number
-from protocol.placings import RunFinish
+from protocol.placings import RunFinish, board_score
 
 __all__ = [
     "RankedRun",
@@ -36,6 +36,7 @@ __all__ = [
     "RunClaim",
     "RunResult",
     "Streaks",
+    "day_number",
     "ranked",
     "streaks_after",
     "streaks_view",
@@ -79,6 +80,7 @@ class RunResult:
 
     @property
     def day(self) -> int:
+        """The UTC day number of its daily (days since 1970-01-01): streaks compare these."""
         return day_number(self.date)
 
     def to_json(self) -> dict[str, Any]:
@@ -99,6 +101,11 @@ class RunResult:
             "moves": self.moves,
             "score": self.score,
         }
+
+
+def day_number(date: str) -> int:
+    """Days since 1970-01-01 of a ``YYYY-MM-DD`` date."""
+    return (dt.date.fromisoformat(date) - dt.date(1970, 1, 1)).days
 
 
 RankedRun = tuple[int, RunResult]
@@ -175,7 +182,8 @@ class ResultStore(Protocol):
 
     async def add_result(self, result: RunResult) -> bool:
         """Keep a finished run: True if counted now, False if it was already (a
-        second write changes nothing). Counting it folds it into the streaks."""
+        second write changes nothing) or its room is not the one the player's
+        claim names (it never counts). Counting it folds it into the streaks."""
 
     async def rank(self, date: str, ladder: str, player: str) -> RankedRun | None:
         """The player's run and its rank, if it is on the board."""

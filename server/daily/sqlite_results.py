@@ -151,11 +151,15 @@ class SqliteResults:
 
         def run(c: sqlite3.Connection) -> bool:
             key = (r.date, r.ladder, r.player)
+            claim = c.execute(
+                "SELECT code FROM claims WHERE date = ? AND ladder = ? AND player = ?", key
+            ).fetchone()
+            if claim is None or claim[0] != r.code:
+                return False
             data = json.dumps(r.to_json())
             sql = "INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?, ?)"
             if c.execute(sql, (*key, r.board_score, data)).rowcount != 1:
                 return False
-            c.execute("INSERT OR IGNORE INTO claims VALUES (?, ?, ?, ?)", (*key, r.code))
             row = c.execute(
                 "SELECT played, played_day, won, won_day, best_played, best_won"
                 " FROM streaks WHERE player = ?",
