@@ -332,6 +332,8 @@ def room_view(
         "history": history,
         "series": room.series.to_wire(),
         "finding_deal": finding_deal,
+        # A daily run's room: its daily (server/daily/runs.py); null for any other.
+        "daily": None if room.daily is None else {"date": room.daily[0], "ladder": room.daily[1]},
     }
 
 
