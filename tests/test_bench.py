@@ -187,3 +187,16 @@ def test_capacity_bench() -> None:
     assert all("gc_passes" in s["profile"] for s in result["race"])
     assert isinstance(result["held_players"], int)
     assert isinstance(result["relay_held_players"], int)
+
+
+def test_daily_bench() -> None:
+    table, result = run_bench(
+        "bench.daily", "--results", "300", "--baseline", "30", "--samples", "20", "--writers", "4"
+    )
+    assert any(line.startswith("sqlite") for line in table)
+    for key in ("sqlite_baseline", "sqlite_day", "redis_baseline", "redis_day"):
+        figures = result[key]
+        assert figures["submit"]["p99_ms"] >= figures["submit"]["p50_ms"] > 0
+        assert figures["rank"]["p50_ms"] > 0 and figures["page"]["p50_ms"] > 0
+        assert figures["bytes_per_result"] > 0
+    assert result["redis_day"]["results"] == 300
