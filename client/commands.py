@@ -23,7 +23,7 @@ __all__ = ["add_commands"]
 
 
 def add_commands(sub: Any) -> None:
-    """Add ``bot``, ``watch``, ``loadtest``, ``verify`` and ``account`` to the CLI's
+    """Add ``bot``, ``daily``, ``watch``, ``loadtest``, ``verify`` and ``account`` to the CLI's
     subparsers."""
     p = sub.add_parser("bot", help="seat bot players in a room")
     p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
@@ -43,6 +43,28 @@ def add_commands(sub: Any) -> None:
         help="leave after this many rounds (default 0: until the room closes)",
     )
     p.set_defaults(func=_bot)
+
+    p = sub.add_parser("daily", help="play today's daily with the bot, or show a leaderboard")
+    p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--play", action="store_true", help="play your one run of it with the bot")
+    what.add_argument("--board", action="store_true", help="print its leaderboard")
+    p.add_argument(
+        "--ladder",
+        default="classic-draw1",
+        choices=("classic-draw1", "classic-draw3"),
+        help="which daily (default classic-draw1)",
+    )
+    p.add_argument("--date", help="--board: a past day's (YYYY-MM-DD; default today)")
+    p.add_argument("--friends", action="store_true", help="your friends' runs and yours only")
+    p.add_argument("--pace", type=float, default=0.0, help="--play: seconds between moves")
+    p.add_argument("--name", default="daily-bot", help="your name as a guest")
+    p.add_argument(
+        "--device-file",
+        metavar="PATH",
+        help="as your account, with the device token kept in PATH (see the account command)",
+    )
+    p.set_defaults(func=_daily)
 
     p = sub.add_parser("watch", help="watch a room live as a spectator")
     p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
@@ -219,6 +241,23 @@ def _bot(args: argparse.Namespace) -> int:
         return 128 + signals[0] if signals else 0
 
     return _run(main())
+
+
+def _daily(args: argparse.Namespace) -> int:
+    from .daily import daily
+
+    return _run(
+        daily(
+            args.url,
+            args.ladder,
+            play=args.play,
+            name=args.name,
+            device_file=args.device_file,
+            date=args.date,
+            friends=args.friends,
+            pace=args.pace,
+        )
+    )
 
 
 def _watch(args: argparse.Namespace) -> int:

@@ -8,7 +8,11 @@ daily store (tests/support/dailies.py).
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from protocol.board import Board
@@ -20,6 +24,7 @@ from tests.support.dailies import publish, winning_moves
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.raw_client import Client, player, resume
 
+ROOT = Path(__file__).resolve().parent.parent
 DAY_MS = 86_400_000
 D1 = "classic-draw1"
 D3 = "classic-draw3"
@@ -241,3 +246,28 @@ async def test_streaks_count_days_in_a_row_played_and_won() -> None:
         clock.advance(2 * DAY_MS)  # a day missed: both streaks are broken
         assert await streaks() == {"played": 0, "won": 0, "best_played": 3, "best_won": 1}
         await ann.close()
+
+
+async def daily_command(url: str, *options: str) -> list[str]:
+    """``klondike-race daily`` as users run it; its output's lines."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server.cli", "daily", "--url", url, *options,
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()[-3000:]
+    return out.decode().splitlines()
+
+
+async def test_the_terminal_plays_a_run_with_the_bot_and_prints_the_board() -> None:
+    clock = clock_at_noon()
+    async with running_server(clock=clock) as server:
+        await publish(server.service.daily.store, day_of(clock.now()))
+        played = await daily_command(server.url, "--play", "--name", "Terminal")
+        assert played[0] == f"playing the {D1} daily of 2026-12-02"
+        assert played[-1].startswith("you:    1. Terminal")
+        board = await daily_command(server.url, "--board", "--ladder", D1)
+        assert board[0] == f"daily 2026-12-02 {D1} (everyone): 1 runs"
+        assert "Terminal" in board[1] and board[-1] == "you: no run over yet"
+        # The bot's run is over: its result is on the board, once.
+        assert await server.service.daily_results.count("2026-12-02", D1) == 1

@@ -73,6 +73,7 @@ class RoomLike(Protocol):
     ready: list[str]
     seq: int
     series: Series
+    daily: tuple[str, str] | None
 
     @property
     def deal(self) -> Deal | None: ...
