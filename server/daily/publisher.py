@@ -53,9 +53,7 @@ again this much later on the server's clock."""
 class DailyDeals:
     """The server's daily deals; see the module docstring."""
 
-    def __init__(
-        self, clock: Clock, proofs: ProvenPools, store: DailyStore | None = None
-    ) -> None:
+    def __init__(self, clock: Clock, proofs: ProvenPools, store: DailyStore | None = None) -> None:
         self.clock = clock
         self.proofs = proofs
         self.store: DailyStore = store if store is not None else MemoryDaily()

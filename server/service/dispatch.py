@@ -25,9 +25,9 @@ from ..accounts.keeping import HistoryKeeper
 from ..accounts.service import NewDevice, account_view
 from ..accounts.store import AccountStore
 from ..core.records import Decision
-from ..daily.handlers import DAILY_HANDLERS, DailyDesk
 from ..core.values import RoomError
 from ..core.views import room_view
+from ..daily.handlers import DAILY_HANDLERS, DailyDesk
 from ..net.allowances import Allowances, Quota
 from ..peer import Peer, SessionState
 from ..rooms.handlers import ROOM_HANDLERS, Handler, on
