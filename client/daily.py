@@ -1,79 +1,129 @@
-"""``klondike-race daily``: today's daily from the terminal. ``--play`` plays
-one's one run of it with the bot (client/bot.py), as a person's browser would,
-and prints the leaderboard at its end; ``--board`` prints a leaderboard
-(everyone's or one's friends', today's or a past day's). Signed in with a
-device file (see ``klondike-race account``), the run is the account's and so
-are its friends; without one, a guest's."""
+"""``klondike-race daily --fetch`` and ``verify --daily``: keep the daily deals'
+commitments, and check a revealed day against the copy kept.
+
+A daily deal's commitment is published a week before its day (docs/protocol.md,
+"Daily deal"). Its worth is that someone other than the server keeps it: the
+file ``daily --fetch FILE`` writes holds every commitment fetched, keyed by
+day and ladder, with the first copy kept when a later fetch shows the same
+day again (a day that changed would be the server breaking its word, and is
+reported). ``verify --daily DATE --saved FILE`` fetches the revealed day and
+checks its seed against the commitment saved *before* it was revealed, then
+replays its proof with the engine (client/verify.py, the same check as a
+room's revealed deal).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from .players import BotPlayer
-from .session import Session, connect
+from protocol.settings import DealRules
 
-__all__ = ["board_lines", "daily"]
+from .session import connect
+from .verify import verify_solution
 
+__all__ = ["SavedDays", "fetch_days", "verify_day"]
 
-def board_lines(board: dict[str, Any]) -> list[str]:
-    """A leaderboard page as plain lines: the header, each run, one's own rank."""
-    who = "friends" if board.get("friends") else "everyone"
-    lines = [f"daily {board['date']} {board['ladder']} ({who}): {board['count']} runs"]
-    for row in board.get("runs") or []:
-        lines.append(_row(row))
-    you = board.get("you")
-    lines.append(f"you: {_row(you)}" if you else "you: no run over yet")
-    return lines
+FORMAT = "klondike-race/daily-commitments/v1"
 
 
-def _row(row: dict[str, Any]) -> str:
-    return (
-        f"{row['rank']:>4}. {row['name']:<24} {row['result']:<9}"
-        f" {row['seconds']:>8.1f} s {row['moves']:>4} moves {row['score']:>5}"
-    )
+async def fetch_days(url: str, name: str = "verifier") -> dict[str, Any]:
+    """The server's ``daily`` reply, asked as a guest."""
+    async with connect(url, name=name, reconnect=False) as session:
+        return await session.request("daily")
 
 
-async def _open(url: str, name: str, device_file: str | None) -> Any:
-    if device_file is not None:
-        from .device_file import DeviceFile, sign_in
+@dataclass
+class SavedDays:
+    """The commitments kept in a file: ``{"DATE LADDER": {commitment, saved}}``."""
 
-        return await sign_in(url, DeviceFile(device_file))
-    return await connect(url, name=name)
+    path: Path
+    days: dict[str, dict[str, Any]]
+
+    @classmethod
+    def load(cls, path: Path | str) -> SavedDays:
+        """The file's days (none when there is no file yet); ValueError for a
+        file that is not one of ours."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return cls(path, {})
+        except OSError as exc:
+            raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path} is not JSON: {exc}") from None
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ValueError(f"{path} is not a file of saved daily commitments")
+        return cls(path, dict(data.get("days", {})))
+
+    def add(self, listing: dict[str, Any], fetched: float) -> tuple[int, list[str]]:
+        """Keep the commitments of a ``daily`` reply: how many were new, and
+        the days whose commitment differs from the one kept (the kept one stays)."""
+        new, changed = 0, []
+        for day in listing.get("days", []):
+            key = f"{day['date']} {day['ladder']}"
+            kept = self.days.get(key)
+            if kept is None:
+                self.days[key] = {"commitment": day["commitment"], "saved": fetched}
+                new += 1
+            elif kept["commitment"] != day["commitment"]:
+                changed.append(key)
+        return new, changed
+
+    def save(self) -> None:
+        """Written whole to a new file, then moved over the old one."""
+        data = {"format": FORMAT, "days": dict(sorted(self.days.items()))}
+        partial = self.path.with_name(self.path.name + ".partial")
+        partial.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        os.replace(partial, self.path)
 
 
-async def daily(
-    url: str,
-    ladder: str,
-    *,
-    play: bool,
-    name: str = "daily-bot",
-    device_file: str | None = None,
-    date: str | None = None,
-    friends: bool = False,
-    pace: float = 0.0,
-    report: Callable[[str], None] = print,
-) -> int:
-    """Play today's run (``play``) and print its leaderboard, or only print one."""
-    opened = await _open(url, name, device_file)
-    async with opened as session:
-        if play:
-            await _play(session, ladder, pace, report)
-        fields: dict[str, Any] = {"ladder": ladder, "friends": friends}
-        if date is not None and not play:
-            fields["date"] = date
-        board = await session.request("daily_board", **fields)
-        for line in board_lines(board):
-            report(line)
-    return 0
-
-
-async def _play(session: Session, ladder: str, pace: float, report: Callable[[str], None]) -> None:
-    await session.request("daily_start", ladder=ladder)
-    room = session.room
-    assert room is not None
-    report(f"playing the {ladder} daily of {(room.daily or {}).get('date', 'today')}")
-    bot = BotPlayer(session, pace=pace, stop=lambda r: r.state in ("round_over", "closed"))
-    await bot.play()
-    await session.leave_room()
-    report(f"run over: {bot.stats.moves} moves")
+def verify_day(listing: dict[str, Any], date: str, saved: SavedDays | None) -> tuple[bool, str]:
+    """Check every ladder of ``date`` in a ``daily`` reply: its seed against the
+    saved commitment (or, with nothing saved, the one the server shows now,
+    which proves much less, and says so) and its proof. The verdict and the
+    report to print."""
+    days = [d for d in listing.get("days", []) if d.get("date") == date]
+    if not days:
+        return False, f"NOT FOUND: the server lists no daily deal for {date}"
+    ok, parts = True, []
+    for day in days:
+        key = f"{day['date']} {day['ladder']}"
+        head = f"== {key} =="
+        if "seed" not in day:
+            ok = False
+            today = listing.get("today")
+            parts.append(
+                f"{head}\nNOT REVEALED: {date} is not over yet (the server's day: {today})"
+            )
+            continue
+        if saved is None:
+            digest = day["commitment"]
+            note = (
+                "no saved commitments given (--saved): checked against the commitment the"
+                " server shows now, which shows the seed and proof agree, not that the"
+                " seed was fixed in advance\n"
+            )
+        elif key in saved.days:
+            digest = str(saved.days[key]["commitment"])
+            note = f"checked against the commitment saved in {saved.path}\n"
+            if digest != day["commitment"]:
+                note += (
+                    f"WARNING: the server now shows another commitment for this day:"
+                    f" {day['commitment']}\n"
+                )
+        else:
+            ok = False
+            parts.append(f"{head}\nNOT SAVED: {saved.path} holds no commitment for {key}")
+            continue
+        good, text = verify_solution(day["seed"], digest, DealRules.from_wire(day["rules"]), day)
+        ok = ok and good
+        parts.append(f"{head}\n{note}{text}")
+    verdict = "VERIFIED" if ok else "FAILED"
+    return ok, "\n\n".join(parts) + f"\n\n{verdict}: daily deal of {date}"

@@ -12,12 +12,16 @@ nodes on one Redis, publishing at once, show the same days.
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import date, timedelta
 from pathlib import Path
+
 import pytest
 
+from client.daily import FORMAT
 from protocol.deal import commitment
 from protocol.proof import proof_from_wire
 from protocol.settings import DealRules
@@ -32,6 +36,7 @@ from server.daily.schedule import (
 from server.daily.sqlite import SqliteDaily
 from server.daily.store import DailyStore, MemoryDaily
 from server.rooms.proofs import ProvenPools
+from tests.support import ROOT
 from tests.support.embedded import EmbeddedServer
 from tests.support.inprocess import FakeClock, Outbox, running_server
 from tests.support.processes import RedisServer, running_servers
@@ -39,6 +44,7 @@ from tests.support.raw_client import Client, player
 from tests.support.waiting import eventually
 
 BUDGET = 60_000  # the solver's budget per layout here: enough for most deals
+WINDOW = len(LADDERS) * (DAYS_AHEAD + 1)  # the days-and-ladders kept published
 
 
 def deal(day: date, ladder: str, seed: str) -> DailyDeal:
@@ -49,9 +55,9 @@ def deal(day: date, ladder: str, seed: str) -> DailyDeal:
 
 
 @asynccontextmanager
-async def each_store(kind: str, tmp_path: Path, redis: RedisServer | None) -> AsyncIterator[
-    tuple[DailyStore, DailyStore]
-]:
+async def each_store(
+    kind: str, tmp_path: Path, redis: RedisServer | None
+) -> AsyncIterator[tuple[DailyStore, DailyStore]]:
     """Two handles on one store (two nodes' connections for Redis)."""
     if kind == "memory":
         store = MemoryDaily()
@@ -185,6 +191,54 @@ async def test_days_are_published_ahead_and_revealed_when_they_end(
         await guest.close()
 
 
+async def cli(*args: str) -> tuple[int, str]:
+    """``klondike-race ARGS`` as people run it; its exit status and its output."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "server.cli", *args, cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    return await proc.wait(), out.decode()
+
+
+async def test_the_commitments_saved_before_a_day_verify_it_after(tmp_path: Path) -> None:
+    clock = FakeClock()
+    pools = ProvenPools(size=2, max_states=BUDGET)
+    saved = tmp_path / "daily.json"
+    async with running_server(clock=clock, proofs=pools, publish_daily=True) as server:
+        daily = server.service.daily
+        today = day_of(clock.now())
+        await asyncio.wait_for(daily.until_published(today + timedelta(DAYS_AHEAD)), 120)
+        code, out = await cli("daily", "--url", server.url, "--fetch", str(saved))
+        assert code == 0, out
+        assert f"saved {WINDOW} new commitment(s)" in out
+        kept = json.loads(saved.read_text())["days"]
+        assert len(kept) == WINDOW
+
+        # Not over yet: nothing to verify.
+        code, out = await cli("verify", "--daily", today.isoformat(), "--url", server.url,
+                              "--saved", str(saved))  # fmt: skip
+        assert code == 1 and "NOT REVEALED" in out and "FAILED" in out, out
+
+        clock.advance(day_start(today + timedelta(1)) - clock.now())
+        await asyncio.wait_for(daily.until_published(today + timedelta(DAYS_AHEAD + 1)), 120)
+        code, out = await cli("verify", "--daily", today.isoformat(), "--url", server.url,
+                              "--saved", str(saved))  # fmt: skip
+        assert code == 0, out
+        assert out.count("OK: the seed matches the commitment") == len(LADDERS)
+        assert out.count("WIN: the engine replays") == len(LADDERS)
+        assert f"VERIFIED: daily deal of {today.isoformat()}" in out
+
+        # A saved commitment the revealed seed does not hash to: a mismatch.
+        first = f"{today.isoformat()} classic-draw1"
+        other = f"{(today + timedelta(1)).isoformat()} classic-draw1"
+        kept[first] = kept[other]
+        saved.write_text(json.dumps({"format": FORMAT, "days": kept}))
+        code, out = await cli("verify", "--daily", today.isoformat(), "--url", server.url,
+                              "--saved", str(saved))  # fmt: skip
+        assert code == 1 and "MISMATCH" in out and "FAILED" in out, out
+
+
 async def test_daily_needs_a_hello() -> None:
     async with running_server() as server:
         client = await Client.open(server.url)
@@ -212,9 +266,6 @@ async def commitments(url: str, want: int) -> dict[tuple[str, str], str]:
         return got
     finally:
         await client.close()
-
-
-WINDOW = len(LADDERS) * (DAYS_AHEAD + 1)
 
 
 async def test_kill_9_and_restart_changes_no_published_day(embedded: EmbeddedServer) -> None:

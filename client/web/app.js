@@ -26,6 +26,7 @@
 //   reactions.js the reaction buttons, and everyone's reactions for a moment
 //   profile.js   the Profile screen: a record, its charts (charts.js), its deals
 //   friends.js   friends: add, answer, who is online where, join; invitations
+//   daily.js     the daily deal: the lobby's panel, the Daily screen (/daily)
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
 // drags, keys to moves), motion.js (glides, the deal, the win cascade), cards.js
@@ -33,6 +34,7 @@
 // (house-rule forms), words.js (codes in words), dom.js (element builder).
 
 import { initAccount } from "./account.js";
+import { dailyInPath, initDaily, openDaily } from "./daily.js";
 import { initFriends, renderFriends } from "./friends.js";
 import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
@@ -87,4 +89,5 @@ initSignIn();
 initPasskeys();
 initProfile();
 initFriends();
-restoreSession().finally(openFromPath);
+initDaily();
+restoreSession().finally(() => (dailyInPath() ? openDaily() : openFromPath()));

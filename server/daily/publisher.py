@@ -4,10 +4,12 @@ list anyone may read.
 :class:`DailyDeals` runs one task on the server's clock (server/net/clock.py,
 so a test moves days by hand): at start, and at every UTC midnight after, it
 makes sure today and the next :data:`~server.daily.schedule.DAYS_AHEAD` days
-are published on every daily ladder. A missing day gets a seed proven
-winnable from the proven-seed pools (server/rooms/proofs.py): drawn from the
-CSPRNG and solved in the solver's worker processes, never on the event loop,
-and known only to the server until the pools hand it out. The store keeps the
+are published on every daily ladder. A missing day gets a seed drawn from the
+CSPRNG and proven winnable as a winnable room's is (server/rooms/proofs.py
+``ProvenPools.prove``): solved in the solver's worker processes, never on the
+event loop, replayed to a win by the engine, and taken from no pool the rooms
+deal from (a room's next proven seed waits behind one daily layout at most,
+not behind a week of them). The store keeps the
 first deal published for a day (store.py): when another node, or this one
 before a restart, got there first, its deal stands and the seed proven here is
 thrown away unseen.
@@ -53,9 +55,7 @@ again this much later on the server's clock."""
 class DailyDeals:
     """The server's daily deals; see the module docstring."""
 
-    def __init__(
-        self, clock: Clock, proofs: ProvenPools, store: DailyStore | None = None
-    ) -> None:
+    def __init__(self, clock: Clock, proofs: ProvenPools, store: DailyStore | None = None) -> None:
         self.clock = clock
         self.proofs = proofs
         self.store: DailyStore = store if store is not None else MemoryDaily()
@@ -136,7 +136,7 @@ class DailyDeals:
         for day, ladder in wanted(today):
             if (day, ladder) in kept:
                 continue
-            seed, line = await self.proofs.take(LADDERS[ladder].rules)
+            seed, line = await self.proofs.prove(LADDERS[ladder].rules)
             deal = DailyDeal.made(day, ladder, seed, line, self.clock.now() / 1000)
             stands = await self.store.publish(deal)
             if stands.seed != seed:

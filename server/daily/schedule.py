@@ -140,7 +140,9 @@ def days_between(first: date, last: date) -> list[date]:
 
 def wanted(today: date) -> list[tuple[date, str]]:
     """The (day, ladder) pairs that must be published on ``today``, soonest first."""
-    return [(d, name) for d in days_between(today, today + timedelta(DAYS_AHEAD)) for name in LADDERS]
+    return [
+        (d, name) for d in days_between(today, today + timedelta(DAYS_AHEAD)) for name in LADDERS
+    ]
 
 
 def public_view(deal: DailyDeal, today: date) -> dict[str, Any]:
