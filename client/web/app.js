@@ -27,6 +27,7 @@
 //   profile.js   the Profile screen: a record, its charts (charts.js), its deals
 //   friends.js   friends: add, answer, who is online where, join; invitations
 //   daily.js     the daily deal: the lobby's panel, the Daily screen (/daily)
+//   dailyrun.js  a run of the daily: Play today's draw 1 / 3, the leaderboard at its end
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
 // drags, keys to moves), motion.js (glides, the deal, the win cascade), cards.js
@@ -35,6 +36,7 @@
 
 import { initAccount } from "./account.js";
 import { dailyInPath, initDaily, openDaily } from "./daily.js";
+import { initDailyRun, renderDailyBoard } from "./dailyrun.js";
 import { initFriends, renderFriends } from "./friends.js";
 import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
@@ -65,6 +67,7 @@ function renderAll() {
   renderHud();
   renderNotices();
   renderPodium();
+  renderDailyBoard();
   renderTable();
   renderResults();
   renderControls();
@@ -90,4 +93,5 @@ initPasskeys();
 initProfile();
 initFriends();
 initDaily();
+initDailyRun();
 restoreSession().finally(() => (dailyInPath() ? openDaily() : openFromPath()));
