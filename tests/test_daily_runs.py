@@ -23,6 +23,7 @@ from server.daily.schedule import day_of, day_start
 from tests.support.dailies import publish, winning_moves
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.raw_client import Client, player, resume
+from tests.support.waiting import eventually
 
 ROOT = Path(__file__).resolve().parent.parent
 DAY_MS = 86_400_000
@@ -271,3 +272,32 @@ async def test_the_terminal_plays_a_run_with_the_bot_and_prints_the_board() -> N
         assert "Terminal" in board[1] and board[-1] == "you: no run over yet"
         # The bot's run is over: its result is on the board, once.
         assert await server.service.daily_results.count("2026-12-02", D1) == 1
+
+
+async def test_a_run_left_idle_ends_and_counts_once_before_its_room_is_forgotten() -> None:
+    clock = clock_at_noon()
+    async with running_server(clock=clock) as server:
+        deals = await publish(server.service.daily.store, day_of(clock.now()))
+        ann = await player(server, "Ann")
+        code = (await ann.ok("daily_start", ladder=D1))["room"]["code"]
+        await play(ann, winning_moves(deals[D1])[:2], clock)
+        await ann.close()
+        runner = server.service.rooms[code]
+        await eventually(lambda: not any(m.connected for m in runner.room.members.values()))
+        clock.advance(server.service.idle_room_ms)
+        await eventually(lambda: code not in server.service.rooms, what="the idle close")
+        ranked = await server.service.daily_results.rank(
+            day_of(clock.now()).isoformat(), D1, ann.player or ""
+        )
+        assert ranked is not None
+        rank, run = ranked
+        assert (rank, run.result, run.moves, run.ms) == (
+            1,
+            "stopped",
+            2,
+            1000 + server.service.idle_room_ms,
+        )
+        back, welcome = await resume(server.url, ann.token)
+        assert welcome["room"] is None
+        await refused(back, "daily_start", "daily_played", ladder=D1)
+        await back.close()
