@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from server.daily.memory_results import MemoryResults
+from server.daily.redis import RedisDaily
 from server.daily.redis_results import RedisResults
 from server.daily.results import ResultStore, RunResult, day_number
 from server.daily.schedule import day_of
@@ -22,7 +23,7 @@ from server.daily.sqlite import SqliteDaily
 from server.daily.sqlite_results import SqliteResults
 from tests.support.dailies import publish, winning_moves
 from tests.support.embedded import EmbeddedServer
-from tests.support.processes import RedisServer
+from tests.support.processes import UNCAPPED, RedisServer, ServerProcess
 from tests.support.raw_client import player, resume
 
 DAY = "2026-12-02"
@@ -147,3 +148,42 @@ async def test_a_run_over_before_kill_9_is_counted_once_after_the_restart(
         await server.kill()
     text = server.log()
     assert "Traceback" not in text and " ERROR " not in text, text[-4000:]
+
+
+async def test_on_redis_a_run_over_before_kill_9_is_counted_once_after_the_restart(
+    tmp_path: Path, redis: RedisServer
+) -> None:
+    """The same through ``serve --redis``: the results in Redis's sorted set,
+    the room taken over again once its lease has lapsed."""
+    today = day_of(time.time_ns() // 1_000_000)
+    daily = await RedisDaily.from_url(redis.url)
+    deal = (await publish(daily, today))[D1]
+    await daily.close()
+    node = ServerProcess(
+        redis.url, tmp_path / "node.log", options=[*UNCAPPED, "--rate-limit", "100000"]
+    )
+    node.start()
+    try:
+        ann = await player(node.url, "Ann")
+        ann.token = (await ann.ok("take_handle", handle="Ann"))["device_token"]
+        await ann.ok("daily_start", ladder=D1)
+        for move in winning_moves(deal):
+            reply = await ann.request("move", deal=1, move=move.to_wire())
+            assert reply["type"] == "moved", reply
+        await ann.event("deal_over")
+        first = await ann.ok("daily_board", ladder=D1)
+        assert first["count"] == 1 and first["you"]["rank"] == 1
+        await ann.close()
+
+        node.kill()
+        node.start()
+        back, welcome = await resume(node.url, ann.token)
+        assert welcome["room"]["daily"] == {"date": today.isoformat(), "ladder": D1}
+        again = await back.ok("daily_board", ladder=D1)
+        assert again["count"] == 1 and again["you"] == first["you"]
+        assert (await back.ok("profile"))["profile"]["streaks"]["played"] == 1
+        await back.ok("leave_room")
+        assert (await back.request("daily_start", ladder=D1)).get("code") == "daily_played"
+        await back.close()
+    finally:
+        node.kill()

@@ -6,8 +6,10 @@ Built as the account store is (server/accounts/sqlite.py): WAL with
 one connection in one thread, each operation one transaction, which is what
 makes a claim and a result happen once (``INSERT OR IGNORE`` on the run's key,
 and the streak folded in the same transaction only when the result is new).
-The board is an index on (date, ladder, board score): a rank is a count of the
-index entries before the run's score, a page a range of it.
+The board is an index on (date, ladder, board score, player): a rank is a count
+of the index entries before the run's score, a page a range of it read from the
+index alone (then its 50 results by key), and each daily's count of results is
+kept beside it, counted in the transaction that keeps a result.
 """
 
 from __future__ import annotations
@@ -48,6 +50,12 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (date, ladder, player)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS board ON results (date, ladder, score, player);
+CREATE TABLE IF NOT EXISTS counts (
+    date TEXT NOT NULL,
+    ladder TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (date, ladder)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS streaks (
     player TEXT PRIMARY KEY,
     played INTEGER NOT NULL,
@@ -76,7 +84,9 @@ def _run(data: str) -> RunResult:
 
 
 def _ahead(c: sqlite3.Connection, date: str, ladder: str, score: int) -> int:
-    sql = "SELECT COUNT(*) FROM results WHERE date = ? AND ladder = ? AND score < ?"
+    sql = (
+        "SELECT COUNT(*) FROM results INDEXED BY board WHERE date = ? AND ladder = ? AND score < ?"
+    )
     n: int = c.execute(sql, (date, ladder, score)).fetchone()[0]
     return n
 
@@ -160,6 +170,11 @@ class SqliteResults:
             sql = "INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?, ?)"
             if c.execute(sql, (*key, r.board_score, data)).rowcount != 1:
                 return False
+            c.execute(
+                "INSERT INTO counts VALUES (?, ?, 1)"
+                " ON CONFLICT (date, ladder) DO UPDATE SET n = n + 1",
+                (r.date, r.ladder),
+            )
             row = c.execute(
                 "SELECT played, played_day, won, won_day, best_played, best_won"
                 " FROM streaks WHERE player = ?",
@@ -186,15 +201,25 @@ class SqliteResults:
 
     async def board(self, date: str, ladder: str, start: int, limit: int) -> list[RankedRun]:
         def run(c: sqlite3.Connection) -> list[RankedRun]:
+            # The page's players from the board index alone (it holds the score
+            # and the key: skipping to a deep page reads no result), then theirs.
             sql = (
-                "SELECT score, data FROM results WHERE date = ? AND ladder = ?"
-                " ORDER BY score, player LIMIT ? OFFSET ?"
+                "SELECT score, player FROM results INDEXED BY board"
+                " WHERE date = ? AND ladder = ? ORDER BY score, player LIMIT ? OFFSET ?"
             )
             rows = c.execute(sql, (date, ladder, limit, start)).fetchall()
             if not rows:
                 return []
+            marks = ", ".join("?" * len(rows))
+            data = dict(
+                c.execute(
+                    f"SELECT player, data FROM results"
+                    f" WHERE date = ? AND ladder = ? AND player IN ({marks})",
+                    (date, ladder, *(p for _, p in rows)),
+                ).fetchall()
+            )
             first = 1 + _ahead(c, date, ladder, rows[0][0])
-            return ranked([_run(data) for _, data in rows], first, start)
+            return ranked([_run(data[p]) for _, p in rows], first, start)
 
         return await self._tx(run)
 
@@ -207,9 +232,9 @@ class SqliteResults:
         return [_run(data) for (data,) in rows]
 
     async def count(self, date: str, ladder: str) -> int:
-        sql = "SELECT COUNT(*) FROM results WHERE date = ? AND ladder = ?"
-        n: int = (await self._tx(lambda c: c.execute(sql, (date, ladder)).fetchone()))[0]
-        return n
+        sql = "SELECT n FROM counts WHERE date = ? AND ladder = ?"
+        row = await self._tx(lambda c: c.execute(sql, (date, ladder)).fetchone())
+        return int(row[0]) if row else 0
 
     async def streaks(self, player: str) -> Streaks:
         sql = (
