@@ -67,7 +67,7 @@ async def test_a_daily_is_played_to_a_win_once_and_nothing_hidden_is_sent_before
         room = joined["room"]
         assert room["settings"]["draw"] == 1 and room["settings"]["undo"] is False
         assert [m["name"] for m in room["players"]] == ["Ann"]
-        assert room["daily"] == {"date": "2026-12-02", "ladder": D1}
+        assert room["daily"] == {"date": "2026-12-02", "ladder": D1, "first_move_at": None}
         assert room["deal"]["commitment"] == deal.commitment  # the day's own deal
 
         # Nobody else gets in, and the room is not to be changed.
@@ -142,6 +142,8 @@ async def test_a_drop_mid_run_resumes_the_same_board_with_the_clock_running() ->
         assert room["code"] == joined["room"]["code"]
         assert room["deal"]["board"] == before["board"]
         assert room["deal"]["started_at"] == before["started_at"]
+        # The run's clock started at its first move, a second after the deal.
+        assert room["daily"]["first_move_at"] == before["started_at"] + 1000
         # A second daily_start while it runs seats the player in the same run.
         same = await back.ok("daily_start", ladder=D1)
         assert same["room"]["code"] == room["code"]

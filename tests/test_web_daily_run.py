@@ -86,6 +86,8 @@ def test_a_run_is_played_resumed_after_a_reload_and_ranked(
         expect(page.locator("#daily-board")).to_be_hidden()
         stock = ann.board()
         assert stock is not None and stock["stock"] == 24
+        run_server.advance(60_000)  # looking at the deal first: the run's clock waits
+        expect(page.locator("#deal-clock")).to_have_text("0:00")
         for drawn in (1, 2, 3):
             run_server.advance(1000)
             page.keyboard.press("d")

@@ -293,6 +293,17 @@ def deal_over_event(room: RoomLike, deal: Deal, now: int, seq: int) -> Message:
     return M.deal_over(seq, deal={**past_deal(room, deal, now), "logs": deal_logs(deal)})
 
 
+def _daily_view(room: RoomLike) -> dict[str, Any] | None:
+    """A daily run's date and ladder, and when its clock started: its first
+    move, on the server's clock (null before it)."""
+    if room.daily is None:
+        return None
+    deal = room.deal
+    log = None if deal is None else next(iter(deal.logs.values()), None)
+    first = None if deal is None or not log else deal.started_at + log[0][0]
+    return {"date": room.daily[0], "ladder": room.daily[1], "first_move_at": first}
+
+
 def room_view(
     room: RoomLike,
     member: str,
@@ -334,7 +345,7 @@ def room_view(
         "series": room.series.to_wire(),
         "finding_deal": finding_deal,
         # A daily run's room: its daily (server/daily/runs.py); null for any other.
-        "daily": None if room.daily is None else {"date": room.daily[0], "ladder": room.daily[1]},
+        "daily": _daily_view(room),
     }
 
 
