@@ -116,9 +116,16 @@ def test_a_run_is_played_resumed_after_a_reload_and_ranked(
         expect(panel.locator("tbody tr")).to_have_count(1)  # a guest's friends: themselves
         ann.shot("daily-run-board", panel)
 
-        # One attempt: back in the lobby, the same daily is refused in words.
+        # The profile counts the day in the streaks of days played (none won).
         page.click("#leave")
         expect(page.locator("#lobby-screen")).to_be_visible()
+        page.click("#profile-open")
+        expect(page.locator("#profile-streaks")).to_have_text(
+            "Daily streaks: 1 day in a row played (best 1), 0 days won (best 0)."
+        )
+        page.click("#profile-close")
+
+        # One attempt: back in the lobby, the same daily is refused in words.
         page.click("#daily-play-1")
         expect(page.locator("#daily-error")).to_contain_text("played this daily already")
         no_errors(ann)
