@@ -14,7 +14,14 @@ from .messages import ErrorCode, RequestId
 from .request_fields import Request, opt_bool, opt_str, req_str
 from .wire import WireError
 
-__all__ = ["BOARD_PAGE", "DAILY_REQUESTS", "Daily", "DailyBoard", "DailyStart"]
+__all__ = [
+    "BOARD_PAGE",
+    "DAILY_AT_THE_EDGE",
+    "DAILY_REQUESTS",
+    "Daily",
+    "DailyBoard",
+    "DailyStart",
+]
 
 BOARD_PAGE = 50
 """Runs on one leaderboard page."""
@@ -89,3 +96,9 @@ class DailyBoard(Request):
 
 
 DAILY_REQUESTS: tuple[type[Request], ...] = (Daily, DailyStart, DailyBoard)
+
+DAILY_AT_THE_EDGE: tuple[type[Request], ...] = (Daily, DailyBoard)
+"""The daily requests a node answers for its own clients, from the stores every
+node shares, even for a client whose room runs on another node. Not
+``daily_start``: a client in a room elsewhere is relayed there, as for any room
+request, where its room is known (and a run is refused, ``already_in_room``)."""

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from protocol.account_requests import ACCOUNT_REQUESTS
-from protocol.daily_requests import DAILY_REQUESTS
+from protocol.daily_requests import DAILY_AT_THE_EDGE
 from protocol.friend_requests import AT_THE_EDGE
 from protocol.messages import CloseCode
 from protocol.requests import Hello, JoinRoom, Request
@@ -322,7 +322,7 @@ class Cluster:
             raise unavailable() from None
 
     async def _route(self, conn: Peer, req: Request) -> bool:
-        if isinstance(req, (*ACCOUNT_REQUESTS, *AT_THE_EDGE, *DAILY_REQUESTS)):
+        if isinstance(req, (*ACCOUNT_REQUESTS, *AT_THE_EDGE, *DAILY_AT_THE_EDGE)):
             # answered where the client is (server/accounts/handlers.py); the
             # daily deals are in the store every node shares (server/daily/)
             return False
