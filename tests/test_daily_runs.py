@@ -220,6 +220,10 @@ async def test_the_board_ranks_wins_then_time_then_moves_and_friends_apart() -> 
         page = await c["Eve"].ok("daily_board", ladder=D1, before=2)
         assert [r["rank"] for r in page["runs"]] == [3, 4, 5]
         await refused(c["Eve"], "daily_board", "bad_request", ladder="vegas")
+        # A deleted account's run stays on the board, under no name of theirs.
+        await c["Bea"].ok("delete_account", handle="Bea")
+        after = await c["Eve"].ok("daily_board", ladder=D1)
+        assert [r["name"] for r in after["runs"]][2] == "a deleted player"
         for client in c.values():
             await client.close()
 

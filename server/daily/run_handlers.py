@@ -14,11 +14,13 @@ no request at all: the session resumes its room like any other.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Protocol
 
 from protocol import messages as M
 from protocol.daily_requests import BOARD_PAGE, DailyBoard, DailyStart
 from protocol.messages import ErrorCode
+from protocol.names import DELETED_PLAYER
 from protocol.placings import run_key, run_places
 from protocol.requests import Request
 
@@ -149,6 +151,21 @@ async def _friends_of(desk: RunDesk, player: str) -> list[str]:
     return out
 
 
+async def _names(desk: RunDesk, runs: list[RunResult]) -> dict[str, str]:
+    """The names the board shows now: an account's current handle (a run is
+    kept under the name it was played as), a deleted account's as the deleted
+    player it is, a guest's as kept."""
+    accounts = desk.accounts
+
+    async def name(run: RunResult) -> tuple[str, str]:
+        if await accounts.is_deleted(run.player):
+            return run.player, DELETED_PLAYER
+        account = await accounts.account_by_player(run.player)
+        return run.player, run.name if account is None else account.handle
+
+    return dict(await asyncio.gather(*(name(r) for r in {r.player: r for r in runs}.values())))
+
+
 async def _daily_board(desk: RunDesk, conn: Peer, req: DailyBoard) -> None:
     session = desk.session_of(conn)
     ladder = _ladder(req.ladder)
@@ -170,14 +187,21 @@ async def _daily_board(desk: RunDesk, conn: Peer, req: DailyBoard) -> None:
         page = await _store(results.board(date, ladder, req.before, BOARD_PAGE + 1))
         count = await _store(results.count(date, ladder))
     more = len(page) > BOARD_PAGE
+    page = page[:BOARD_PAGE]
+    shown = [r for _, r in page] + ([] if you is None else [you[1]])
+    names = await _store(_names(desk, shown))
+
+    def view(rank: int, run: RunResult) -> dict[str, Any]:
+        return {**run.view(rank), "name": names.get(run.player, run.name)}
+
     conn.send(
         M.daily_board(
             req.id,
             date=date,
             ladder=ladder,
             friends=req.friends,
-            runs=[r.view(rank) for rank, r in page[:BOARD_PAGE]],
-            you=None if you is None else you[1].view(you[0]),
+            runs=[view(rank, r) for rank, r in page],
+            you=None if you is None else view(*you),
             count=count,
             next=req.before + BOARD_PAGE if more else None,
         )
