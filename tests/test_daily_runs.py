@@ -307,3 +307,17 @@ async def test_a_run_left_idle_ends_and_counts_once_before_its_room_is_forgotten
         assert welcome["room"] is None
         await refused(back, "daily_start", "daily_played", ladder=D1)
         await back.close()
+
+
+async def test_two_daily_starts_at_once_give_one_run() -> None:
+    clock = clock_at_noon()
+    async with running_server(clock=clock) as server:
+        await publish(server.service.daily.store, day_of(clock.now()))
+        ann = await player(server, "Ann")
+        first, second = await asyncio.gather(
+            ann.request("daily_start", ladder=D1), ann.request("daily_start", ladder=D1)
+        )
+        assert first["type"] == second["type"] == "joined", (first, second)
+        assert first["room"]["code"] == second["room"]["code"]
+        assert list(server.service.rooms) == [first["room"]["code"]]
+        await ann.close()
