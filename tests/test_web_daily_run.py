@@ -124,6 +124,9 @@ def test_a_run_is_played_resumed_after_a_reload_and_ranked(
             "Daily streaks: 1 day in a row played (best 1), 0 days won (best 0)."
         )
         page.click("#profile-close")
+        expect(page.locator("#daily-streak")).to_have_text(
+            "Your streak: 1 day in a row played, 0 days won."
+        )
 
         # One attempt: back in the lobby, the same daily is refused in words.
         page.click("#daily-play-1")

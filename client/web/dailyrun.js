@@ -9,7 +9,7 @@ import { showLobbyMessage } from "./feedback.js";
 import { readName, sessionError } from "./lobby.js";
 import { setRoom } from "./room.js";
 import { ensureSession } from "./session.js";
-import { $, state } from "./state.js";
+import { $, onSession, state } from "./state.js";
 import { refusalText } from "./words.js";
 
 const LADDER_TEXT = { "classic-draw1": "draw 1", "classic-draw3": "draw 3" };
@@ -101,12 +101,33 @@ export function renderDailyBoard() {
     shown.key = null;
     return;
   }
-  if (shown.key === null || !shown.key.startsWith(`${room.code} `)) fetchBoard(room, false);
-  else draw();
+  if (shown.key === null || !shown.key.startsWith(`${room.code} `)) {
+    fetchBoard(room, false);
+    showStreak(); // the run just over counts: the lobby's line says so when it is back
+  } else draw();
+}
+
+/** The lobby panel's streak line, from one's profile (guests have streaks too). */
+async function showStreak() {
+  const line = $("daily-streak");
+  if (!state.session || !state.conn?.isOpen) return;
+  try {
+    const { profile } = await state.conn.request("profile");
+    const s = profile.streaks;
+    const days = (n) => `${n} day${n === 1 ? "" : "s"}`;
+    line.textContent = s.played
+      ? `Your streak: ${days(s.played)} in a row played, ${days(s.won)} won.`
+      : "Your streak starts with today's run.";
+    line.hidden = false;
+  } catch {
+    line.hidden = true; // the panel does without it
+  }
 }
 
 export function initDailyRun() {
   for (const btn of document.querySelectorAll("[data-daily-play]")) {
     btn.addEventListener("click", () => play(btn));
   }
+  // Asked when the session starts or changes, and again once a run is over.
+  onSession(showStreak);
 }
