@@ -12,6 +12,7 @@ import asyncio
 import datetime as dt
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from protocol.board import Board
 from protocol.moves import Move
 from protocol.views import hidden_cards
 from server.app import RaceServer
-from server.daily.schedule import day_of, day_start
+from server.daily.schedule import DailyDeal, day_of, day_start
 from tests.support.dailies import publish, winning_moves
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.raw_client import Client, player, resume
@@ -81,7 +82,6 @@ async def test_a_daily_is_played_to_a_win_once_and_nothing_hidden_is_sent_before
         clock.advance(60_000)
         moves = winning_moves(deal)
         sent: list[Move] = []
-        board = Board.deal(deal.seed, deal.rules)
         for move in moves:
             clock.advance(1000)
             reply = await ann.request("move", deal=1, move=move.to_wire())
@@ -89,20 +89,9 @@ async def test_a_daily_is_played_to_a_win_once_and_nothing_hidden_is_sent_before
             sent.append(move)
         await ann.event("deal_over")
 
-        # Every frame before the run's end: no seed, and no card then face down
-        # or in the stock, replayed move by move against the frames.
-        n = 0
-        for frame in ann.frames:
-            msg = frame.msg
-            if msg.get("type") == "deal_over":
-                break
-            raw = frame.raw if isinstance(frame.raw, bytes) else frame.raw.encode()
-            assert deal.seed.encode() not in raw
-            if msg.get("type") == "moved":
-                board.apply(sent[n])
-                n += 1
-            assert not (_cards(msg) & hidden_cards(board)), msg.get("type")
-        assert n == len(sent)
+        # No frame, during the run or after it, names the seed, nor a card then
+        # face down or in the stock (replayed move by move against the frames).
+        assert_nothing_hidden(ann, deal, sent)
 
         board_reply = await ann.ok("daily_board", ladder=D1)
         assert board_reply["count"] == 1
@@ -120,6 +109,29 @@ async def test_a_daily_is_played_to_a_win_once_and_nothing_hidden_is_sent_before
         await ann.close(), await bob.close()
 
 
+def assert_nothing_hidden(
+    client: Client, deal: DailyDeal, sent: list[Move], before: Sequence[Move] = ()
+) -> None:
+    """Every frame ``client`` got: no seed, no proof, and no card that was face
+    down or in the stock on its board when the frame came (a daily run's end
+    reveals nothing: the day's deal is revealed with the day). ``before``: the
+    moves made on the board before this client's first frame."""
+    board = Board.deal(deal.seed, deal.rules)
+    for move in before:
+        board.apply(move)
+    n = 0
+    for frame in client.frames:
+        msg = frame.msg
+        raw = frame.raw if isinstance(frame.raw, bytes) else frame.raw.encode()
+        assert deal.seed.encode() not in raw, msg.get("type")
+        assert b"proof" not in raw, msg.get("type")
+        if msg.get("type") == "moved":
+            board.apply(sent[n])
+            n += 1
+        assert not (_cards(msg) & hidden_cards(board)), msg.get("type")
+    assert n == len(sent)
+
+
 def _cards(msg: Any) -> set[str]:
     from tests.test_hidden_information import cards_in
 
@@ -132,7 +144,8 @@ async def test_a_drop_mid_run_resumes_the_same_board_with_the_clock_running() ->
         deals = await publish(server.service.daily.store, day_of(clock.now()))
         ann = await player(server, "Ann")
         joined = await ann.ok("daily_start", ladder=D1)
-        await play(ann, winning_moves(deals[D1])[:5], clock)
+        first_five = winning_moves(deals[D1])[:5]
+        await play(ann, first_five, clock)
         before = (await ann.ok("snapshot"))["room"]["deal"]
         await ann.close()
         clock.advance(120_000)  # away two minutes: the run's clock runs on
@@ -153,6 +166,14 @@ async def test_a_drop_mid_run_resumes_the_same_board_with_the_clock_running() ->
         you = (await back.ok("daily_board", ladder=D1))["you"]
         assert you["result"] == "resigned" and you["moves"] == 6
         assert you["seconds"] == 4 + 120 + 1  # moves 2..5, the time away, the resignation
+        # Over, the run shows what its player saw and nothing more: no seed, no
+        # card never turned, no proof, no replay in the history.
+        assert_nothing_hidden(ann, deals[D1], first_five)
+        resign_move = Move.from_wire({"kind": "resign"})
+        assert_nothing_hidden(back, deals[D1], [resign_move], first_five)
+        past = (await back.ok("snapshot"))["room"]["history"][0]
+        assert "seed" not in past and "proof" not in past
+        assert (await back.ok("history"))["deals"] == []
         await back.close()
 
 

@@ -359,7 +359,8 @@ class Room:
     def _f_round_over(self, rec: R.RoundOver) -> list[_Event]:
         sheet = self.sheet(rec.at)
         settings = self.settings
-        seeds = [d.seed for d in self.deals]
+        # A daily run's seed is the day's, kept until the day is over (views.withheld_deal).
+        seeds = [] if self.daily is not None else [d.seed for d in self.deals]
         result = round_result(
             self.round, rec.at, sheet, settings.scoring, settings.race_bonus, seeds
         )
