@@ -95,6 +95,8 @@ async def test_each_store_claims_counts_and_ranks_alike(
         ranked = await store.rank(DAY, D1, "dan")
         assert ranked is not None and ranked[0] == 2 and ranked[1] == runs[3]
         assert await store.rank(DAY, D1, "nobody") is None
+        assert await store.runs_of("bea") == [runs[1]]
+        assert await store.runs_of("nobody") == []
         some = await store.results_of(DAY, D1, ["bea", "nobody", "fay"])
         assert sorted(r.player for r in some) == ["bea", "fay"]
 
@@ -105,6 +107,7 @@ async def test_each_store_claims_counts_and_ranks_alike(
             r = run("gus", result, 1000, 10, date)
             await store.claim(date, D1, "gus", r.code)
             assert await store.add_result(r)
+        assert len(await store.runs_of("gus")) == 4
         s = await store.streaks("gus")
         assert (s.played, s.played_day, s.won, s.won_day) == (4, day + 4, 1, day + 4)
         assert (s.best_played, s.best_won) == (4, 2)

@@ -271,6 +271,15 @@ async def test_streaks_count_days_in_a_row_played_and_won() -> None:
             if day < 2:
                 clock.advance(DAY_MS)
         assert await streaks() == {"played": 3, "won": 1, "best_played": 3, "best_won": 1}
+        # One's own data holds them: every run, and the streaks as kept.
+        mine = (await ann.ok("export_account"))["data"]["daily"]
+        assert [(r["date"], r["ladder"], r["result"]) for r in mine["runs"]] == [
+            ("2026-12-02", D1, "won"),
+            ("2026-12-02", D3, "resigned"),
+            ("2026-12-03", D1, "resigned"),
+            ("2026-12-04", D1, "won"),
+        ]
+        assert mine["streaks"]["played"] == 3
         clock.advance(2 * DAY_MS)  # a day missed: both streaks are broken
         assert await streaks() == {"played": 0, "won": 0, "best_played": 3, "best_won": 1}
         await ann.close()

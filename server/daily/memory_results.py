@@ -67,6 +67,9 @@ class MemoryResults:
         d = self._daily(date, ladder)
         return [d.results[p] for p in players if p in d.results]
 
+    async def runs_of(self, player: str) -> list[RunResult]:
+        return [d.results[player] for d in self._dailies.values() if player in d.results]
+
     async def count(self, date: str, ladder: str) -> int:
         return len(self._daily(date, ladder).results)
 

@@ -7,7 +7,8 @@
   protocol/daily_runs.py ``board_score``: the win, the time, the moves packed in
   one integer below 2**48, exact as Redis's double), so a rank is a ``ZCOUNT``
   of the scores strictly below the player's and a page a ``ZRANGE``;
-- ``P daily:streaks:PLAYER`` (hash of counters and day numbers).
+- ``P daily:streaks:PLAYER`` (hash of counters and day numbers), and
+  ``P daily:runs:PLAYER`` (set: the results hashes that hold a run of theirs).
 
 Each step is one Lua script, so a claim and a result happen once whichever
 node writes them, and a result folds into the streaks only when it is counted.
@@ -61,7 +62,8 @@ return code .. ' ' .. redis.call('HEXISTS', KEYS[2], ARGV[1])
 # Keep a result once, with its place on the board, if its room is the one the
 # player's claim names (a room made by an attempt that lost its claim, or never
 # claimed, counts for nothing), and fold it
-# into the player's streaks. KEYS: results, board, claims, streaks. ARGV:
+# into the player's streaks; the player's set of their dailies' result hashes
+# gains this one. KEYS: results, board, claims, streaks, the player's runs. ARGV:
 # player, JSON, board score, UTC day number, won (1/0), room. Returns 1 if
 # counted now, 0 if kept already.
 _ADD = Script(
@@ -70,6 +72,7 @@ _ADD = Script(
 if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[6] then return 0 end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('SADD', KEYS[5], KEYS[1])
 local day = tonumber(ARGV[4])
 local function grow(count_field, day_field, best_field)
   local last = tonumber(redis.call('HGET', KEYS[4], day_field) or '-1')
@@ -119,8 +122,20 @@ return cjson.encode({ahead, runs})
 _SOME = Script("daily_some", "return cjson.encode(redis.call('HMGET', KEYS[1], unpack(ARGV)))")
 _COUNT = Script("daily_count", "return redis.call('HLEN', KEYS[1])")
 _STREAKS = Script("daily_streaks", "return cjson.encode(redis.call('HGETALL', KEYS[1]))")
+# A player's runs: KEYS: their set of result hashes; ARGV: the player. JSON list.
+_RUNS_OF = Script(
+    "daily_runs_of",
+    """
+local out = {}
+for _, results in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local run = redis.call('HGET', results, ARGV[1])
+  if run then out[#out + 1] = run end
+end
+return cjson.encode(out)
+""",
+)
 
-_READS = (_CLAIMED, _RANK, _PAGE, _SOME, _COUNT, _STREAKS)
+_READS = (_CLAIMED, _RANK, _PAGE, _SOME, _COUNT, _STREAKS, _RUNS_OF)
 
 
 class RedisResults:
@@ -218,6 +233,7 @@ class RedisResults:
     async def add_result(self, result: RunResult) -> bool:
         claims, results, board = self._keys(result.date, result.ladder)
         streaks = f"{self.base}streaks:{result.player}".encode()
+        runs = f"{self.base}runs:{result.player}".encode()
         args = [
             result.player.encode(),
             json.dumps(result.to_json()).encode(),
@@ -226,7 +242,7 @@ class RedisResults:
             b"1" if result.won else b"0",
             result.code.encode(),
         ]
-        return bool(await self._run(_ADD, [results, board, claims, streaks], args))
+        return bool(await self._run(_ADD, [results, board, claims, streaks, runs], args))
 
     async def rank(self, date: str, ladder: str, player: str) -> RankedRun | None:
         _, results, board = self._keys(date, ladder)
@@ -253,6 +269,11 @@ class RedisResults:
         _, results, _ = self._keys(date, ladder)
         reply = await self._run(_SOME, [results], [p.encode() for p in players])
         return [RunResult.from_json(json.loads(r)) for r in json.loads(reply) if isinstance(r, str)]
+
+    async def runs_of(self, player: str) -> list[RunResult]:
+        key = f"{self.base}runs:{player}".encode()
+        rows = json.loads(await self._run(_RUNS_OF, [key], [player.encode()]))
+        return [RunResult.from_json(json.loads(r)) for r in rows]
 
     async def count(self, date: str, ladder: str) -> int:
         _, results, _ = self._keys(date, ladder)

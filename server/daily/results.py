@@ -196,6 +196,10 @@ class ResultStore(Protocol):
 
     async def count(self, date: str, ladder: str) -> int: ...
 
+    async def runs_of(self, player: str) -> list[RunResult]:
+        """Every run of the player's that is counted, in no order (their data:
+        the account export)."""
+
     async def streaks(self, player: str) -> Streaks: ...
 
     async def close(self) -> None: ...

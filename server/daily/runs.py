@@ -20,8 +20,9 @@ hidden sent). What is the daily's own is here:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
-from typing import Protocol
+from typing import Any, Protocol
 
 from protocol.moves import Status
 from protocol.settings import Settings
@@ -33,7 +34,7 @@ from ..store.base import StoreUnavailable
 from .results import ResultStore, RunResult
 from .schedule import LADDERS
 
-__all__ = ["RunKeeper", "result_of", "run_settings"]
+__all__ = ["RunKeeper", "export_runs", "result_of", "run_settings"]
 
 log = logging.getLogger("klondike_race.daily")
 
@@ -86,6 +87,16 @@ def result_of(room: Room) -> RunResult | None:
             code=room.code,
         )
     return None
+
+
+async def export_runs(store: ResultStore, player: str) -> dict[str, Any]:
+    """A player's daily runs and streaks, as their data export holds them."""
+    runs = sorted(await store.runs_of(player), key=lambda r: (r.date, r.ladder))
+    streaks = await store.streaks(player)
+    return {
+        "runs": [r.to_json() for r in runs],
+        "streaks": dataclasses.asdict(streaks),
+    }
 
 
 class Keeping(Protocol):

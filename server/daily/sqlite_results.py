@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS results (
     PRIMARY KEY (date, ladder, player)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS board ON results (date, ladder, score, player);
+CREATE INDEX IF NOT EXISTS runs_of ON results (player);
 CREATE TABLE IF NOT EXISTS counts (
     date TEXT NOT NULL,
     ladder TEXT NOT NULL,
@@ -229,6 +230,11 @@ class SqliteResults:
         marks = ", ".join("?" * len(players))
         sql = f"SELECT data FROM results WHERE date = ? AND ladder = ? AND player IN ({marks})"
         rows = await self._tx(lambda c: c.execute(sql, (date, ladder, *players)).fetchall())
+        return [_run(data) for (data,) in rows]
+
+    async def runs_of(self, player: str) -> list[RunResult]:
+        sql = "SELECT data FROM results WHERE player = ?"
+        rows = await self._tx(lambda c: c.execute(sql, (player,)).fetchall())
         return [_run(data) for (data,) in rows]
 
     async def count(self, date: str, ladder: str) -> int:
