@@ -84,6 +84,9 @@ def test_a_run_is_played_resumed_after_a_reload_and_ranked(
         expect(page.locator("#room-screen")).to_be_visible()
         expect(page.locator("#board-host .board")).to_be_visible()
         expect(page.locator("#daily-board")).to_be_hidden()
+        # The server's room: no host controls, no invitation.
+        expect(page.locator("#host-panel")).to_be_hidden()
+        expect(page.locator("#copy-invite")).to_be_hidden()
         stock = ann.board()
         assert stock is not None and stock["stock"] == 24
         run_server.advance(60_000)  # looking at the deal first: the run's clock waits
@@ -115,6 +118,7 @@ def test_a_run_is_played_resumed_after_a_reload_and_ranked(
         expect(page.locator("#daily-board-friends")).to_have_attribute("aria-pressed", "true")
         expect(panel.locator("tbody tr")).to_have_count(1)  # a guest's friends: themselves
         ann.shot("daily-run-board", panel)
+        ann.shot("daily-run-over")
 
         # The profile counts the day in the streaks of days played (none won).
         page.click("#leave")

@@ -64,6 +64,8 @@ function renderAll() {
   $("room-code").textContent = room.code;
   $("room-screen").dataset.state = room.state; // the phone layout follows it (style.css)
   $("invite-link").value = inviteLink(room.code);
+  // Nobody joins a daily run: no invitation to it.
+  $("invite-link").hidden = $("copy-invite").hidden = Boolean(room.daily);
   renderHud();
   renderNotices();
   renderPodium();
