@@ -32,6 +32,8 @@ __all__ = [
     "Role",
     "account_made",
     "break_started",
+    "daily",
+    "daily_board",
     "deal_log",
     "deal_over",
     "deal_started",
@@ -132,6 +134,7 @@ class ErrorCode(StrEnum):
     NOT_FRIENDS = "not_friends"
     HANDLE_CHANGE_TOO_SOON = "handle_change_too_soon"  # carries ``retry_after``
     WRONG_HANDLE = "wrong_handle"
+    DAILY_PLAYED = "daily_played"  # one run a daily: this one is over
 
 
 Code = ErrorCode | Reason
@@ -284,6 +287,43 @@ def account_made(
     """The reply to ``take_handle``: the one time the codes are shown."""
     fields = {"account": account, "device_token": device_token, "recovery_codes": recovery_codes}
     return _make("account_made", {"id": rid, **fields})
+
+
+@_message
+def daily(rid: RequestId, *, today: str, days: Sequence[Mapping[str, Any]]) -> Message:
+    """The published days (server/daily/schedule.py ``public_view``): a seed and
+    its proof only for a day that is over."""
+    return _make("daily", {"id": rid, "today": today, "days": days})
+
+
+@_message
+def daily_board(
+    rid: RequestId,
+    *,
+    date: str,
+    ladder: str,
+    friends: bool,
+    runs: Sequence[Mapping[str, Any]],
+    you: Mapping[str, Any] | None,
+    count: int,
+    next: int | None,
+) -> Message:
+    """A page of a daily's leaderboard, ranked by the one rule of runs
+    (protocol/placings.py ``run_key``); ``you`` is the asker's own row (None:
+    no run of theirs is over), ``next`` the ``before`` of the page after."""
+    return _make(
+        "daily_board",
+        {
+            "id": rid,
+            "date": date,
+            "ladder": ladder,
+            "friends": friends,
+            "runs": runs,
+            "you": you,
+            "count": count,
+            "next": next,
+        },
+    )
 
 
 @_message

@@ -27,6 +27,7 @@ SERVER_LAYERS = [
     ("server.net",),
     ("server.rooms",),
     ("server.accounts",),
+    ("server.daily",),
     # server/service/'s pieces (server/service/__init__.py), in their own order
     (
         "server.service.tasks",

@@ -95,6 +95,7 @@ export const TEXTS = {
   bad_passkey: "That passkey could not sign you in here.",
   handle_change_too_soon: "A handle can be changed once in 30 days.",
   wrong_handle: "That is not this account's handle: type it exactly to delete the account.",
+  daily_played: "You have played this daily already: one run a day. Here is the leaderboard.",
 };
 
 function isRed(code) {

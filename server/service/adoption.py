@@ -24,6 +24,7 @@ from ..accounts.keeping import HistoryKeeper
 from ..core.durable import DurableLog
 from ..core.room import Room
 from ..core.values import RoomError
+from ..daily.runs import RunKeeper
 from ..net.metrics import Metrics
 from ..rooms.runner import RoomRunner
 from ..store.base import Store, StoreUnavailable
@@ -69,6 +70,7 @@ class Home(Protocol):
     rooms: dict[str, RoomRunner]
     cluster: ClusterHooks | None
     history: HistoryKeeper
+    runs: RunKeeper
 
     def runner(self, room: Room, durable: DurableLog) -> RoomRunner: ...
 
@@ -140,6 +142,7 @@ class Adoption:
             # What the log says is over is in its players' history, whether or
             # not the history write after its record happened before a crash.
             await home.history.recovered(room)
+            await home.runs.recovered(room)
             if not records or room.state == "closed":
                 await home.store.close_room(code)
                 if cluster is not None:

@@ -30,6 +30,11 @@ from ..core.durable import DurableLog
 from ..core.records import Decision
 from ..core.room import Room
 from ..core.values import RoomError
+from ..daily.memory_results import MemoryResults
+from ..daily.publisher import DailyDeals
+from ..daily.results import ResultStore
+from ..daily.runs import RunKeeper
+from ..daily.store import DailyStore
 from ..net.allowances import Allowances
 from ..net.clock import Clock
 from ..net.connection import Limits
@@ -65,6 +70,8 @@ class Service:
         limits: Limits | None = None,
         proofs: ProvenPools | None = None,
         accounts: AccountStore | None = None,
+        daily: DailyStore | None = None,
+        daily_results: ResultStore | None = None,
     ) -> None:
         limits = limits or Limits()
         self.limiter = Limiter(limits.rate, limits.burst, limits.max_strikes, limits.address_factor)
@@ -84,6 +91,11 @@ class Service:
         self.connections: set[Peer] = set()
         self.cluster: ClusterHooks | None = None  # several nodes: server/cluster/
         self.history = HistoryKeeper(self)
+        self.daily = DailyDeals(clock, self.seeding.proofs, daily)
+        self.daily_results: ResultStore = (
+            daily_results if daily_results is not None else MemoryResults()
+        )
+        self.runs = RunKeeper(self)  # daily runs' results, written from their rooms
 
     def use_store(self, store: Store) -> None:
         """The store, connected once the event loop runs (server/app.py): the
@@ -94,6 +106,14 @@ class Service:
     def use_accounts(self, accounts: AccountStore) -> None:
         """The account store, connected once the event loop runs (server/app.py)."""
         self.accounts = self.account_service.store = accounts
+
+    def use_daily(self, daily: DailyStore) -> None:
+        """The daily store, connected once the event loop runs (server/app.py)."""
+        self.daily.use(daily)
+
+    def use_daily_results(self, results: ResultStore) -> None:
+        """The daily runs' results, connected once the event loop runs."""
+        self.daily_results = results
 
     # ------------------------------------------------------------------ runners
 
@@ -141,14 +161,31 @@ class Service:
                 self.tasks.spawn(self._forget_room(runner.code))
 
     def keeping(self, room: Room, decision: Decision) -> Release | None:
-        """A deal over for everyone, or a round over, joins its players' history."""
+        """A deal over for everyone, or a round over, joins its players' history;
+        a daily run over, its daily's results."""
         try:
-            return self.history.built(room, decision)
+            history = self.history.built(room, decision)
+            result = self.runs.built(room, decision)
         except Exception:  # a bug: the room goes on, its rebuild writes it again
             log.exception("room %s: history not built", room.code)
             return None
+        if result is None:
+            return history
+
+        def keep() -> None:
+            if history is not None:
+                history()
+            self.runs.keep(result)
+
+        return keep
 
     async def _forget_room(self, code: str) -> None:
+        # A daily run's log is kept until its result is written: a rebuild of
+        # the closed room writes it then (server/service/adoption.py).
+        await self.runs.settled(code)
+        if not self.runs.written(code):
+            log.warning("room %s closed; its log is kept until its daily result is written", code)
+            return
         try:
             await self.store.close_room(code)
         except StoreUnavailable:
@@ -167,10 +204,12 @@ class Service:
         """At shutdown: give up rebuilds under way, stop every runner, and let
         the history writes under way end before the account store closes."""
         await self.adoption.stop()
+        await self.daily.stop()
         for runner in self.rooms.values():
             runner.stop()
         await self.seeding.proofs.close()
         await self.history.stop()
+        await self.runs.stop()
 
     def role_of(self, conn: Peer) -> str:
         session = conn.session
