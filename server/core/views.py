@@ -311,11 +311,10 @@ def deal_over_event(room: RoomLike, deal: Deal, now: int, seq: int) -> Message:
     return M.deal_over(seq, deal={**past_deal(room, deal, now), "logs": deal_logs(deal)})
 
 
-def _daily_view(room: RoomLike) -> dict[str, Any] | None:
+def _daily_view(room: RoomLike) -> dict[str, Any]:
     """A daily run's date and ladder, and when its clock started: its first
     move, on the server's clock (null before it)."""
-    if room.daily is None:
-        return None
+    assert room.daily is not None
     deal = room.deal
     log = None if deal is None else next(iter(deal.logs.values()), None)
     first = None if deal is None or not log else deal.started_at + log[0][0]
@@ -362,8 +361,9 @@ def room_view(
         "history": history,
         "series": room.series.to_wire(),
         "finding_deal": finding_deal,
-        # A daily run's room: its daily (server/daily/runs.py); null for any other.
-        "daily": _daily_view(room),
+        # A daily run's room: its daily (server/daily/runs.py); other rooms' views
+        # stay as they were.
+        **({} if room.daily is None else {"daily": _daily_view(room)}),
     }
 
 
