@@ -6,7 +6,10 @@ when the test says so); every frame it sends is captured, and no seed of a
 day that is not over is in any of them. The stores each keep the first deal
 published for a day, two Redis connections racing included; the default
 (SQLite) server killed with -9 comes back with the same commitments, and two
-nodes on one Redis, publishing at once, show the same days.
+nodes on one Redis, publishing at once, show the same days. The commands as
+people run them: ``daily --fetch FILE`` keeps the week's commitments, and
+``verify --daily DATE --saved FILE`` passes on the revealed day, fails on a day
+not over yet and on a saved commitment the seed does not hash to.
 """
 
 from __future__ import annotations
