@@ -125,7 +125,12 @@ def _bound_to_server(server: int) -> None:
     """Runs first in each worker: the worker ends when ``server`` (its parent)
     does. On Linux the kernel sends it SIGKILL at once (``PR_SET_PDEATHSIG``);
     elsewhere a thread looks for a new parent once a second. The parent's
-    death may come before the request: the parent is checked after it."""
+    death may come before the request: the parent is checked after it.
+
+    The worker also takes the lowest CPU priority: proofs are background work
+    (a pool refilling, the week of daily deals published at start), and a
+    move's reply on a busy machine must never wait behind them."""
+    os.nice(19)
     if sys.platform == "linux":
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
