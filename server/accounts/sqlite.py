@@ -15,25 +15,22 @@ move's:
 - *One process.* ``DIR/accounts.lock`` is held while open, as the room store holds
   ``DIR/lock``: a second server on the same directory is refused.
 
+The file, its lock and its thread are server/store/sqlite_file.py's, shared with
+the daily deals' stores.
+
 Longer than most modules because the interface is wide: the schema, then one
 short method per operation of :class:`~server.accounts.store.AccountStore`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import fcntl
 import json
-import logging
 import sqlite3
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any
 
-from ..store.base import StoreUnavailable
+from ..store.sqlite_file import SqliteFile
 from .model import (
     Account,
     DealEntry,
@@ -49,10 +46,8 @@ from .store import LadderTotals, add_to_totals, ladders_of, tallies, weeks_of
 
 __all__ = ["ACCOUNTS_DB", "SqliteAccounts"]
 
-log = logging.getLogger(__name__)
 
 ACCOUNTS_DB = "accounts.sqlite3"
-T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS accounts (
@@ -169,92 +164,13 @@ def _passkey(row: Any) -> Passkey | None:
     return Passkey(bytes(credential), account, bytes(key), count, label, created, used)
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, timeout=5.0, check_same_thread=True)
-    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-    if str(mode).lower() != "wal":
-        conn.close()
-        raise StoreUnavailable(f"{path}: SQLite refused WAL mode ({mode})")
-    conn.execute("PRAGMA synchronous = FULL")
-    conn.executescript(_SCHEMA)
-    return conn
-
-
-class SqliteAccounts:
+class SqliteAccounts(SqliteFile):
     """:class:`~server.accounts.store.AccountStore` on SQLite; see the module
     docstring. Not usable until :meth:`open` (or use :meth:`at`)."""
 
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = Path(data_dir)
-        self.path = self.data_dir / ACCOUNTS_DB
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="sqlite-accounts")
-        self._conn: sqlite3.Connection | None = None
-        self._lock: IO[bytes] | None = None
-
-    @classmethod
-    async def at(cls, data_dir: Path | str) -> SqliteAccounts:
-        store = cls(Path(data_dir))
-        await store.open()
-        return store
-
-    async def open(self) -> None:
-        """Take the directory's accounts lock and open the database in the
-        store's thread; StoreUnavailable when either fails (the server exits)."""
-        try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            lock = open(self.data_dir / "accounts.lock", "ab")  # noqa: SIM115 - held until close()
-        except OSError as exc:
-            raise StoreUnavailable(f"cannot use the data directory {self.data_dir}: {exc}") from exc
-        try:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            lock.close()
-            raise StoreUnavailable(
-                f"{self.data_dir} is in use by another process (its accounts lock is held)"
-            ) from None
-        self._lock = lock
-        try:
-            self._conn = await asyncio.get_running_loop().run_in_executor(
-                self._pool, lambda: _connect(self.path)
-            )
-        except (sqlite3.Error, OSError) as exc:
-            await self.close()
-            raise StoreUnavailable(f"cannot open {self.path}: {exc}") from exc
-        log.info("accounts at %s (WAL, synchronous=FULL)", self.path)
-
-    async def _tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """``fn`` as one transaction in the store's thread: committed (durable)
-        when this returns, or rolled back and StoreUnavailable."""
-        conn = self._conn
-        if conn is None:
-            raise StoreUnavailable("the accounts store is closed")
-
-        def run() -> T:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            return result
-
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, run)
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"the accounts store failed: {exc}") from exc
-        except RuntimeError as exc:  # the pool was shut down
-            raise StoreUnavailable(str(exc)) from exc
-
-    async def _one(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
-        return await self._tx(lambda c: c.execute(sql, args).fetchone())
-
-    async def _all(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
-        return await self._tx(lambda c: c.execute(sql, args).fetchall())
-
-    async def _changes(self, sql: str, args: tuple[Any, ...] = ()) -> int:
-        return await self._tx(lambda c: c.execute(sql, args).rowcount)
+    FILE = ACCOUNTS_DB
+    SCHEMA = _SCHEMA
+    WHAT = "accounts"
 
     # -- accounts --------------------------------------------------------------
     async def create_account(self, account: Account) -> bool:
@@ -511,14 +427,3 @@ class SqliteAccounts:
     async def friend_link(self, link_hash: str) -> str | None:
         row = await self._one("SELECT account FROM friend_links WHERE link_hash = ?", (link_hash,))
         return None if row is None else str(row[0])
-
-    async def close(self) -> None:
-        """Close the connection in its thread (SQLite checkpoints the WAL then)
-        and release the lock."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await asyncio.get_running_loop().run_in_executor(self._pool, conn.close)
-        self._pool.shutdown(wait=False)
-        if self._lock is not None:
-            self._lock.close()
-            self._lock = None

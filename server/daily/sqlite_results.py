@@ -14,24 +14,17 @@ kept beside it, counted in the transaction that keeps a result.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 import sqlite3
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import TypeVar
+from collections.abc import Sequence
 
-from ..store.base import StoreUnavailable
+from ..store.sqlite_file import SqliteFile
 from .results import RankedRun, RunClaim, RunResult, Streaks, ranked, streaks_after
 
 __all__ = ["RESULTS_DB", "SqliteResults"]
 
-log = logging.getLogger(__name__)
 
 RESULTS_DB = "daily_results.sqlite3"
-T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS claims (
@@ -69,17 +62,6 @@ CREATE TABLE IF NOT EXISTS streaks (
 """
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, timeout=5.0, check_same_thread=True)
-    mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-    if str(mode).lower() != "wal":
-        conn.close()
-        raise StoreUnavailable(f"{path}: SQLite refused WAL mode ({mode})")
-    conn.execute("PRAGMA synchronous = FULL")
-    conn.executescript(_SCHEMA)
-    return conn
-
-
 def _run(data: str) -> RunResult:
     return RunResult.from_json(json.loads(data))
 
@@ -92,59 +74,13 @@ def _ahead(c: sqlite3.Connection, date: str, ladder: str, score: int) -> int:
     return n
 
 
-class SqliteResults:
+class SqliteResults(SqliteFile):
     """:class:`~server.daily.results.ResultStore` on SQLite; see the module
     docstring. Not usable until :meth:`open` (or use :meth:`at`)."""
 
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = Path(data_dir)
-        self.path = self.data_dir / RESULTS_DB
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="sqlite-daily")
-        self._conn: sqlite3.Connection | None = None
-
-    @classmethod
-    async def at(cls, data_dir: Path | str) -> SqliteResults:
-        store = cls(Path(data_dir))
-        await store.open()
-        return store
-
-    async def open(self) -> None:
-        """Open the database in the store's thread (the directory is the room
-        store's, whose lock keeps a second server out)."""
-        try:
-            self.data_dir.mkdir(parents=True, exist_ok=True)
-            self._conn = await asyncio.get_running_loop().run_in_executor(
-                self._pool, lambda: _connect(self.path)
-            )
-        except (sqlite3.Error, OSError) as exc:
-            await self.close()
-            raise StoreUnavailable(f"cannot open {self.path}: {exc}") from exc
-        log.info("daily results at %s (WAL, synchronous=FULL)", self.path)
-
-    async def _tx(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """``fn`` as one transaction in the store's thread: committed (durable)
-        when this returns, or rolled back and StoreUnavailable."""
-        conn = self._conn
-        if conn is None:
-            raise StoreUnavailable("the daily results store is closed")
-
-        def run() -> T:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = fn(conn)
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
-            return result
-
-        try:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, run)
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"the daily results store failed: {exc}") from exc
-        except RuntimeError as exc:  # the pool was shut down
-            raise StoreUnavailable(str(exc)) from exc
+    FILE = RESULTS_DB
+    SCHEMA = _SCHEMA
+    WHAT = "daily results"
 
     async def claim(self, date: str, ladder: str, player: str, code: str) -> RunClaim:
         def run(c: sqlite3.Connection) -> RunClaim:
@@ -249,13 +185,6 @@ class SqliteResults:
         )
         row = await self._tx(lambda c: c.execute(sql, (player,)).fetchone())
         return Streaks(*row) if row else Streaks()
-
-    async def close(self) -> None:
-        """Close the connection in its thread (SQLite checkpoints the WAL then)."""
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await asyncio.get_running_loop().run_in_executor(self._pool, conn.close)
-        self._pool.shutdown(wait=False)
 
 
 def _claimed(c: sqlite3.Connection, key: tuple[str, str, str]) -> RunClaim | None:
