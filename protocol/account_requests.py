@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any, ClassVar, Self
 
 from .messages import ErrorCode, RequestId
-from .request_fields import Request, opt_bool, opt_str, req_choice, req_map, req_str
+from .request_fields import ByHandle, Request, opt_bool, opt_str, req_choice, req_map, req_str
 from .wire import WireError
 
 __all__ = [
@@ -164,18 +164,10 @@ class RemovePasskey(Request):
 
 
 @dataclass(frozen=True, slots=True)
-class ChangeHandle(Request):
+class ChangeHandle(ByHandle):
     """The account goes by another handle (once in 30 days); the old one is free."""
 
     TYPE: ClassVar[str] = "change_handle"
-    handle: str
-
-    @classmethod
-    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
-        return cls(rid, req_str(msg, "handle"))
-
-    def fields(self) -> dict[str, Any]:
-        return {"handle": self.handle}
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,19 +195,11 @@ class ExportAccount(Request):
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteAccount(Request):
+class DeleteAccount(ByHandle):
     """The account and its data gone for good; ``handle`` is the account's handle
     typed again, so a stray click or a script's mistake deletes nothing."""
 
     TYPE: ClassVar[str] = "delete_account"
-    handle: str
-
-    @classmethod
-    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
-        return cls(rid, req_str(msg, "handle"))
-
-    def fields(self) -> dict[str, Any]:
-        return {"handle": self.handle}
 
 
 ACCOUNT_REQUESTS: tuple[type[Request], ...] = (

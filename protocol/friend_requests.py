@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
 from .messages import ErrorCode, RequestId
-from .request_fields import Request, opt_str, req_bool, req_str
+from .request_fields import ByHandle, Request, opt_str, req_bool, req_str
 from .wire import WireError
 
 __all__ = [
@@ -74,18 +74,10 @@ class AnswerFriend(Request):
 
 
 @dataclass(frozen=True, slots=True)
-class Unfriend(Request):
+class Unfriend(ByHandle):
     """End a friendship, or take back a request (either side's)."""
 
     TYPE: ClassVar[str] = "unfriend"
-    handle: str
-
-    @classmethod
-    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
-        return cls(rid, req_str(msg, "handle"))
-
-    def fields(self) -> dict[str, Any]:
-        return {"handle": self.handle}
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,18 +88,10 @@ class FriendLink(Request):
 
 
 @dataclass(frozen=True, slots=True)
-class InviteFriend(Request):
+class InviteFriend(ByHandle):
     """From inside a room: tell friend ``handle`` where you are, to join in."""
 
     TYPE: ClassVar[str] = "invite_friend"
-    handle: str
-
-    @classmethod
-    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
-        return cls(rid, req_str(msg, "handle"))
-
-    def fields(self) -> dict[str, Any]:
-        return {"handle": self.handle}
 
 
 FRIEND_REQUESTS: tuple[type[Request], ...] = (

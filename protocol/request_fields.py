@@ -16,6 +16,7 @@ from .wire import WireError
 _E = TypeVar("_E", bound=Enum)
 
 __all__ = [
+    "ByHandle",
     "Request",
     "opt_bool",
     "opt_str",
@@ -176,3 +177,19 @@ class Request:
         """The request's fields as its map carries them (no ``type``, no ``id``):
         :meth:`parse` of them gives an equal request."""
         return {}
+
+
+@dataclass(frozen=True, slots=True)
+class ByHandle(Request):
+    """A request about one account, named by its ``handle`` alone (a friend to
+    remove or invite; one's own, typed again or new). Each such kind is this with
+    its ``TYPE``: one codec for all of them."""
+
+    handle: str
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, req_str(msg, "handle"))
+
+    def fields(self) -> dict[str, Any]:
+        return {"handle": self.handle}
