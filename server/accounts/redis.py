@@ -63,7 +63,6 @@ import json
 import logging
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 from ..store.base import StoreUnavailable, StoreUncertain
 from ..store.redis_conn import (
@@ -203,9 +202,8 @@ class RedisAccounts:
         its ``prefix`` option is shared (the room store's TTL options are not the
         accounts' business); ``options`` as the constructor's keywords."""
         address = RedisAddress.parse(url)
-        prefix = parse_qs(urlsplit(url).query).get("prefix")
-        if prefix:
-            options.setdefault("prefix", prefix[-1])
+        if address.prefix:
+            options.setdefault("prefix", address.prefix)
         password = address.password.decode() if address.password else None
         store = cls(address.host, address.port, password, address.db, **options)
         await store.connect()

@@ -17,7 +17,6 @@ import logging
 from collections.abc import Sequence
 from datetime import date
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 from ..store.base import StoreUnavailable, StoreUncertain
 from ..store.redis_conn import RETRY_S, Pool, RedisAddress, Script, definite, guard
@@ -74,10 +73,10 @@ class RedisDaily:
     @classmethod
     async def from_url(cls, url: str, **options: Any) -> RedisDaily:
         """Connected to the Redis of ``serve --redis URL``, with its ``prefix``."""
-        prefix = parse_qs(urlsplit(url).query).get("prefix")
-        if prefix:
-            options.setdefault("prefix", prefix[-1])
-        store = cls(RedisAddress.parse(url), **options)
+        address = RedisAddress.parse(url)
+        if address.prefix:
+            options.setdefault("prefix", address.prefix)
+        store = cls(address, **options)
         await store.connect()
         return store
 

@@ -34,7 +34,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import asyncio_redis  # type: ignore[import-untyped]
 from asyncio_redis.encoders import BytesEncoder  # type: ignore[import-untyped]
@@ -61,12 +61,15 @@ RETRY_S = 0.5  # between reconnection attempts: short, so service resumes prompt
 
 @dataclass(frozen=True, slots=True)
 class RedisAddress:
-    """Where Redis is: parsed from ``redis://[:password@]host[:port][/db]``."""
+    """Where Redis is: parsed from ``redis://[:password@]host[:port][/db]``, and
+    the ``?prefix=`` the stores of ``serve --redis URL`` key under (None: their
+    default)."""
 
     host: str = "127.0.0.1"
     port: int = 6379
     db: int = 0
     password: bytes | None = None
+    prefix: str | None = None
 
     @classmethod
     def parse(cls, url: str) -> RedisAddress:
@@ -80,6 +83,7 @@ class RedisAddress:
             port=parts.port or 6379,
             db=int(path) if path else 0,
             password=password.encode() if password else None,
+            prefix=next(reversed(parse_qs(parts.query).get("prefix", [])), None),
         )
 
 
