@@ -17,6 +17,7 @@ comment that says what it is given and what it answers.
 from __future__ import annotations
 
 from ..store.redis_conn import Script
+from . import redis_ratings as ratings
 
 
 class AccountKeys:
@@ -458,27 +459,33 @@ SCARD = Script("accounts_scard", "return redis.call('SCARD', KEYS[1])")
 SISMEMBER = Script("accounts_sismember", "return redis.call('SISMEMBER', KEYS[1], ARGV[1])")
 
 # Scripts that only read: a lost reply changed nothing.
-READS = frozenset(
-    {READ, READ_INDEXED, READ_MEMBERS, HISTORY, TOTALS, FRIENDSHIPS, GET, SCARD, SISMEMBER}
+READS = (
+    frozenset(
+        {READ, READ_INDEXED, READ_MEMBERS, HISTORY, TOTALS, FRIENDSHIPS, GET, SCARD, SISMEMBER}
+    )
+    | ratings.READS
 )
 
 # Writes that give the same answer run twice as once (a create answers 1 when its
 # very account is there), so a write whose reply was lost is settled by running
 # it again. The others (taking a code, moving a counter, removing) would answer
 # the second run differently: their lost reply stays unknown.
-REPEATABLE = frozenset(
-    {
-        CREATE,
-        UPDATE,
-        SET_ROOM,
-        DELETE,
-        ADD_DEVICE,
-        TOUCH_DEVICE,
-        PUT_LINK,
-        SET_RECOVERY,
-        ADD_HISTORY,
-        PUT_REPLAY,
-        SET_FRIENDSHIP,
-        SET_FRIEND_LINK,
-    }
+REPEATABLE = (
+    frozenset(
+        {
+            CREATE,
+            UPDATE,
+            SET_ROOM,
+            DELETE,
+            ADD_DEVICE,
+            TOUCH_DEVICE,
+            PUT_LINK,
+            SET_RECOVERY,
+            ADD_HISTORY,
+            PUT_REPLAY,
+            SET_FRIENDSHIP,
+            SET_FRIEND_LINK,
+        }
+    )
+    | ratings.REPEATABLE
 )

@@ -28,11 +28,21 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from ..ratings.model import (
+    Applied,
+    ChartPoint,
+    RatedRound,
+    Rating,
+    Standing,
+    chart_points,
+    replay_with_chart,
+    shown,
+)
 from ..store.base import StoreUnavailable
 from .model import (
     Account,
@@ -140,6 +150,34 @@ CREATE INDEX IF NOT EXISTS friendships_hi ON friendships (hi);
 CREATE TABLE IF NOT EXISTS friend_links (
     link_hash TEXT PRIMARY KEY,
     account TEXT NOT NULL UNIQUE
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ratings (
+    ladder TEXT NOT NULL,
+    player TEXT NOT NULL,
+    mu REAL NOT NULL,
+    sigma REAL NOT NULL,
+    rounds INTEGER NOT NULL,
+    last_played REAL,
+    shown INTEGER NOT NULL,
+    PRIMARY KEY (ladder, player)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ratings_table ON ratings (ladder, shown DESC, player);
+CREATE TABLE IF NOT EXISTS rated_rounds (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL UNIQUE,
+    ladder TEXT NOT NULL,
+    t REAL NOT NULL,
+    places TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rated_rounds_of ON rated_rounds (ladder, seq);
+CREATE TABLE IF NOT EXISTS rating_points (
+    ladder TEXT NOT NULL,
+    player TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    t REAL NOT NULL,
+    rating INTEGER NOT NULL,
+    PRIMARY KEY (ladder, player, seq)
 ) WITHOUT ROWID;
 PRAGMA user_version = 1;
 """
@@ -512,6 +550,113 @@ class SqliteAccounts:
         row = await self._one("SELECT account FROM friend_links WHERE link_hash = ?", (link_hash,))
         return None if row is None else str(row[0])
 
+    # -- ratings ---------------------------------------------------------------
+    async def ratings(self, ladder: str, players: Iterable[str]) -> dict[str, Rating]:
+        wanted = list(players)
+
+        def run(c: sqlite3.Connection) -> dict[str, Rating]:
+            out: dict[str, Rating] = {}
+            for p in wanted:
+                row = c.execute(
+                    "SELECT mu, sigma, rounds, last_played FROM ratings"
+                    " WHERE ladder = ? AND player = ?",
+                    (ladder, p),
+                ).fetchone()
+                if row is not None:
+                    out[p] = Rating(*row)
+            return out
+
+        return await self._tx(run)
+
+    async def apply_rated_round(
+        self, rnd: RatedRound, seen: dict[str, int], after: dict[str, Rating]
+    ) -> Applied:
+        def run(c: sqlite3.Connection) -> Applied:
+            if c.execute("SELECT 1 FROM rated_rounds WHERE key = ?", (rnd.key,)).fetchone():
+                return Applied.ALREADY
+            for p in after:
+                row = c.execute(
+                    "SELECT rounds FROM ratings WHERE ladder = ? AND player = ?", (rnd.ladder, p)
+                ).fetchone()
+                if (row[0] if row else 0) != seen.get(p, 0):
+                    return Applied.STALE
+            _log_rated(c, rnd, after)
+            return Applied.NEW
+
+        return await self._tx(run)
+
+    async def rated_round(self, key: str) -> RatedRound | None:
+        row = await self._one(
+            "SELECT key, ladder, t, places FROM rated_rounds WHERE key = ?", (key,)
+        )
+        return None if row is None else _rated(row)
+
+    async def rated_rounds(self, ladder: str) -> list[RatedRound]:
+        rows = await self._all(
+            "SELECT key, ladder, t, places FROM rated_rounds WHERE ladder = ? ORDER BY seq",
+            (ladder,),
+        )
+        return [_rated(row) for row in rows]
+
+    async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
+        ratings, charts = replay_with_chart(rounds)
+
+        def run(c: sqlite3.Connection) -> None:
+            for table in ("ratings", "rated_rounds", "rating_points"):
+                c.execute(f"DELETE FROM {table} WHERE ladder = ?", (ladder,))
+            seq_of: dict[str, int] = {}
+            for rnd in rounds:
+                seq_of[rnd.key] = (
+                    c.execute(
+                        "INSERT INTO rated_rounds (key, ladder, t, places) VALUES (?, ?, ?, ?)",
+                        (rnd.key, rnd.ladder, rnd.t, json.dumps(rnd.places)),
+                    ).lastrowid
+                    or 0
+                )
+            c.executemany(
+                "INSERT INTO rating_points (ladder, player, seq, key, t, rating)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (ladder, p, seq_of[pt.key], pt.key, pt.t, pt.rating)
+                    for p, points in charts.items()
+                    for pt in points
+                ],
+            )
+            _put_ratings(c, ladder, ratings)
+
+        await self._tx(run)
+
+    async def ladder_table(self, ladder: str, start: int, count: int) -> list[Standing]:
+        rows = await self._all(
+            "SELECT player, shown, rounds FROM ratings WHERE ladder = ?"
+            " ORDER BY shown DESC, player LIMIT ? OFFSET ?",
+            (ladder, max(count, 0), max(start, 0)),
+        )
+        return [Standing(p, n, k, Rating(rounds=k).provisional) for p, n, k in rows]
+
+    async def ladder_position(self, ladder: str, player: str) -> int | None:
+        def run(c: sqlite3.Connection) -> int | None:
+            row = c.execute(
+                "SELECT shown FROM ratings WHERE ladder = ? AND player = ?", (ladder, player)
+            ).fetchone()
+            if row is None:
+                return None
+            ahead: int = c.execute(
+                "SELECT COUNT(*) FROM ratings WHERE ladder = ?"
+                " AND (shown > ? OR (shown = ? AND player < ?))",
+                (ladder, row[0], row[0], player),
+            ).fetchone()[0]
+            return ahead
+
+        return await self._tx(run)
+
+    async def rating_chart(self, ladder: str, player: str) -> list[ChartPoint]:
+        rows = await self._all(
+            "SELECT key, t, rating FROM rating_points WHERE ladder = ? AND player = ? ORDER BY seq",
+            (ladder, player),
+        )
+        return [ChartPoint(*row) for row in rows]
+
     async def close(self) -> None:
         """Close the connection in its thread (SQLite checkpoints the WAL then)
         and release the lock."""
@@ -522,3 +667,31 @@ class SqliteAccounts:
         if self._lock is not None:
             self._lock.close()
             self._lock = None
+
+
+def _rated(row: Any) -> RatedRound:
+    key, ladder, t, places = row
+    return RatedRound(key, ladder, t, json.loads(places))
+
+
+def _put_ratings(c: sqlite3.Connection, ladder: str, ratings: dict[str, Rating]) -> None:
+    c.executemany(
+        "INSERT OR REPLACE INTO ratings (ladder, player, mu, sigma, rounds, last_played, shown)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(ladder, p, r.mu, r.sigma, r.rounds, r.last_played, shown(r)) for p, r in ratings.items()],
+    )
+
+
+def _log_rated(c: sqlite3.Connection, rnd: RatedRound, after: dict[str, Rating]) -> None:
+    seq = c.execute(
+        "INSERT INTO rated_rounds (key, ladder, t, places) VALUES (?, ?, ?, ?)",
+        (rnd.key, rnd.ladder, rnd.t, json.dumps(rnd.places)),
+    ).lastrowid
+    c.executemany(
+        "INSERT INTO rating_points (ladder, player, seq, key, t, rating) VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (rnd.ladder, p, seq, pt.key, pt.t, pt.rating)
+            for p, pt in chart_points(rnd, after).items()
+        ],
+    )
+    _put_ratings(c, rnd.ladder, after)

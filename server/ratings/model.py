@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 from openskill.models import PlackettLuce
@@ -34,16 +35,22 @@ __all__ = [
     "MU",
     "PROVISIONAL_ROUNDS",
     "SIGMA",
+    "Applied",
     "Change",
+    "ChartPoint",
     "RatedRound",
     "Rating",
+    "Standing",
     "away",
     "changes",
+    "chart_points",
     "ladder_of",
     "predicted_places",
     "rate_round",
     "replay",
+    "replay_with_chart",
     "shown",
+    "table_order",
 ]
 
 MU = 25.0
@@ -186,7 +193,59 @@ def changes(before: Mapping[str, Rating], after: Mapping[str, Rating]) -> dict[s
 
 def replay(rounds: Iterable[RatedRound]) -> dict[str, Rating]:
     """A ladder's ratings from its rated rounds in order."""
+    return replay_with_chart(rounds)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class ChartPoint:
+    """The shown rating after one rated round: a point of the profile's chart."""
+
+    key: str
+    t: float
+    rating: int
+
+    def to_wire(self) -> dict[str, Any]:
+        return {"key": self.key, "t": self.t, "rating": self.rating}
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """A row of a ladder's table."""
+
+    player: str
+    rating: int
+    rounds: int
+    provisional: bool
+
+
+class Applied(StrEnum):
+    """What a store did with a rated round (server/accounts/store.py
+    ``apply_rated_round``)."""
+
+    NEW = "new"  # logged, ratings written
+    ALREADY = "already"  # its key was logged before: nothing written
+    STALE = "stale"  # a player's rating moved since it was read: nothing written
+
+
+def chart_points(rnd: RatedRound, after: Mapping[str, Rating]) -> dict[str, ChartPoint]:
+    return {p: ChartPoint(rnd.key, rnd.t, shown(r)) for p, r in after.items()}
+
+
+def table_order(player: str, rating: Rating) -> tuple[int, str]:
+    """How a ladder's table is ordered: the higher shown rating first, then by
+    player id, so every store lists ties alike."""
+    return (-shown(rating), player)
+
+
+def replay_with_chart(
+    rounds: Iterable[RatedRound],
+) -> tuple[dict[str, Rating], dict[str, list[ChartPoint]]]:
+    """A ladder's ratings and every player's chart, from its rated rounds in order."""
     ratings: dict[str, Rating] = {}
+    charts: dict[str, list[ChartPoint]] = {}
     for rnd in rounds:
-        ratings.update(rate_round(ratings, rnd.places, rnd.t))
-    return ratings
+        after = rate_round(ratings, rnd.places, rnd.t)
+        ratings.update(after)
+        for p, point in chart_points(rnd, after).items():
+            charts.setdefault(p, []).append(point)
+    return ratings, charts
