@@ -27,8 +27,6 @@ from openskill.models import PlackettLuce
 
 from protocol.settings import DealRules, Settings
 
-from ..accounts.history import ladder
-
 __all__ = [
     "DAY_S",
     "DRIFT_PER_DAY",
@@ -76,7 +74,7 @@ def ladder_of(rules: DealRules | Settings) -> str:
     (variant, draw one or three), as history names it
     (server/accounts/history.py ``ladder``); scoring and house rules that only
     change points do not split ladders."""
-    return ladder(rules.deal_rules() if isinstance(rules, Settings) else rules)
+    return (rules.deal_rules() if isinstance(rules, Settings) else rules).ladder
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from ..core.durable import DurableLog
 from ..core.room import Room
 from ..core.values import RoomError
 from ..net.metrics import Metrics
+from ..ratings.keeping import RatingKeeper
 from ..rooms.runner import RoomRunner
 from ..store.base import Store, StoreUnavailable
 from .hooks import ClusterHooks
@@ -69,6 +70,7 @@ class Home(Protocol):
     rooms: dict[str, RoomRunner]
     cluster: ClusterHooks | None
     history: HistoryKeeper
+    ratings: RatingKeeper
 
     def runner(self, room: Room, durable: DurableLog) -> RoomRunner: ...
 
@@ -140,6 +142,7 @@ class Adoption:
             # What the log says is over is in its players' history, whether or
             # not the history write after its record happened before a crash.
             await home.history.recovered(room)
+            await home.ratings.recovered(room)  # a rated round is applied once, by its key
             if not records or room.state == "closed":
                 await home.store.close_room(code)
                 if cluster is not None:

@@ -29,6 +29,7 @@ from ..core.values import RoomError
 from ..core.views import room_view
 from ..net.allowances import Allowances, Quota
 from ..peer import Peer, SessionState
+from ..ratings.handlers import RATING_HANDLERS
 from ..rooms.handlers import ROOM_HANDLERS, Handler, on
 from ..rooms.runner import Release
 from .hooks import ClusterHooks
@@ -192,5 +193,6 @@ HANDLERS: dict[type[Request], Handler[Desk]] = dict(
         *ACCOUNT_HANDLERS.items(),
         *HISTORY_HANDLERS.items(),
         *FRIEND_HANDLERS.items(),
+        *RATING_HANDLERS.items(),
     ]
 )

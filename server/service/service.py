@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from protocol.messages import ErrorCode
+from protocol.messages import ErrorCode, Message
 from protocol.requests import Request
 from protocol.settings import DealRules
 
@@ -29,13 +29,14 @@ from ..core import records as R
 from ..core.durable import DurableLog
 from ..core.records import Decision
 from ..core.room import Room
-from ..core.values import RoomError
+from ..core.values import Fanout, RoomError
 from ..net.allowances import Allowances
 from ..net.clock import Clock
 from ..net.connection import Limits
 from ..net.metrics import Metrics
 from ..net.ratelimit import Limiter
 from ..peer import Peer, SessionState
+from ..ratings.keeping import RatingKeeper
 from ..rooms.proofs import ProvenPools
 from ..rooms.runner import Release, RoomRunner, Writer
 from ..store.base import Store, StoreUnavailable
@@ -84,6 +85,7 @@ class Service:
         self.connections: set[Peer] = set()
         self.cluster: ClusterHooks | None = None  # several nodes: server/cluster/
         self.history = HistoryKeeper(self)
+        self.ratings = RatingKeeper(self)
 
     def use_store(self, store: Store) -> None:
         """The store, connected once the event loop runs (server/app.py): the
@@ -141,12 +143,39 @@ class Service:
                 self.tasks.spawn(self._forget_room(runner.code))
 
     def keeping(self, room: Room, decision: Decision) -> Release | None:
-        """A deal over for everyone, or a round over, joins its players' history."""
+        """A deal over for everyone, or a round over, joins its players' history;
+        a rated round over changes their ratings."""
+        kept = []
         try:
-            return self.history.built(room, decision)
+            kept.append(self.history.built(room, decision))
         except Exception:  # a bug: the room goes on, its rebuild writes it again
             log.exception("room %s: history not built", room.code)
+        try:
+            kept.append(self.ratings.built(room, decision))
+        except Exception:  # a bug: the room goes on, its rebuild rates it again
+            log.exception("room %s: rated round not built", room.code)
+        releases = [k for k in kept if k is not None]
+        if not releases:
             return None
+
+        def release() -> None:
+            for r in releases:
+                r()
+
+        return release
+
+    async def tell_room(self, code: str, event: Callable[[int], Message]) -> None:
+        runner = self.rooms.get(code)
+        if runner is None:
+            return
+
+        def make() -> Release:
+            room = runner.room
+            fan = Fanout(room.seq, event(room.seq))
+            members = dict(room.members)
+            return lambda: runner.fanout([fan], members)
+
+        await runner.read(make)
 
     async def _forget_room(self, code: str) -> None:
         try:
@@ -171,6 +200,7 @@ class Service:
             runner.stop()
         await self.seeding.proofs.close()
         await self.history.stop()
+        await self.ratings.stop()
 
     def role_of(self, conn: Peer) -> str:
         session = conn.session
