@@ -23,6 +23,13 @@ async def signed_in(url: str, prefix: str) -> Client:
     return client
 
 
+def counted(server: Any, name: str) -> float:
+    for line in server.metrics.render().decode().splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    raise AssertionError(f"no {name} on /metrics")
+
+
 async def refused(client: Client, kind: str, why: str, **fields: Any) -> dict[str, Any]:
     reply = await client.request(kind, **fields)
     assert (reply["type"], reply.get("code")) == ("error", why), reply
@@ -127,7 +134,7 @@ async def test_a_rated_round_locks_its_rules_and_rates_a_leaver_last() -> None:
         assert empty["top"] == [] and empty["position"] is None and empty["chart"] == []
 
 
-async def test_friends_only_ladder() -> None:
+async def test_friends_only_ladder_and_the_same_address_counter() -> None:
     async with running_server(clock=FakeClock(1_800_000_000_000)) as server:
         ann, bob, cat = [await signed_in(server.url, p) for p in ("Ann", "Bob", "Cat")]
         code = (await ann.ok("create_room", settings={"rated": True, **QUICK}))["room"]["code"]
@@ -138,6 +145,18 @@ async def test_friends_only_ladder() -> None:
         for c in (ann, bob, cat):
             await c.ok("move", deal=1, move={"kind": "resign"})
         await ann.event("rating_changes")
+        # Three players from one address (every client here is 127.0.0.1): three
+        # pairs for fair play's counter, none of them repeated yet.
+        assert counted(server, "klondike_rated_same_address_total") == 3
+        assert counted(server, "klondike_rated_same_address_repeats_total") == 0
+        for _ in range(2):  # the same three again, twice: repeated pairs
+            await ann.ok("rematch")
+            await ann.event("deal_started")
+            for c in (ann, bob, cat):
+                await c.ok("move", deal=1, move={"kind": "resign"})
+            await ann.event("rating_changes")
+        assert counted(server, "klondike_rated_same_address_total") == 9
+        assert counted(server, "klondike_rated_same_address_repeats_total") == 3
         await ann.ok("befriend", handle=bob.name)
         await bob.ok("answer_friend", handle=ann.name, accept=True)
         table = await ann.ok("ladder", ladder="classic-draw1", friends=True)

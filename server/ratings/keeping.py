@@ -28,6 +28,8 @@ from ..accounts.history import KeptRoom, room_key, round_key
 from ..accounts.store import AccountStore
 from ..core.records import Decision, RoundOver
 from ..core.series import RoundResult
+from ..net.metrics import Metrics
+from ..peer import Peer
 from ..store.base import StoreUnavailable
 from .model import PROVISIONAL_ROUNDS, Applied, RatedRound, Rating, rate_round, shown
 
@@ -45,6 +47,9 @@ class Rater(Protocol):
     tell their members."""
 
     accounts: AccountStore
+    metrics: Metrics
+
+    def peer_of(self, player: str) -> Peer | None: ...
 
     async def tell_room(self, code: str, event: Callable[[int], M.Message]) -> None:
         """Send the room's members an event that comes from no record (it
@@ -59,10 +64,34 @@ def rated_round(code: str, created_at: int, result: RoundResult) -> RatedRound |
     return RatedRound(key, result.ladder, result.ended_at / 1000, result.rated_places())
 
 
+REPEATS = 3  # a pair's rated rounds from one address, from which it counts as repeated
+_PAIRS_KEPT = 10_000  # pairs remembered for that; forgotten all at once beyond
+
+
 class RatingKeeper:
     def __init__(self, home: Rater) -> None:
         self._home = home
         self._tasks: set[asyncio.Task[None]] = set()
+        self._pairs: dict[tuple[str, str], int] = {}  # same-address pair -> rated rounds
+
+    def _same_address(self, players: list[str]) -> None:
+        """Fair play's counter: each pair of the round's players connected from
+        one address now (the round's end) counts once."""
+        by_address: dict[str, list[str]] = {}
+        for p in sorted(players):
+            peer = self._home.peer_of(p)
+            if peer is not None:
+                by_address.setdefault(peer.address, []).append(p)
+        metrics = self._home.metrics
+        for group in by_address.values():
+            for i, a in enumerate(group):
+                for b in group[i + 1 :]:
+                    metrics.rated_same_address.inc()
+                    if len(self._pairs) >= _PAIRS_KEPT:
+                        self._pairs.clear()
+                    seen = self._pairs[a, b] = self._pairs.get((a, b), 0) + 1
+                    if seen >= REPEATS:
+                        metrics.rated_same_address_repeats.inc()
 
     def built(self, room: KeptRoom, decision: Decision) -> Callable[[], None] | None:
         """The rated round a decision ended, if any; the returned call rates it
@@ -74,7 +103,12 @@ class RatingKeeper:
         if rnd is None:
             return None
         code, number = room.code, room.round
-        return lambda: self._spawn(self._rate_retrying(code, number, rnd))
+
+        def durable() -> None:
+            self._same_address([*rnd.places])
+            self._spawn(self._rate_retrying(code, number, rnd))
+
+        return durable
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)
