@@ -20,7 +20,7 @@ from protocol.messages import Role
 from protocol.placings import placing_text
 
 from .bot import RESIGN, Bot
-from .errors import ClientError, ServerError
+from .errors import ClientError, NotRated, ServerError
 from .room import RoomView
 from .session import Session, connect
 
@@ -258,6 +258,8 @@ async def run_bots(
         for i in range(count):
             session = await connect(url, name=f"{name}-{i + 1}" if count > 1 else name)
             sessions.append(session)
+            if i == 0 and (await session.room_info(code)).get("rated"):
+                raise NotRated(f"room {code} is rated: bots are never rated, so none plays it")
             room = await session.join_room(code, Role.PLAYER)
             if report is not None:
                 report(f"joined room {room.code} as {session.name} ({room.state})")

@@ -139,8 +139,7 @@ class Metrics:
         )
         self.rated_same_address_repeats = Counter(
             "klondike_rated_same_address_repeats",
-            "Of those, a pair this node has seen race rated from one address three times"
-            " or more",
+            "Of those, a pair this node has seen race rated from one address three times or more",
             registry=r,
         )
         self.winnable_waits = Counter(
