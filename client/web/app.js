@@ -26,6 +26,7 @@
 //   reactions.js the reaction buttons, and everyone's reactions for a moment
 //   profile.js   the Profile screen: a record, its charts (charts.js), its deals
 //   friends.js   friends: add, answer, who is online where, join; invitations
+//   ladders.js   ratings: the Ladders screen, a rated room's forecast, rating changes
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
 // drags, keys to moves), motion.js (glides, the deal, the win cascade), cards.js
@@ -36,6 +37,7 @@ import { initAccount } from "./account.js";
 import { initFriends, renderFriends } from "./friends.js";
 import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
+import { initLadders, renderRated } from "./ladders.js";
 import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
 import { initPasskeys } from "./passkeys.js";
@@ -63,6 +65,7 @@ function renderAll() {
   renderHud();
   renderNotices();
   renderPodium();
+  renderRated();
   renderTable();
   renderResults();
   renderControls();
@@ -87,4 +90,5 @@ initSignIn();
 initPasskeys();
 initProfile();
 initFriends();
+initLadders();
 restoreSession().finally(openFromPath);
