@@ -17,6 +17,7 @@ from ..accounts.store import AccountStore
 from ..peer import Peer
 from ..rooms.handlers import Front, Handler, on
 from ..rooms.runner import Release
+from .keeping import RatingKeeper
 from .model import Rating, Standing, predicted_places, shown
 
 __all__ = ["AROUND", "RATING_HANDLERS", "TOP"]
@@ -27,6 +28,7 @@ AROUND = 10  # rows each side of one's own position
 
 class Ladders(Front, Protocol):
     accounts: AccountStore
+    ratings: RatingKeeper
 
 
 async def _rows(desk: Ladders, rows: list[Standing], first: int) -> list[dict[str, Any]]:
@@ -50,6 +52,7 @@ async def _ladder(desk: Ladders, conn: Peer, req: LadderRequest) -> None:
     session = desk.session_of(conn)
     store = desk.accounts
     ladder, me = req.ladder, session.player
+    await desk.ratings.settled()
     top = await _rows(desk, await store.ladder_table(ladder, 0, TOP), 0)
     position = await store.ladder_position(ladder, me)
     around: list[dict[str, Any]] = []

@@ -132,6 +132,13 @@ class RatingKeeper:
             except StoreUnavailable as exc:  # the room plays on; its next rebuild rates it
                 log.warning("room %s: rated round %s not applied: %s", room.code, rnd.key, exc)
 
+    async def settled(self) -> None:
+        """Once the rounds being rated now are applied, or a few seconds have
+        passed (the account store is away): whoever saw ``rating_changes`` finds
+        the round in the ladder."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=5.0)
+
     async def stop(self) -> None:
         """At shutdown: the applications under way end, for a few seconds at
         most; one given up is applied when the room is next rebuilt."""

@@ -30,6 +30,7 @@ from ..core.views import room_view
 from ..net.allowances import Allowances, Quota
 from ..peer import Peer, SessionState
 from ..ratings.handlers import RATING_HANDLERS
+from ..ratings.keeping import RatingKeeper
 from ..rooms.handlers import ROOM_HANDLERS, Handler, on
 from ..rooms.runner import Release
 from .hooks import ClusterHooks
@@ -51,6 +52,7 @@ class Desk(AccountDesk, FriendsDesk, Protocol):
     cluster: ClusterHooks | None
     accounts: AccountStore
     history: HistoryKeeper
+    ratings: RatingKeeper
 
 
 async def dispatch(desk: Desk, conn: Peer, req: Request) -> None:
