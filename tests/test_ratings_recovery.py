@@ -1,5 +1,5 @@
 """A rated round's rating change is applied exactly once across kill -9 of the
-default, embedded server.
+default, embedded server, and across kill -9 and failover on Redis.
 
 The server is killed the moment a player receives ``round_over`` (so whether
 the rating was applied after the room's record is anybody's guess), then
@@ -17,10 +17,12 @@ from typing import Any
 
 import pytest
 
+from server.accounts.redis import RedisAccounts
 from server.accounts.sqlite import ACCOUNTS_DB
 from server.ratings.model import rate_round
 from tests.support.embedded import EmbeddedServer
-from tests.support.raw_client import Client, Frame
+from tests.support.processes import RedisServer, running_servers
+from tests.support.raw_client import Client, Frame, resume
 
 
 def rows(data_dir: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
@@ -44,7 +46,8 @@ def forget_ratings(data_dir: Path) -> None:
 async def signed_in(url: str, handle: str) -> Client:
     client = await Client.open(url)
     await client.hello(handle)
-    await client.ok("take_handle", handle=handle)
+    made = await client.ok("take_handle", handle=handle)
+    client.token = made["device_token"]  # a signed-in session resumes by its device token
     return client
 
 
@@ -95,3 +98,46 @@ async def test_kill_9_between_the_round_and_its_reply_rates_once(
             assert kept == applied  # applied again from scratch: the same figures
         applied = kept
         await embedded.kill()
+
+
+async def test_kill_9_on_redis_then_another_node_rates_once(
+    redis: RedisServer, tmp_path: Path
+) -> None:
+    """The same on Redis, and across nodes: the node running the room dies at
+    ``round_over``; the room is rebuilt by another node (its players resume
+    there), which applies the round once, found by key if the dead node had."""
+    with running_servers(redis, tmp_path, 2) as (one, two):
+        ann, bob = await signed_in(one.url, "Ann"), await signed_in(one.url, "Bob")
+        settings = {"deals_per_round": 1, "break_seconds": 0, "rated": True}
+        code = (await ann.ok("create_room", settings=settings))["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        await ann.ok("start")
+        await ann.event("deal_started")
+
+        def kill_at_round_over(_client: Client, frame: Frame) -> None:
+            if frame.msg.get("type") == "round_over":
+                one.kill()
+
+        ann.on_frame = kill_at_round_over
+        await ann.ok("move", deal=1, move={"kind": "resign"})
+        await bob.send({"type": "move", "id": 1, "deal": 1, "move": {"kind": "resign"}, "n": 0})
+        assert await ann.closed() == 1006
+
+        for c in (ann, bob):  # on the other node: the room is rebuilt there
+            again, welcome = await resume(two.url, c.token)
+            assert welcome["room"]["code"] == code and welcome["room"]["state"] == "round_over"
+            table = await again.ok("ladder", ladder="classic-draw1")
+            assert [r["rounds"] for r in table["top"]] == [1, 1]
+            assert len(table["chart"]) == 1
+        accounts = await RedisAccounts.from_url(redis.url)
+        try:
+            [rnd] = await accounts.rated_rounds("classic-draw1")
+            assert rnd.key.startswith(f"{code}-") and rnd.places == {
+                ann.player: 1,
+                bob.player: 1,
+            }
+            ratings = await accounts.ratings("classic-draw1", rnd.places)
+            after = rate_round({}, rnd.places, rnd.t)
+            assert ratings == after
+        finally:
+            await accounts.close()
