@@ -130,6 +130,14 @@ async def test_a_rated_round_locks_its_rules_and_rates_a_leaver_last() -> None:
         [point] = table["chart"]
         assert point["rating"] == shown(after[dan.player])
         assert point["key"].startswith(f"{code}-") and point["key"].endswith("/1")
+        [rated] = (await dan.ok("profile"))["profile"]["ratings"]
+        assert rated == {
+            "ladder": "classic-draw1",
+            "rating": shown(after[dan.player]),
+            "rounds": 1,
+            "provisional": True,
+            "chart": [[point["t"], point["rating"]]],
+        }
         empty = await dan.ok("ladder", ladder="classic-draw3")
         assert empty["top"] == [] and empty["position"] is None and empty["chart"] == []
 

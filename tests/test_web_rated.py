@@ -114,3 +114,10 @@ def test_a_rated_round_forecast_then_rating_changes_then_the_ladder(people: Any)
     expect(ap.locator("#ladder-position")).to_contain_text("no rating on this ladder yet")
     ap.click("#ladders-close")
     expect(ap.locator("#room-screen")).to_be_visible()
+
+    # The profile: the rating on the ladder, with its chart.
+    ap.click("#profile-open")
+    ratings = ap.locator("#profile-ratings figure[data-ladder=classic-draw1]")
+    expect(ratings).to_contain_text("Classic, draw 1: ")
+    expect(ratings).to_contain_text("(provisional) after 1 rated round")
+    expect(ratings.locator("svg")).to_have_attribute("data-points", "1")

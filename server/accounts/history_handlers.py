@@ -21,6 +21,7 @@ from protocol.requests import Request
 from ..core.values import RoomError
 from ..peer import Peer
 from ..rooms.handlers import Front, Handler, on
+from ..ratings.model import every_ladder
 from .history import read_replay
 from .keeping import HistoryKeeper
 from .model import Account, handle_key
@@ -63,7 +64,21 @@ async def _profile(desk: Records, conn: Peer, req: Profile) -> None:
     deals = await accounts.deal_history(player, None, CHART_DEALS)
     weeks = await accounts.weeks(player, first_chart_week(now))
     view = profile_view(account, totals, rounds, deals, weeks, now)
+    view["ratings"] = await _ratings(accounts, player)
     conn.send(M.profile(req.id, profile=view))
+
+
+async def _ratings(accounts: AccountStore, player: str) -> list[dict[str, object]]:
+    """The player's rating on each ladder they are rated on, with its chart."""
+    out: list[dict[str, object]] = []
+    for ladder in every_ladder():
+        rating = (await accounts.ratings(ladder, [player])).get(player)
+        if rating is not None:
+            chart = await accounts.rating_chart(ladder, player)
+            out.append(
+                {"ladder": ladder, **rating.to_wire(), "chart": [[p.t, p.rating] for p in chart]}
+            )
+    return out
 
 
 async def _history(desk: Records, conn: Peer, req: History) -> None:

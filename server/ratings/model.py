@@ -25,7 +25,7 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
-from protocol.settings import DealRules, Settings
+from protocol.settings import DealRules, Settings, Variant
 
 __all__ = [
     "DAY_S",
@@ -40,6 +40,7 @@ __all__ = [
     "Rating",
     "Standing",
     "away",
+    "every_ladder",
     "changes",
     "chart_points",
     "ladder_of",
@@ -67,6 +68,11 @@ SCALE = 40.0
 BASE = 1000.0
 
 _MODEL = PlackettLuce(mu=MU, sigma=SIGMA, limit_sigma=True)
+
+
+def every_ladder() -> list[str]:
+    """Every ladder there is: each variant with draw one and draw three."""
+    return [DealRules(variant=v, draw=d).ladder for v in Variant for d in (1, 3)]
 
 
 def ladder_of(rules: DealRules | Settings) -> str:
