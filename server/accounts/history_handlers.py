@@ -20,8 +20,8 @@ from protocol.requests import Request
 
 from ..core.values import RoomError
 from ..peer import Peer
-from ..rooms.handlers import Front, Handler, on
 from ..ratings.model import every_ladder
+from ..rooms.handlers import Front, Handler, on
 from .history import read_replay
 from .keeping import HistoryKeeper
 from .model import Account, handle_key
