@@ -802,6 +802,33 @@ async def test_replacing_a_ladder_replays_it(store: AccountStore) -> None:
     assert Rating().rounds == 0
 
 
+async def test_a_deleted_account_leaves_no_rating_and_none_comes_back(
+    store: AccountStore,
+) -> None:
+    ann, bob = account(1), account(2)
+    for a in (ann, bob):
+        assert await store.create_account(a)
+    p, q = ann.player, bob.player
+    await rate(store, "D/1", {p: 1, q: 2}, T0)
+    await store.delete_account(ann.account)
+    assert await store.ratings(LADDER, [p, q]) == {
+        q: replay([RatedRound("D/1", LADDER, T0, {p: 1, q: 2})])[q]
+    }
+    assert await store.rating_chart(LADDER, p) == []
+    assert await store.ladder_position(LADDER, p) is None
+    assert [r.player for r in await store.ladder_table(LADDER, 0, 10)] == [q]
+    # A round the deleted player was in (a room still open) rates only the others,
+    # and a replay of the ladder brings nobody back.
+    assert await rate(store, "D/2", {p: 2, q: 1}, T0 + 1) is Applied.NEW
+    assert set(await store.ratings(LADDER, [p, q])) == {q}
+    logged = await store.rated_rounds(LADDER)
+    assert [r.places for r in logged] == [{p: 1, q: 2}, {p: 2, q: 1}]  # placings kept
+    await store.replace_ladder(LADDER, logged)
+    assert await store.ratings(LADDER, [p, q]) == {q: replay(logged)[q]}
+    assert await store.rating_chart(LADDER, p) == []
+    assert [r.player for r in await store.ladder_table(LADDER, 0, 10)] == [q]
+
+
 # -- the backend failing and coming back ---------------------------------------------
 
 

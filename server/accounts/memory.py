@@ -122,6 +122,9 @@ class MemoryAccounts:
             self._friend_links.pop(link, None)
         for table in (self._deals, self._rounds, self._totals):
             table.pop(found.player, None)
+        for kept in self._ratings.values():
+            kept.pop(found.player, None)
+        self._charts = {k: v for k, v in self._charts.items() if k[1] != found.player}
 
     async def is_deleted(self, player: str) -> bool:
         return player in self._deleted
@@ -279,6 +282,7 @@ class MemoryAccounts:
             return Applied.STALE
         self._rated_keys[rnd.key] = rnd
         self._rated.setdefault(rnd.ladder, []).append(rnd)
+        after = {p: r for p, r in after.items() if p not in self._deleted}
         kept.update(after)
         for p, point in chart_points(rnd, after).items():
             self._charts.setdefault((rnd.ladder, p), []).append(point)
@@ -292,6 +296,8 @@ class MemoryAccounts:
 
     async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
         ratings, charts = replay_with_chart(rounds)
+        ratings = {p: r for p, r in ratings.items() if p not in self._deleted}
+        charts = {p: c for p, c in charts.items() if p not in self._deleted}
         for old in self._rated.get(ladder, []):
             self._rated_keys.pop(old.key, None)
         self._rated[ladder] = list(rounds)

@@ -72,6 +72,7 @@ from ..ratings.model import (
     Rating,
     Standing,
     chart_points,
+    every_ladder,
     replay_with_chart,
     shown,
 )
@@ -337,7 +338,8 @@ class RedisAccounts:
         await self._run("set_room", lua.SET_ROOM, keys, [(room_code or "").encode()])
 
     async def delete_account(self, account: str) -> None:
-        await self._run("delete", lua.DELETE, [], [self._base, account.encode()])
+        ladders = [ladder.encode() for ladder in every_ladder()]  # its ratings on each
+        await self._run("delete", lua.DELETE, [], [self._base, account.encode(), *ladders])
 
     async def is_deleted(self, player: str) -> bool:
         return bool(
@@ -632,6 +634,7 @@ class RedisAccounts:
             rk.ratings(base, rnd.ladder),
             rk.table(base, rnd.ladder),
             rk.log(base, rnd.ladder),
+            self.keys.deleted,
             *(rk.chart(base, rnd.ladder, p) for p in players),
         ]
         args = [_round_json(rnd)]

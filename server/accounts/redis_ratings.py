@@ -40,9 +40,10 @@ def rated(base: str, key: str) -> bytes:
     return f"{base}rated:{key}".encode()
 
 
-# KEYS: rated:KEY, ratings, table, log, then each player's chart.
-# ARGV: the round's JSON, then per player: id, rounds seen, rating JSON, minus
-# shown, chart point JSON. Answers new, already or stale.
+# KEYS: rated:KEY, ratings, table, log, the deleted players, then each player's
+# chart. ARGV: the round's JSON, then per player: id, rounds seen, rating JSON,
+# minus shown, chart point JSON. Answers new, already or stale. A deleted
+# account's player gets no rating nor chart.
 APPLY = Script(
     "ratings_apply",
     """
@@ -58,9 +59,11 @@ redis.call('SET', KEYS[1], ARGV[1])
 redis.call('RPUSH', KEYS[4], ARGV[1])
 for i = 0, n - 1 do
   local p = ARGV[2 + 5 * i]
-  redis.call('HSET', KEYS[2], p, ARGV[4 + 5 * i])
-  redis.call('ZADD', KEYS[3], ARGV[5 + 5 * i], p)
-  redis.call('RPUSH', KEYS[5 + i], ARGV[6 + 5 * i])
+  if redis.call('SISMEMBER', KEYS[5], p) == 0 then
+    redis.call('HSET', KEYS[2], p, ARGV[4 + 5 * i])
+    redis.call('ZADD', KEYS[3], ARGV[5 + 5 * i], p)
+    redis.call('RPUSH', KEYS[6 + i], ARGV[6 + 5 * i])
+  end
 end
 return 'new'
 """,
@@ -88,13 +91,16 @@ for _ = 1, rounds do
   i = i + 2
 end
 i = i + 1
+local deleted = base .. 'deleted'
 while i <= #ARGV do
   local p = ARGV[i]
-  redis.call('HSET', KEYS[1], p, ARGV[i + 1])
-  redis.call('ZADD', KEYS[2], ARGV[i + 2], p)
   local points = tonumber(ARGV[i + 3])
-  local key = base .. 'ratings:' .. ladder .. ':chart:' .. p
-  for j = 1, points do redis.call('RPUSH', key, ARGV[i + 3 + j]) end
+  if redis.call('SISMEMBER', deleted, p) == 0 then
+    redis.call('HSET', KEYS[1], p, ARGV[i + 1])
+    redis.call('ZADD', KEYS[2], ARGV[i + 2], p)
+    local key = base .. 'ratings:' .. ladder .. ':chart:' .. p
+    for j = 1, points do redis.call('RPUSH', key, ARGV[i + 3 + j]) end
+  end
   i = i + 4 + points
 end
 return 1

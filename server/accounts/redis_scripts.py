@@ -185,6 +185,12 @@ for _, ladder in ipairs(redis.call('SMEMBERS', h .. 'ladders')) do
   redis.call('DEL', h .. 'totals:' .. ladder)
 end
 redis.call('DEL', h .. 'deals', h .. 'deal', h .. 'rounds', h .. 'round', h .. 'ladders')
+for i = 3, #ARGV do  -- the ladders: the player's rating, row and chart on each
+  local r = base .. 'ratings:' .. ARGV[i]
+  redis.call('HDEL', r, f[2])
+  redis.call('ZREM', r .. ':table', f[2])
+  redis.call('DEL', r .. ':chart:' .. f[2])
+end
 redis.call('DEL', acc, acc .. ':devices', acc .. ':passkeys', acc .. ':recovery',
   acc .. ':links', acc .. ':friends')
 redis.call('SADD', base .. 'deleted', f[2])

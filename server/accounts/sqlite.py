@@ -345,7 +345,7 @@ class SqliteAccounts:
                           "friend_links"):  # fmt: skip
                 c.execute(f"DELETE FROM {table} WHERE account = ?", (account,))
             c.execute("DELETE FROM friendships WHERE a = ? OR b = ?", (account, account))
-            for table in ("deals", "rounds", "totals"):
+            for table in ("deals", "rounds", "totals", "ratings", "rating_points"):
                 c.execute(f"DELETE FROM {table} WHERE player = ?", (player,))
 
         await self._tx(run)
@@ -604,6 +604,7 @@ class SqliteAccounts:
         def run(c: sqlite3.Connection) -> None:
             for table in ("ratings", "rated_rounds", "rating_points"):
                 c.execute(f"DELETE FROM {table} WHERE ladder = ?", (ladder,))
+            gone = _deleted(c, list(ratings))
             seq_of: dict[str, int] = {}
             for rnd in rounds:
                 seq_of[rnd.key] = (
@@ -619,10 +620,11 @@ class SqliteAccounts:
                 [
                     (ladder, p, seq_of[pt.key], pt.key, pt.t, pt.rating)
                     for p, points in charts.items()
+                    if p not in gone
                     for pt in points
                 ],
             )
-            _put_ratings(c, ladder, ratings)
+            _put_ratings(c, ladder, {p: r for p, r in ratings.items() if p not in gone})
 
         await self._tx(run)
 
@@ -682,7 +684,15 @@ def _put_ratings(c: sqlite3.Connection, ladder: str, ratings: dict[str, Rating])
     )
 
 
+def _deleted(c: sqlite3.Connection, players: list[str]) -> set[str]:
+    return {
+        p for p in players if c.execute("SELECT 1 FROM deleted WHERE player = ?", (p,)).fetchone()
+    }
+
+
 def _log_rated(c: sqlite3.Connection, rnd: RatedRound, after: dict[str, Rating]) -> None:
+    gone = _deleted(c, list(after))
+    after = {p: r for p, r in after.items() if p not in gone}
     seq = c.execute(
         "INSERT INTO rated_rounds (key, ladder, t, places) VALUES (?, ?, ?, ?)",
         (rnd.key, rnd.ladder, rnd.t, json.dumps(rnd.places)),

@@ -117,7 +117,8 @@ class AccountStore(Protocol):
 
     async def delete_account(self, account: str) -> None:
         """Forget the account and everything it holds (devices, passkeys, codes,
-        friendships, history); its player id is remembered as deleted."""
+        friendships, history, ratings and their charts); its player id is
+        remembered as deleted."""
 
     async def is_deleted(self, player: str) -> bool: ...
 
@@ -218,7 +219,9 @@ class AccountStore(Protocol):
         it, in one step and once per ``rnd.key``: ``ALREADY`` (nothing written)
         when the key is logged; ``STALE`` (nothing written) when a player's
         stored count of rated rounds is not the ``seen`` one the ratings were
-        computed from (another round rated them meanwhile: read and rate again)."""
+        computed from (another round rated them meanwhile: read and rate again).
+        A deleted account's player is in the log's placings (the others'
+        ratings depend on them) but gets no rating nor chart."""
 
     async def rated_round(self, key: str) -> RatedRound | None: ...
 
@@ -228,7 +231,7 @@ class AccountStore(Protocol):
     async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
         """The ladder's log becomes ``rounds`` and its ratings and charts their
         replay (model.py ``replay_with_chart``), in one step: an operator's
-        removal of a result."""
+        removal of a result. Deleted accounts' players get no rating back."""
 
     async def ladder_table(self, ladder: str, start: int, count: int) -> list[Standing]:
         """Rows ``start`` … ``start + count - 1`` of the table (model.py
