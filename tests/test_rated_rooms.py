@@ -138,6 +138,16 @@ async def test_a_rated_round_locks_its_rules_and_rates_a_leaver_last() -> None:
             "provisional": True,
             "chart": [[point["t"], point["rating"]]],
         }
+        [kept] = (await dan.ok("export_account"))["data"]["ratings"]
+        mine = after[dan.player]
+        assert kept == {
+            "ladder": "classic-draw1",
+            "mu": mine.mu,
+            "sigma": mine.sigma,
+            "rounds": 1,
+            "last_played": mine.last_played,
+            "chart": [point],
+        }
         empty = await dan.ok("ladder", ladder="classic-draw3")
         assert empty["top"] == [] and empty["position"] is None and empty["chart"] == []
 

@@ -18,6 +18,7 @@ is kept as Python wrote it (``repr``: exact):
   ``:deal`` / ``:round`` (hashes: entry key -> JSON), ``:ladders`` (set) and
   ``:totals:LADDER`` (hash of counters).
 - ``P deleted`` (set of the players of deleted accounts), ``P replay:KEY``.
+- The ratings' keys (``P ratings:LADDER`` …, ``P rated:KEY``): redis_ratings.py.
 
 Every step that must happen once is one Lua script, so two nodes (or two tasks
 on one) racing on the same code, handle or counter cannot both win: taking a
