@@ -1,7 +1,8 @@
-"""The client's subcommands of ``klondike-race``: bot, watch, loadtest, verify, account.
+"""The client's subcommands of ``klondike-race``: bot, watch, loadtest, verify,
+account, daily.
 
 Each command is a thin shell over an importable coroutine (client.players,
-client.watch, client.load, client.verify), so tests and benches call the same
+client.watch, client.load, client.verify, client.daily), so tests and benches call the same
 code without a subprocess.
 """
 
@@ -23,8 +24,8 @@ __all__ = ["add_commands"]
 
 
 def add_commands(sub: Any) -> None:
-    """Add ``bot``, ``watch``, ``loadtest``, ``verify`` and ``account`` to the CLI's
-    subparsers."""
+    """Add ``bot``, ``watch``, ``loadtest``, ``verify``, ``account`` and ``daily``
+    to the CLI's subparsers."""
     p = sub.add_parser("bot", help="seat bot players in a room")
     p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
     p.add_argument("--room", required=True, help="the room's join code")
@@ -124,12 +125,23 @@ def add_commands(sub: Any) -> None:
         "verify",
         help="check a revealed seed against its commitment (and a winnable deal's solution)",
     )
-    p.add_argument("--seed", required=True, help="the seed revealed when the deal was over")
+    p.add_argument("--seed", help="the seed revealed when the deal was over")
     p.add_argument(
         "--commitment",
-        required=True,
         help="the hex digest sent at deal start (all 64 hex digits)",
     )
+    p.add_argument(
+        "--daily",
+        metavar="DATE",
+        help="instead of --seed and --commitment: fetch the revealed daily deals of DATE"
+        " (YYYY-MM-DD, UTC) from --url and check each against its saved commitment and its proof",
+    )
+    p.add_argument(
+        "--saved",
+        metavar="FILE",
+        help="with --daily: the commitments saved earlier by 'daily --fetch FILE'",
+    )
+    p.add_argument("--url", help="with --daily: the server, e.g. ws://127.0.0.1:8765/ws")
     p.add_argument(
         "--variant",
         choices=[v.value for v in Variant],
@@ -163,6 +175,39 @@ def add_commands(sub: Any) -> None:
         help="the deal forbids foundation-to-tableau moves",
     )
     p.set_defaults(func=_verify)
+
+    p = sub.add_parser(
+        "daily",
+        help="list the daily deals (the commitments of the days ahead, the seeds of past"
+        " ones); or play today's with the bot (--play), or show a leaderboard (--board)",
+    )
+    p.add_argument("--url", required=True, help="server, e.g. ws://127.0.0.1:8765/ws")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument(
+        "--fetch",
+        metavar="FILE",
+        help="also keep the commitments in FILE (added to what it holds; a day kept there"
+        " is never overwritten), for 'verify --daily DATE --saved FILE' once the day is over",
+    )
+    what.add_argument("--play", action="store_true", help="play your one run of it with the bot")
+    what.add_argument("--board", action="store_true", help="print its leaderboard")
+    p.add_argument(
+        "--ladder",
+        default="classic-draw1",
+        choices=("classic-draw1", "classic-draw3"),
+        help="--play, --board: which daily (default classic-draw1)",
+    )
+    p.add_argument("--date", help="--board: a past day's (YYYY-MM-DD; default today)")
+    p.add_argument("--friends", action="store_true", help="--board: your friends' runs and yours")
+    p.add_argument("--pace", type=float, default=0.0, help="--play: seconds between moves")
+    p.add_argument("--name", default="daily-bot", help="--play, --board: your name as a guest")
+    p.add_argument(
+        "--device-file",
+        metavar="PATH",
+        help="--play, --board: as your account, with the device token kept in PATH"
+        " (see the account command)",
+    )
+    p.set_defaults(func=_daily)
 
 
 def _run(coro: Coroutine[Any, Any, int]) -> int:
@@ -347,6 +392,11 @@ def _verify(args: argparse.Namespace) -> int:
 
     from .verify import load_solution, verify, verify_solution
 
+    if args.daily is not None:
+        return _verify_daily(args)
+    if args.seed is None or args.commitment is None:
+        print("klondike-race: verify needs --seed and --commitment, or --daily", file=sys.stderr)
+        return 2
     variant = Variant(args.variant)
     if args.solution is None:
         ok, text = verify(args.seed, args.commitment, variant)
@@ -363,3 +413,80 @@ def _verify(args: argparse.Namespace) -> int:
         ok, text = verify_solution(args.seed, args.commitment, rules, solution)
     print(text)
     return 0 if ok else 1
+
+
+def _daily(args: argparse.Namespace) -> int:
+    import time
+
+    if args.play or args.board:
+        return _daily_run(args)
+
+    from .daily import SavedDays, fetch_days
+
+    async def main() -> int:
+        saved = None
+        if args.fetch is not None:
+            try:
+                saved = SavedDays.load(args.fetch)
+            except ValueError as exc:
+                print(f"klondike-race: {exc}", file=sys.stderr)
+                return 2
+        listing = await fetch_days(args.url)
+        print(f"server day (UTC): {listing['today']}")
+        for day in listing["days"]:
+            shown = f"seed {day['seed']}" if "seed" in day else f"commitment {day['commitment']}"
+            print(f"  {day['date']}  {day['ladder']:<14}  {shown}")
+        if saved is None:
+            return 0
+        new, changed = saved.add(listing, time.time())
+        saved.save()
+        print(f"saved {new} new commitment(s) in {saved.path} ({len(saved.days)} kept)")
+        for key in changed:
+            print(f"CHANGED: {key}: the server shows another commitment than the one kept")
+        return 1 if changed else 0
+
+    return _run(main())
+
+
+def _daily_run(args: argparse.Namespace) -> int:
+    from .daily_run import daily
+
+    return _run(
+        daily(
+            args.url,
+            args.ladder,
+            play=args.play,
+            name=args.name,
+            device_file=args.device_file,
+            date=args.date,
+            friends=args.friends,
+            pace=args.pace,
+        )
+    )
+
+
+def _verify_daily(args: argparse.Namespace) -> int:
+    import datetime
+
+    from .daily import SavedDays, fetch_days, verify_day
+
+    try:
+        day = datetime.date.fromisoformat(args.daily).isoformat()
+    except ValueError:
+        print(f"klondike-race: --daily {args.daily!r} is not a date (YYYY-MM-DD)", file=sys.stderr)
+        return 2
+    if args.url is None:
+        print("klondike-race: verify --daily needs --url (the server)", file=sys.stderr)
+        return 2
+    try:
+        saved = SavedDays.load(args.saved) if args.saved is not None else None
+    except ValueError as exc:
+        print(f"klondike-race: {exc}", file=sys.stderr)
+        return 2
+
+    async def main() -> int:
+        ok, text = verify_day(await fetch_days(args.url), day, saved)
+        print(text)
+        return 0 if ok else 1
+
+    return _run(main())

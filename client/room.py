@@ -78,6 +78,8 @@ class RoomView:
     # The last few reactions, (member, reaction), oldest first: the room's moment,
     # not its history (no room view holds them).
     reactions: list[tuple[str, str]] = field(default_factory=list)
+    # A daily run's room: {"date", "ladder"} (docs/protocol.md, "Daily runs").
+    daily: dict[str, Any] | None = None
 
     @classmethod
     def from_wire(cls, view: Mapping[str, Any]) -> RoomView:
@@ -104,6 +106,7 @@ class RoomView:
             finding_deal=view.get("finding_deal"),
             next_deal_at=view.get("next_deal_at"),
             ready=[str(p) for p in _list(view.get("ready"))],
+            daily=_dict(view["daily"]) if isinstance(view.get("daily"), Mapping) else None,
         )
 
     # ---------------------------------------------------------------- queries

@@ -32,6 +32,8 @@ __all__ = [
     "Role",
     "account_made",
     "break_started",
+    "daily",
+    "daily_board",
     "deal_log",
     "deal_over",
     "deal_started",
@@ -134,6 +136,7 @@ class ErrorCode(StrEnum):
     WRONG_HANDLE = "wrong_handle"
     NOT_RATABLE = "not_ratable"  # carries ``players``: those who are not signed in, or bots
     RATED_LOCKED = "rated_locked"  # carries ``field`` when a setting was refused
+    DAILY_PLAYED = "daily_played"  # one run a daily: this one is over
 
 
 Code = ErrorCode | Reason
@@ -310,6 +313,43 @@ def account_made(
     """The reply to ``take_handle``: the one time the codes are shown."""
     fields = {"account": account, "device_token": device_token, "recovery_codes": recovery_codes}
     return _make("account_made", {"id": rid, **fields})
+
+
+@_message
+def daily(rid: RequestId, *, today: str, days: Sequence[Mapping[str, Any]]) -> Message:
+    """The published days (server/daily/schedule.py ``public_view``): a seed and
+    its proof only for a day that is over."""
+    return _make("daily", {"id": rid, "today": today, "days": days})
+
+
+@_message
+def daily_board(
+    rid: RequestId,
+    *,
+    date: str,
+    ladder: str,
+    friends: bool,
+    runs: Sequence[Mapping[str, Any]],
+    you: Mapping[str, Any] | None,
+    count: int,
+    next: int | None,
+) -> Message:
+    """A page of a daily's leaderboard, ranked by the one rule of runs
+    (protocol/placings.py ``run_key``); ``you`` is the asker's own row (None:
+    no run of theirs is over), ``next`` the ``before`` of the page after."""
+    return _make(
+        "daily_board",
+        {
+            "id": rid,
+            "date": date,
+            "ladder": ladder,
+            "friends": friends,
+            "runs": runs,
+            "you": you,
+            "count": count,
+            "next": next,
+        },
+    )
 
 
 @_message

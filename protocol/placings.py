@@ -17,7 +17,18 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-__all__ = ["Finish", "deal_places", "ordinal", "placing_text", "round_places"]
+__all__ = [
+    "Finish",
+    "RunFinish",
+    "board_score",
+    "deal_places",
+    "finish_of",
+    "ordinal",
+    "placing_text",
+    "round_places",
+    "run_key",
+    "run_places",
+]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -77,3 +88,50 @@ def placing_text(places: Mapping[K, int], player: K) -> str:
         return ""
     shared = sum(1 for p in places.values() if p == place) > 1
     return f"{'=' if shared else ''}{ordinal(place)}"
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinish:
+    """One player's run of a daily deal as the leaderboard ranks it.
+
+    Everyone plays the same deal alone, under Standard scoring with no race
+    bonus, so the score says little a win does not: the daily ranks by the
+    deal placing's own second and third keys, a win and then the earlier finish
+    (here the run's time from its first move, since nobody started together),
+    and then the fewer moves. Equal on all three, a shared placing, as ever."""
+
+    won: bool
+    ms: int  # the run's time: its first move to the move (or step) that ended it
+    moves: int
+
+
+def run_key(f: RunFinish) -> tuple[int, int, int]:
+    """Smaller is better: a win, then the shorter time, then the fewer moves."""
+    return (0 if f.won else 1, f.ms, f.moves)
+
+
+def run_places(finishes: Mapping[K, RunFinish]) -> dict[K, int]:
+    """Each player's placing on a daily's leaderboard: by :func:`run_key`,
+    equal keys sharing a placing ("one plus the number strictly ahead")."""
+    return _places({p: run_key(f) for p, f in finishes.items()})
+
+
+_MS_BITS = 27  # 37 hours: a run is closed long before (an idle room closes in 30 min)
+_MOVES_BITS = 20
+
+
+def board_score(finish: RunFinish) -> int:
+    """:func:`run_key` as one integer (smaller is better): the
+    win in the top bit, then the time in ms, then the moves; each capped, so the
+    whole stays below 2**48 and exact as a double."""
+    ms = min(max(finish.ms, 0), (1 << _MS_BITS) - 1)
+    moves = min(max(finish.moves, 0), (1 << _MOVES_BITS) - 1)
+    lost = 0 if finish.won else 1
+    return (lost << (_MS_BITS + _MOVES_BITS)) | (ms << _MOVES_BITS) | moves
+
+
+def finish_of(score: int) -> RunFinish:
+    """The run a :func:`board_score` was packed from (within its caps)."""
+    moves = score & ((1 << _MOVES_BITS) - 1)
+    ms = (score >> _MOVES_BITS) & ((1 << _MS_BITS) - 1)
+    return RunFinish(won=not score >> (_MS_BITS + _MOVES_BITS), ms=ms, moves=moves)

@@ -4,7 +4,8 @@ One codec for both directions and every path: the server parses what a socket
 sends with :func:`parse_request`, and the cluster relay sends a request on to the
 room's node as :func:`request_message` makes it and parses it there the same way.
 :data:`REQUESTS` is its one table (the account requests, protocol/account_requests.py,
-and the friends requests, protocol/friend_requests.py, are in it too). A malformed
+the friends requests, protocol/friend_requests.py, and the daily deal's,
+protocol/daily_requests.py, are in it too). A malformed
 field is a :class:`WireError` (``bad_request``) naming the field
 (protocol/request_fields.py reads them).
 """
@@ -17,6 +18,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Self
 
 from .account_requests import ACCOUNT_REQUESTS, opt_label
+from .daily_requests import DAILY_REQUESTS
 from .friend_requests import FRIEND_REQUESTS
 from .history_requests import HISTORY_REQUESTS
 from .messages import ErrorCode, Reaction, RequestId, Role
@@ -340,6 +342,7 @@ REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
             *HISTORY_REQUESTS,
             *FRIEND_REQUESTS,
             *RATING_REQUESTS,
+            *DAILY_REQUESTS,
         )
     }
 )

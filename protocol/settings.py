@@ -113,7 +113,7 @@ class Settings:
     # The pause between two deals of a round, when the room sees the deal's
     # results; it applies at once (a break running ends when the new length says).
     break_seconds: int = 10
-    # A rated room's rounds change its players' ratings (docs/rules.md §10):
+    # A rated room's rounds change its players' ratings (docs/rules.md §11):
     # every player signed in, no bot seated, the rules locked while a round runs.
     rated: bool = False
 

@@ -14,6 +14,8 @@
   limits, metrics, the clock.
 - ``rooms/`` — the asyncio runner of one room (its pipeline to the store, its
   timer) and the room requests' handlers.
+- ``daily/`` — the daily deal: published days (their own stores), the task that
+  keeps the next week published, the ``daily`` request.
 - ``service/`` — sessions, and which room a request goes to: its pieces
   (sessions, room adoption, dispatch, seeds) each a module.
 - ``cluster/`` — several nodes on one Redis: leases, the relay, tunnels.

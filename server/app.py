@@ -28,6 +28,8 @@ from protocol.wire import JSON, MSGPACK
 from . import ids
 from .accounts.store import AccountStore
 from .collector import collect_garbage
+from .daily.results import ResultStore
+from .daily.store import DailyStore
 from .net.clock import Clock, SystemClock
 from .net.connection import Connection, Flusher, GameSocket, Limits
 from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, site_of, too_many
@@ -77,6 +79,11 @@ class RaceServer:
         rp_id: str | None = None,
         accounts: AccountStore | None = None,
         accounts_factory: Callable[[], Awaitable[AccountStore]] | None = None,
+        daily: DailyStore | None = None,
+        daily_factory: Callable[[], Awaitable[DailyStore]] | None = None,
+        publish_daily: bool = True,
+        daily_results: ResultStore | None = None,
+        daily_results_factory: Callable[[], Awaitable[ResultStore]] | None = None,
     ) -> None:
         self.tls = tls  # HTTPS and WSS on the one port (server/net/tls.py)
         self.rp_id = rp_id  # passkeys' RP ID; None: each connection's Host name
@@ -84,6 +91,12 @@ class RaceServer:
         self.store: Store = store if store is not None else MemoryStore()
         self._store_factory = store_factory
         self._accounts_factory = accounts_factory  # beside the room store: server/cli.py
+        self._daily_factory = daily_factory  # the daily deals' store, likewise
+        self._results_factory = daily_results_factory  # the daily runs' results, likewise
+        # Keep the next days' daily deals published (server/daily/publisher.py);
+        # off only for a server in a test that is about something else: it
+        # proves sixteen deals in a worker process at start.
+        self.publish_daily = publish_daily
         self.clustered = clustered  # several nodes on one Redis: server/cluster/leases.py
         self._cluster: Any = None
         self.host = host
@@ -99,6 +112,8 @@ class RaceServer:
             self.limits,
             proofs,
             accounts,
+            daily,
+            daily_results,
         )
         self.http = HttpRoutes(
             self._health,
@@ -173,11 +188,19 @@ class RaceServer:
         if self._accounts_factory is not None:
             self.service.use_accounts(await self._accounts_factory())
             self._accounts_factory = None
+        if self._daily_factory is not None:
+            self.service.use_daily(await self._daily_factory())
+            self._daily_factory = None
+        if self._results_factory is not None:
+            self.service.use_daily_results(await self._results_factory())
+            self._results_factory = None
         if self.clustered:
             from .cluster.leases import Cluster
 
             self._cluster = self.service.cluster = await Cluster.start(self.service)
         await self.service.recover()
+        if self.publish_daily:
+            self.service.daily.start()
         self._server = await serve(
             self._handler,
             self.host,
@@ -224,7 +247,9 @@ class RaceServer:
     async def stop(self) -> None:
         """Close every client with 1001 (going away), then the store."""
         # First the proven-seed pools: a room waiting for one is refused at once
-        # rather than holding its connection, and so the shutdown, open.
+        # rather than holding its connection, and so the shutdown, open. The
+        # daily deals' publisher before them: it would only wait to try again.
+        await self.service.daily.stop()
         await self.service.seeding.proofs.close()
         if self._server is not None:
             self._server.close(close_connections=True)
@@ -241,6 +266,8 @@ class RaceServer:
         await self.service.stop()
         await self.store.close()
         await self.service.accounts.close()
+        await self.service.daily.store.close()
+        await self.service.daily_results.close()
 
     async def __aenter__(self) -> RaceServer:
         await self.start()

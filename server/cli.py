@@ -245,6 +245,8 @@ def serve_command(args: argparse.Namespace) -> int:
 
     factory: Any = None
     accounts: Any = None  # the account store, beside the room store
+    daily: Any = None  # the daily deals' store, likewise
+    results: Any = None  # the daily runs' results, likewise
     memory = args.memory
     if args.data_dir is not None and (memory or args.redis):
         raise SystemExit("--data-dir is the embedded store's: not with --memory or --redis")
@@ -261,6 +263,16 @@ def serve_command(args: argparse.Namespace) -> int:
         async def accounts() -> Any:  # the same Redis, the URL's prefix too
             return await RedisAccounts.from_url(url)
 
+        from .daily.redis import RedisDaily
+
+        async def daily() -> Any:
+            return await RedisDaily.from_url(url)
+
+        from .daily.redis_results import RedisResults
+
+        async def results() -> Any:
+            return await RedisResults.from_url(url)
+
     elif not memory:
         from .store.sqlite import SqliteStore
 
@@ -273,6 +285,16 @@ def serve_command(args: argparse.Namespace) -> int:
 
         async def accounts() -> Any:
             return await SqliteAccounts.at(data_dir)
+
+        from .daily.sqlite import SqliteDaily
+
+        async def daily() -> Any:
+            return await SqliteDaily.at(data_dir)
+
+        from .daily.sqlite_results import SqliteResults
+
+        async def results() -> Any:
+            return await SqliteResults.at(data_dir)
 
     tls = None
     if (args.tls_cert is None) != (args.tls_key is None):
@@ -307,6 +329,8 @@ def serve_command(args: argparse.Namespace) -> int:
         origins=args.origin,
         metrics_address=args.metrics,
         accounts_factory=accounts,  # None: in memory (--memory)
+        daily_factory=daily,  # None: in memory (--memory)
+        daily_results_factory=results,  # None: in memory (--memory)
         tls=tls,
         rp_id=args.rp_id,
     )

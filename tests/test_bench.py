@@ -208,3 +208,16 @@ def test_accounts_bench() -> None:
         for row in ("sign_in_device", "resume_guest", "profile_big", "profile_small"):
             for key in ("p50_ms", "p99_ms"):
                 assert is_figure(result[store][row][key]), (store, row, key)
+
+
+def test_daily_bench() -> None:
+    table, result = run_bench(
+        "bench.daily", "--results", "300", "--baseline", "30", "--samples", "20", "--writers", "4"
+    )
+    assert any(line.startswith("sqlite") for line in table)
+    for key in ("sqlite_baseline", "sqlite_day", "redis_baseline", "redis_day"):
+        figures = result[key]
+        assert figures["submit"]["p99_ms"] >= figures["submit"]["p50_ms"] > 0
+        assert figures["rank"]["p50_ms"] > 0 and figures["page"]["p50_ms"] > 0
+        assert figures["bytes_per_result"] > 0
+    assert result["redis_day"]["results"] == 300

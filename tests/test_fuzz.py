@@ -21,6 +21,8 @@ import asyncio
 import contextlib
 import json
 import logging
+import re
+from pathlib import Path
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
@@ -46,16 +48,20 @@ from tests.support.inprocess import running_server
 from tests.support.raw_client import TIMEOUT, Client, player
 
 CODES = {c.value for c in M.ErrorCode} | {r.value for r in Reason}
-REPLIES = {
-    "hello": "welcome",
-    "ping": "pong",
-    "create_room": "joined",
-    "join_room": "joined",
-    "move": "moved",
-    "snapshot": "snapshot",
-    "deal_log": "deal_log",
-    "room_info": "room_info",
-}  # every other request is answered "ok"
+
+
+def _replies() -> dict[str, str]:
+    """Each request's reply type, as docs/protocol.md's "Messages the server
+    sends" gives it (``reply to `a`, `b```); every other request is answered "ok"."""
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "protocol.md").read_text("utf-8")
+    replies: dict[str, str] = {}
+    for kind, says in re.findall(r"^\| `(\w+)` \| reply to ([^|]*)\|", doc, re.M):
+        for request in re.findall(r"`(\w+)`", says.split("(")[0]):
+            replies[request] = kind
+    return replies
+
+
+REPLIES = _replies()
 
 # Stand-ins for this example's room code, player id, running (or last) deal, the
 # deal before it, and the next move number.

@@ -29,6 +29,7 @@ SERVER_LAYERS = [
     ("server.rooms",),
     ("server.accounts",),
     ("server.ratings",),
+    ("server.daily",),
     # server/service/'s pieces (server/service/__init__.py), in their own order
     (
         "server.service.tasks",
@@ -37,7 +38,18 @@ SERVER_LAYERS = [
         "server.service.sessions",
         "server.service.seeding",
     ),
-    ("server.service.adoption", "server.service.dispatch"),
+    # Dispatch, and the handlers of accounts and daily deals it routes to: they
+    # use the service's pieces (sessions, presence, adoption) and both domains
+    # (an export holds one's daily runs; a profile, one's streaks).
+    (
+        "server.service.adoption",
+        "server.service.dispatch",
+        "server.accounts.handlers",
+        "server.accounts.history_handlers",
+        "server.accounts.friend_handlers",
+        "server.daily.handlers",
+        "server.daily.run_handlers",
+    ),
     ("server.service",),
     ("server.cluster",),
     ("server.app", "server.cli", "server.__main__", "server"),

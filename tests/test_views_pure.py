@@ -134,6 +134,7 @@ def views_of(room: Room, ids: list[str], memo: ViewMemo) -> dict[str, Callable[[
                 )
         if deal.over:
             views[f"revealed_deal {d}"] = lambda deal=deal: revealed_deal(deal)
+            views[f"withheld_deal {d}"] = lambda deal=deal: V.withheld_deal(deal)
             views[f"kept revealed_deal {d}"] = lambda deal=deal: memo.revealed(deal)
             views[f"past_deal {d}"] = lambda deal=deal: past_deal(room, deal, now)
             views[f"past_summary {d}"] = lambda deal=deal: past_summary(room, deal, now)

@@ -37,7 +37,11 @@ class ThreadedServer:
         )
         self.loop = asyncio.new_event_loop()
         self.server = RaceServer(
-            port=0, static_dir=DEFAULT_STATIC, limits=UNLIMITED, proofs=self.pools
+            port=0,
+            static_dir=DEFAULT_STATIC,
+            limits=UNLIMITED,
+            proofs=self.pools,
+            publish_daily=False,  # the held-back solver is for the room alone
         )
         self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
 

@@ -27,6 +27,8 @@
 //   profile.js   the Profile screen: a record, its charts (charts.js), its deals
 //   friends.js   friends: add, answer, who is online where, join; invitations
 //   ladders.js   ratings: the Ladders screen, a rated room's forecast, rating changes
+//   daily.js     the daily deal: the lobby's panel, the Daily screen (/daily)
+//   dailyrun.js  a run of the daily: Play today's draw 1 / 3, the leaderboard at its end
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
 // drags, keys to moves), motion.js (glides, the deal, the win cascade), cards.js
@@ -34,6 +36,8 @@
 // (house-rule forms), words.js (codes in words), dom.js (element builder).
 
 import { initAccount } from "./account.js";
+import { dailyInPath, initDaily, openDaily } from "./daily.js";
+import { initDailyRun, renderDailyBoard } from "./dailyrun.js";
 import { initFriends, renderFriends } from "./friends.js";
 import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
@@ -62,10 +66,13 @@ function renderAll() {
   $("room-code").textContent = room.code;
   $("room-screen").dataset.state = room.state; // the phone layout follows it (style.css)
   $("invite-link").value = inviteLink(room.code);
+  // Nobody joins a daily run: no invitation to it.
+  $("invite-link").hidden = $("copy-invite").hidden = Boolean(room.daily);
   renderHud();
   renderNotices();
   renderPodium();
   renderRated();
+  renderDailyBoard();
   renderTable();
   renderResults();
   renderControls();
@@ -91,4 +98,6 @@ initPasskeys();
 initProfile();
 initFriends();
 initLadders();
-restoreSession().finally(openFromPath);
+initDaily();
+initDailyRun();
+restoreSession().finally(() => (dailyInPath() ? openDaily() : openFromPath()));

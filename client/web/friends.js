@@ -151,7 +151,7 @@ export function recordTable(friends) {
 export function renderFriends() {
   const body = $("friends-body");
   if (!body) return;
-  $("invite-friend").hidden = !(state.account && state.room);
+  $("invite-friend").hidden = !(state.account && state.room && !state.room.daily);
   $("friends-open").hidden = !state.account;
   // Requests waiting for your answer show on the button, so they are not missed.
   const asking = state.account ? listing.filter((f) => f.state === "asking").length : 0;

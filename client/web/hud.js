@@ -150,6 +150,8 @@ function dealClockText() {
   if (!deal || !deal.started_at) return "–";
   const end = state.dealEnded[deal.number] || (room.state === "playing" && !dealIsOver(room, deal.number) ? state.conn.serverNow() : null);
   if (!end) return "over";
+  // A daily run's clock starts at its first move: it shows 0:00 until then.
+  if (room.daily) return clock(room.daily.first_move_at == null ? 0 : Math.max(0, end - room.daily.first_move_at));
   return clock(end - deal.started_at);
 }
 

@@ -1,4 +1,4 @@
-// Ratings in the page (docs/protocol.md "Ratings", docs/rules.md §10): the
+// Ratings in the page (docs/protocol.md "Ratings", docs/rules.md §11): the
 // Ladders screen (a ladder's top, your place with those around it, your
 // friends, your rating chart), the forecast a rated room shows before each
 // round (every player's rating and predicted placing), and the rating changes

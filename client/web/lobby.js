@@ -50,7 +50,7 @@ function showNameCount() {
   else if (error.textContent.startsWith("A name is at most")) error.textContent = "";
 }
 
-function readName() {
+export function readName() {
   if (state.account) return state.account.handle; // a signed-in player plays under the handle
   const { name, length } = nameAndLength($("name").value);
   $("name-error").textContent = "";
@@ -67,7 +67,7 @@ function readName() {
   return name;
 }
 
-function sessionError(err, where) {
+export function sessionError(err, where) {
   if (err instanceof ServerError && err.code === "bad_name") {
     $("name-error").textContent = err.message;
     return;
@@ -212,7 +212,9 @@ export function initLobby() {
     // Leaving mid-round gives up your seat in the race: ask first.
     const room = state.room;
     if (room && room.state === "playing" && isPlayer()) {
-      const question = "Leave the room mid-round? Your seat in this round is given up.";
+      const question = room.daily
+        ? "Leave your daily run? It ends here, as it stands: one run a day."
+        : "Leave the room mid-round? Your seat in this round is given up.";
       if (!(await confirmInline($("leave"), question, "Yes, leave"))) return;
     }
     try {

@@ -181,7 +181,8 @@ export function renderPast() {
   const room = state.room;
   const panel = $("past-panel");
   const history = [...(room.history || [])].sort((a, b) => a.number - b.number);
-  if (!history.length) {
+  // A daily run's deal stays secret until its day is over: nothing to replay (dailyrun.js).
+  if (!history.length || room.daily) {
     panel.hidden = true;
     state.past.key = null;
     return;

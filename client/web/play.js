@@ -88,6 +88,8 @@ async function playMove(move) {
   const now = state.room;
   if (now && now.code === room.code && now.deal && reply.deal === now.deal.number && now.role === "player") {
     now.deal.board = reply.board;
+    // A daily run's clock starts at its first move (docs/protocol.md "Daily runs").
+    if (now.daily && now.daily.first_move_at == null) now.daily.first_move_at = now.deal.started_at + reply.t;
     const progress = (now.deal.progress = now.deal.progress || {});
     const mine = progress[me()] || {};
     // The score's change, told by what the engine says the move did.

@@ -203,6 +203,15 @@ function replayPanel() {
     seedLine, h("div", { class: "past-players" }, players));
 }
 
+/** The daily's streaks (docs/protocol.md "Daily runs"): days in a row played and won. */
+function streaksLine(s) {
+  if (!s) return null;
+  const days = (n) => `${n} day${n === 1 ? "" : "s"}`;
+  return h("p", { class: "note", id: "profile-streaks" },
+    `Daily streaks: ${days(s.played)} in a row played (best ${s.best_played}), `
+    + `${days(s.won)} won (best ${s.best_won}).`);
+}
+
 function draw() {
   const body = $("profile-body");
   const p = view.profile;
@@ -219,6 +228,7 @@ function draw() {
   const since = p.since ? h("p", { class: "note" }, `${p.handle ? "Playing" : "Playing as a guest"} since ${when(p.since).slice(0, 10)}`) : null;
   replaceChildren(body,
     since,
+    streaksLine(p.streaks),
     h("section", { class: "profile-totals-wrap" }, h("h3", {}, "Totals by rule set"), totalsTable(p.totals)),
     h("div", { class: "profile-charts" },
       h("figure", { id: "score-chart" }, scoreChart(p.scores), h("figcaption", {}, "Score, deal by deal")),

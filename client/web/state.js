@@ -52,7 +52,8 @@ export function storage(key, value) {
 }
 
 export const me = () => state.session?.player;
-export const isHost = () => state.room && state.room.host === me();
+// A daily run's room is the server's: its one player hosts nothing there (dailyrun.js).
+export const isHost = () => state.room && !state.room.daily && state.room.host === me();
 export const isPlayer = () => state.room && state.room.role === "player";
 /** Whether the server is answering: a page that lost it takes no moves and stops its clocks. */
 export const isConnected = () => state.connection === "online";

@@ -97,6 +97,7 @@ export const TEXTS = {
   wrong_handle: "That is not this account's handle: type it exactly to delete the account.",
   not_ratable: "A rated room races signed-in players only, and no bots.",
   rated_locked: "A rated round is running: its rules stay as they are until it is over.",
+  daily_played: "You have played this daily already: one run a day. Here is the leaderboard.",
 };
 
 function isRed(code) {

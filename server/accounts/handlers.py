@@ -37,6 +37,8 @@ from protocol.request_fields import Request
 from .. import ids
 from ..core import decide as D
 from ..core.values import RoomError
+from ..daily.results import ResultStore
+from ..daily.runs import RunKeeper, export_runs
 from ..net.allowances import Quota
 from ..net.http import qr_svg
 from ..peer import Peer, SessionState
@@ -61,6 +63,8 @@ class AccountDesk(Front, Protocol):
     account_service: Accounts
     connections: set[Peer]
     history: HistoryKeeper
+    daily_results: ResultStore
+    runs: RunKeeper
 
 
 def close_signed_out(desk: AccountDesk, devices: list[str]) -> None:
@@ -192,8 +196,10 @@ async def _export_account(desk: AccountDesk, conn: Peer, req: ExportAccount) -> 
     accounts = desk.account_service
     account = await accounts.account(session.account)
     await desk.history.settled(session.player)  # a deal just over is in it
+    await desk.runs.settled_player(session.player)  # and a daily run just over
     try:
         data = await export(accounts.store, account, accounts.now())
+        data["daily"] = await export_runs(desk.daily_results, session.player)
     except StoreUnavailable:
         raise unavailable() from None
     conn.send(M.account_export(req.id, data=data))

@@ -19,6 +19,9 @@ from protocol.messages import ErrorCode
 from protocol.requests import Request
 
 from ..core.values import RoomError
+from ..daily.publisher import DailyDeals
+from ..daily.results import ResultStore, day_number, streaks_view
+from ..daily.runs import RunKeeper
 from ..peer import Peer
 from ..ratings.model import every_ladder
 from ..rooms.handlers import Front, Handler, on
@@ -32,11 +35,14 @@ __all__ = ["HISTORY_HANDLERS", "Records"]
 
 
 class Records(Front, Protocol):
-    """What the record requests need of the service: where accounts live, and
-    the history writes under way."""
+    """What the record requests need of the service: where accounts live, the
+    history writes under way, and the daily runs (for the streaks)."""
 
     accounts: AccountStore
     history: HistoryKeeper
+    daily: DailyDeals
+    daily_results: ResultStore
+    runs: RunKeeper
 
 
 async def _whose(desk: Records, conn: Peer, handle: str | None) -> tuple[str, Account | None]:
@@ -57,13 +63,16 @@ async def _whose(desk: Records, conn: Peer, handle: str | None) -> tuple[str, Ac
 async def _profile(desk: Records, conn: Peer, req: Profile) -> None:
     player, account = await _whose(desk, conn, req.handle)
     await desk.history.settled(player)
+    await desk.runs.settled_player(player)
     accounts = desk.accounts
     now = desk.clock.now() / 1000
     totals = await accounts.totals(player)
     rounds = await accounts.round_history(player, None, 5)
     deals = await accounts.deal_history(player, None, CHART_DEALS)
     weeks = await accounts.weeks(player, first_chart_week(now))
-    view = profile_view(account, totals, rounds, deals, weeks, now)
+    streaks = await desk.daily_results.streaks(player)
+    today = day_number(desk.daily.today().isoformat())
+    view = profile_view(account, totals, rounds, deals, weeks, now, streaks_view(streaks, today))
     view["ratings"] = await _ratings(accounts, player)
     conn.send(M.profile(req.id, profile=view))
 

@@ -63,7 +63,11 @@ class HistoryKeeper:
 
     def built(self, room: KeptRoom, decision: Decision) -> Callable[[], None] | None:
         """What a decision adds to history, built now (right after its commit);
-        the returned call writes it, once the decision is durable."""
+        the returned call writes it, once the decision is durable. A daily
+        run's room keeps none: its replay would tell the day's deal before the
+        day is over (its result is the daily's: server/daily/runs.py)."""
+        if room.daily is not None:
+            return None
         deals = deals_over(room, decision.records)
         rounds = rounds_over(room, decision.records)
         if not deals and not rounds:
@@ -115,6 +119,8 @@ class HistoryKeeper:
         """A room rebuilt from its log: write again what its state holds (the
         store keeps each entry once). Awaited by the rebuild, so a history
         request after it sees every entry."""
+        if room.daily is not None:
+            return
         rounds = every_round(room)
         deals = every_deal_over(room)
         if not deals and not rounds:

@@ -8,7 +8,7 @@ time and wins by week. Weeks start on Monday, 00:00 UTC.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .model import Account, DealEntry, RoundEntry
@@ -26,6 +26,7 @@ __all__ = [
 CHART_DEALS = 200  # deals on the score chart
 CHART_WEEKS = 26  # weeks on the wins chart
 ROUNDS_SHOWN = 5
+NO_STREAKS = {"played": 0, "won": 0, "best_played": 0, "best_won": 0}
 
 
 def first_chart_week(now: float) -> int:
@@ -87,6 +88,7 @@ def profile_view(
     deals: Sequence[DealEntry],
     weeks_kept: Sequence[LadderTotals],
     now: float,
+    streaks: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The profile: ``deals`` are the player's latest (the score chart's), newest
     first; ``weeks_kept`` the store's week tallies of the wins chart's weeks."""
@@ -106,4 +108,6 @@ def profile_view(
         "rounds": [round_view(r) for r in rounds[:ROUNDS_SHOWN]],
         "scores": scores,
         "weeks": [[start, wins, n] for start, (wins, n) in weeks.items()],
+        # Days in a row with a daily played, and won (server/daily/results.py).
+        "streaks": dict(streaks) if streaks is not None else dict(NO_STREAKS),
     }

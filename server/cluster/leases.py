@@ -47,6 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from protocol.account_requests import ACCOUNT_REQUESTS
+from protocol.daily_requests import DAILY_AT_THE_EDGE
 from protocol.friend_requests import AT_THE_EDGE
 from protocol.messages import CloseCode
 from protocol.requests import Hello, JoinRoom, Request
@@ -321,8 +322,10 @@ class Cluster:
             raise unavailable() from None
 
     async def _route(self, conn: Peer, req: Request) -> bool:
-        if isinstance(req, (*ACCOUNT_REQUESTS, *AT_THE_EDGE)):
-            return False  # answered where the client is (server/accounts/handlers.py)
+        if isinstance(req, (*ACCOUNT_REQUESTS, *AT_THE_EDGE, *DAILY_AT_THE_EDGE)):
+            # answered where the client is (server/accounts/handlers.py); the
+            # daily deals are in the store every node shares (server/daily/)
+            return False
         if isinstance(conn, RemoteConn):
             return await self._route_relayed(conn, req)
         node = self.tunnels.owner_of(conn)

@@ -64,6 +64,7 @@ __all__ = [
     "decide_add_bot",
     "decide_close",
     "decide_create",
+    "decide_daily",
     "decide_expiry",
     "decide_idle_close",
     "decide_join",
@@ -104,13 +105,21 @@ class Ctx:
 # ---------------------------------------------------------------------- helpers
 
 
+def _check(room: Room, action: Action) -> None:
+    """The lifecycle table's word on ``action`` in the room's state, and, in a
+    daily run's room, the daily's (server/core/lifecycle.py)."""
+    lifecycle.check(room.state, action)
+    if room.daily is not None:
+        lifecycle.check_daily(action)
+
+
 def _member_or_fail(room: Room, actor: str) -> None:
     # A closed room takes nothing more (the lifecycle table's MEMBER row): with
     # commands pipelined, a request may reach it after its close was decided and
     # before members heard of it.
     if actor not in room.members:
         raise RoomError(ErrorCode.NOT_IN_ROOM, "you are not in this room")
-    lifecycle.check(room.state, Action.MEMBER)
+    _check(room, Action.MEMBER)
 
 
 def _host_only(room: Room, actor: str, action: Action) -> None:
@@ -118,7 +127,7 @@ def _host_only(room: Room, actor: str, action: Action) -> None:
     _member_or_fail(room, actor)
     if room.host != actor:
         raise RoomError(ErrorCode.NOT_HOST, "only the host may do this")
-    lifecycle.check(room.state, action)
+    _check(room, action)
 
 
 def _next_host(room: Room, leaving: str) -> str | None:
@@ -250,6 +259,8 @@ def _departure(
     room: Room, actor: str, kind: type[R.Left | R.Removed], ctx: Ctx
 ) -> list[Record] | SeedWanted:
     out: list[Record] = [kind(actor, _next_host(room, actor))]
+    if room.daily is not None:
+        return _then(_run_over(room, ctx), [*out, R.Closed(ClosedReason.EMPTY)])
     if not any(m.bot is None for m in room.members.values() if m.id != actor):
         # The last person is gone: bots do not play on in a room nobody is in.
         return [*out, R.Closed(ClosedReason.EMPTY)]
@@ -331,7 +342,7 @@ def decide_join(
     or ``break``) they are in the round from now on and dealt in from the next
     deal (server/core/room.py, ``_f_joined``)."""
     join = Action.JOIN_AS_PLAYER if role == Role.PLAYER else Action.JOIN_AS_SPECTATOR
-    lifecycle.check(room.state, join)
+    _check(room, join)
     if actor in room.members:
         raise RoomError(ErrorCode.ALREADY_IN_ROOM, "you are in this room already")
     roles = [m.role for m in room.members.values()]
@@ -428,9 +439,12 @@ def decide_rename(room: Room, player: str, name: str) -> Decision:
     return Decision([R.Renamed(player, name)])
 
 
-def decide_close(room: Room, actor: str) -> Decision:
+def decide_close(room: Room, actor: str, ctx: Ctx | None = None) -> Decision:
+    """The host closes the room; a daily run's (with ``ctx``, the time) ends its
+    run first."""
     _host_only(room, actor, Action.CLOSE)
-    return Decision([R.Closed(ClosedReason.HOST)])
+    over = _run_over(room, ctx) if ctx is not None else []
+    return Decision([*over, R.Closed(ClosedReason.HOST)])
 
 
 def decide_idle_close(room: Room, ctx: Ctx) -> Decision:
@@ -439,7 +453,48 @@ def decide_idle_close(room: Room, ctx: Ctx) -> Decision:
     way, unless someone came back meanwhile."""
     if not lifecycle.takes(room.state, R.Closed) or people_connected(room.members.values()):
         return Decision()
-    return Decision([R.Closed(ClosedReason.IDLE)])
+    return _decided(_then(_run_over(room, ctx), [R.Closed(ClosedReason.IDLE)]))
+
+
+# ---------------------------------------------------------------------- daily runs
+
+
+def decide_daily(
+    room: Room,
+    player: str,
+    name: str,
+    daily: tuple[str, str],
+    settings: Settings,
+    dealt: tuple[str, str | None],
+    ctx: Ctx,
+) -> Decision:
+    """A daily run's room, made whole in one decision: created with the daily's
+    settings, ``player`` seated as its one player, and its one deal dealt from
+    the daily's seed (and its proof): one append, so no run is left half made.
+    The run's clock starts at its first move, not here (server/daily/runs.py)."""
+    if room.n_records:
+        raise RoomError(ErrorCode.INTERNAL_ERROR, "a daily run's room is made once")
+    seed, proof = dealt
+    rules = settings.deal_rules().to_wire()
+    return Decision(
+        [
+            R.Created(settings.to_wire(), player, ctx.now, list(daily)),
+            R.Joined(player, name, Role.PLAYER),
+            R.RoundStarted(ctx.now, {}),
+            R.DealStarted(1, seed, ctx.now, rules, proof),
+        ]
+    )
+
+
+def _run_over(room: Room, ctx: Ctx) -> list[Record]:
+    """In a daily run's room whose deal runs, what ends it before the room is
+    left or closed (its player scored where they stand, the run over as a
+    resignation would end it); elsewhere, nothing: a room closes as it is."""
+    if room.daily is None or room.running is None:
+        return []
+    out = _close_deal(room, ctx, DealEnd.HOST)
+    assert not isinstance(out, SeedWanted)  # one deal a round: its end deals nothing
+    return out
 
 
 def decide_expiry(room: Room, ctx: Ctx) -> Decision:
@@ -565,7 +620,7 @@ def decide_ready(room: Room, actor: str, ctx: Ctx) -> Decision:
     """A player of the round is ready for the next deal; the last one to be
     ready starts it at once. Saying it twice changes nothing."""
     _member_or_fail(room, actor)
-    lifecycle.check(room.state, Action.READY)
+    _check(room, Action.READY)
     if actor not in room.round_players:
         raise lifecycle.not_in_round()
     if actor in room.ready:
@@ -635,12 +690,12 @@ def decide_move(
         raise RoomError(ErrorCode.NOT_A_PLAYER, "spectators watch; they do not move")
     past = _logged(room, actor, deal_number, n)
     if past is not None:
-        lifecycle.check(room.state, Action.RETRY_MOVE)
+        _check(room, Action.RETRY_MOVE)
         deal, entry = past
         if _readable(sent) != logged_move(entry):
             raise _wrong_number(n, len(deal.logs[actor]), "is another move in your log")
         return Decision(deal_number=deal_number, retry=n)
-    lifecycle.check(room.state, Action.MOVE)
+    _check(room, Action.MOVE)
     running = room.running
     assert running is not None  # a playing room has a running deal (lifecycle.TABLE)
     if deal_number != running.number:

@@ -26,10 +26,12 @@ from . import records as R
 from .values import RoomError, RoomState
 
 __all__ = [
+    "DAILY_REFUSES",
     "TABLE",
     "TRANSITIONS",
     "Action",
     "check",
+    "check_daily",
     "next_state",
     "no_players",
     "not_dealt_in",
@@ -120,6 +122,32 @@ TRANSITIONS: dict[type[R.Record], dict[RoomState, RoomState]] = {
 """Record kind × the state it is folded in → the state after it. A pair missing
 here is a log no decider writes, and the fold refuses it. A ``snapshot`` is not
 here: it replaces the whole state, its own included (:func:`next_state`)."""
+
+
+DAILY_REFUSES: frozenset[Action] = frozenset(
+    {
+        Action.JOIN_AS_PLAYER,
+        Action.JOIN_AS_SPECTATOR,
+        Action.SETTINGS,
+        Action.START,
+        Action.NEXT_DEAL,
+        Action.REMOVE,
+        Action.REMATCH,
+        Action.READY,
+    }
+)
+"""What a daily run's room (a room of one the server made, ``Room.daily``)
+refuses in any state: nobody joins it, watches it or is seated in it, its
+settings are the daily's, and its one deal is dealt once. Leaving or closing it
+ends the run (server/core/decide.py)."""
+
+
+def check_daily(action: Action) -> None:
+    """Raise the refusal of ``action`` in a daily run's room, if it has one."""
+    if action in DAILY_REFUSES:
+        raise RoomError(
+            ErrorCode.WRONG_STATE, "this is a daily run: a room of one, dealt once, as it is"
+        )
 
 
 def takes(state: RoomState, kind: type[R.Record]) -> bool:

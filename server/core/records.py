@@ -22,7 +22,8 @@ older record reads as the field's default.
 ==================== ============ ================================================
 type                 ``k``        keys
 ==================== ============ ================================================
-:class:`Created`     created      ``settings`` (full map), ``host``, ``at``
+:class:`Created`     created      ``settings`` (full map), ``host``, ``at``; a
+                                  daily run's room has ``daily``: [date, ladder]
 :class:`Joined`      joined       ``p``, ``name``, ``role`` (``player`` /
                                   ``spectator``), ``at``; a bot player has
                                   ``bot``, its pace (the server plays for it),
@@ -62,6 +63,7 @@ type                 ``k``        keys
                                   ready in a break, in order), ``series`` (the
                                   finished rounds, ``Series.to_wire``; missing in
                                   snapshots written before rooms kept one),
+                                  ``daily`` (a daily run's room: [date, ladder]),
                                   ``deals``: the current round's
                                   (:class:`CheckpointDeal`)
 ==================== ============ ================================================
@@ -154,6 +156,9 @@ class Created:
     settings: Mapping[str, Any] = field(metadata=_meta("settings"))
     host: str = field(metadata=_meta("host"))
     at: int = field(metadata=_meta("at"))
+    # A daily run's room (its date and ladder): a room of one the server made,
+    # which takes no one else and no change (server/core/decide.py).
+    daily: Sequence[str] | None = field(default=None, metadata=_meta("daily", omit=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,6 +312,7 @@ class Checkpoint:
     created_at: int = field(default=0, metadata=_meta("created_at"))
     ready: Sequence[str] = field(default=(), metadata=_meta("ready"))
     series: Any = field(default=None, metadata=_meta("series"))
+    daily: Sequence[str] | None = field(default=None, metadata=_meta("daily", omit=True))
     # Each deal, or its stored form (CheckpointDeal.packed) when the writer has it
     # already: a deal over changes no more, so a snapshot late in a round encodes
     # only the running deal (Room.take_checkpoint). Decoded, always CheckpointDeal.

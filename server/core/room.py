@@ -84,6 +84,9 @@ class Room:
         self.closed_reason: ClosedReason | None = None
         self.created_at = 0
         self.series = Series()  # the finished rounds, kept across rematches
+        # A daily run's (date, ladder): a room of one, made by the server
+        # (server/daily/runs.py), that takes nobody else and no change.
+        self.daily: tuple[str, str] | None = None
         self._sheet: tuple[Any, Sheet] | None = None  # see sheet()
 
     # ------------------------------------------------------------------ fold
@@ -158,6 +161,7 @@ class Room:
         self.settings = Settings.from_wire(rec.settings)
         self.host = rec.host
         self.created_at = rec.at
+        self.daily = None if rec.daily is None else (rec.daily[0], rec.daily[1])
         return []
 
     def _f_joined(self, rec: R.Joined) -> list[_Event]:
@@ -355,7 +359,8 @@ class Room:
     def _f_round_over(self, rec: R.RoundOver) -> list[_Event]:
         sheet = self.sheet(rec.at)
         settings = self.settings
-        seeds = [d.seed for d in self.deals]
+        # A daily run's seed is the day's, kept until the day is over (views.withheld_deal).
+        seeds = [] if self.daily is not None else [d.seed for d in self.deals]
         dealt = {p for d in self.deals for p in d.replays}
         rated = settings.rated
         result = round_result(
@@ -413,6 +418,7 @@ class Room:
             created_at=self.created_at,
             ready=list(self.ready),
             series=self.series.to_wire(),
+            daily=None if self.daily is None else list(self.daily),
             deals=deals,
         )
 
@@ -459,6 +465,7 @@ class Room:
         self.closed_reason = rec.closed
         self.created_at = rec.created_at
         self.series = Series.from_wire(rec.series)
+        self.daily = None if rec.daily is None else (rec.daily[0], rec.daily[1])
         self.ready = list(rec.ready)
         self._sheet = None
         self.deals = []

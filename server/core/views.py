@@ -51,6 +51,7 @@ __all__ = [
     "room_info",
     "room_view",
     "tick_event",
+    "withheld_deal",
 ]
 
 SPECTATOR_VIEW = "spectator"
@@ -73,6 +74,7 @@ class RoomLike(Protocol):
     ready: list[str]
     seq: int
     series: Series
+    daily: tuple[str, str] | None
 
     @property
     def deal(self) -> Deal | None: ...
@@ -214,6 +216,21 @@ def revealed_deal(deal: Deal) -> dict[str, Any]:
     return revealed
 
 
+def withheld_deal(deal: Deal) -> dict[str, Any]:
+    """What is on show of a daily run's deal once the run is over: its player's
+    final board as they saw it, and nothing more. Not the seed, not the cards
+    never turned, not the proof: the day's deal is everyone's to play until the
+    day ends, so a run over (one resigned at once, say) must not tell its
+    layout to anyone; the day's seed and proof are revealed with the day (the
+    ``daily`` listing, server/daily/schedule.py)."""
+    return {
+        "number": deal.number,
+        "commitment": deal.commitment,
+        "boards": {p: board_view(deal, p) for p in deal.replays},
+        "ended_by": deal.ended_by,
+    }
+
+
 Reveal = Callable[[Deal], dict[str, Any]]
 """How a view has a past deal's revealed map: :func:`revealed_deal`, or the
 shell's kept copy of it (server/rooms/memo.py ``ViewMemo.revealed``)."""
@@ -283,13 +300,25 @@ def past_deal(
     room: RoomLike, deal: Deal, now: int, *, revealed: Reveal = revealed_deal
 ) -> dict[str, Any]:
     """A ``history`` entry: the revealed deal and its summary, no logs. Work in
-    the number of players, whatever the length of their logs."""
-    return {**revealed(deal), "summary": past_summary(room, deal, now)}
+    the number of players, whatever the length of their logs. A daily run's deal
+    is withheld instead (:func:`withheld_deal`)."""
+    shown = withheld_deal(deal) if room.daily is not None else revealed(deal)
+    return {**shown, "summary": past_summary(room, deal, now)}
 
 
 def deal_over_event(room: RoomLike, deal: Deal, now: int, seq: int) -> Message:
     """``deal_over``: a history entry with every log, sent once to everyone."""
     return M.deal_over(seq, deal={**past_deal(room, deal, now), "logs": deal_logs(deal)})
+
+
+def _daily_view(room: RoomLike) -> dict[str, Any]:
+    """A daily run's date and ladder, and when its clock started: its first
+    move, on the server's clock (null before it)."""
+    assert room.daily is not None
+    deal = room.deal
+    log = None if deal is None else next(iter(deal.logs.values()), None)
+    first = None if deal is None or not log else deal.started_at + log[0][0]
+    return {"date": room.daily[0], "ladder": room.daily[1], "first_move_at": first}
 
 
 def room_view(
@@ -332,6 +361,9 @@ def room_view(
         "history": history,
         "series": room.series.to_wire(),
         "finding_deal": finding_deal,
+        # A daily run's room: its daily (server/daily/runs.py); other rooms' views
+        # stay as they were.
+        **({} if room.daily is None else {"daily": _daily_view(room)}),
     }
 
 

@@ -18,7 +18,9 @@ it answers loopback peers only, unless it has a listener of its own
 
 ``/p/HANDLE`` is a player's public page: the browser client's own index.html,
 which reads the handle from its address and asks the server for that record
-over its socket (whether the handle exists is not told here).
+over its socket (whether the handle exists is not told here). ``/daily`` is
+that page too, opened on the daily deals: the published commitments and the
+revealed days, which it asks for with ``daily`` (server/daily/).
 
 ``/invite/CODE.svg`` is a room's invite link as a QR code, drawn here (with
 segno) rather than by a script in the page, so the page keeps its strict policy
@@ -233,7 +235,7 @@ class HttpRoutes:
         invite = _INVITE_QR.fullmatch(path)
         if invite is not None:
             return invite_qr(invite.group(1), headers, self.secure)
-        if _PROFILE.fullmatch(path):
+        if _PROFILE.fullmatch(path) or path in ("/daily", "/daily/"):
             return self._file("/")
         if path == "/healthz":
             body = json.dumps(self._health()).encode()

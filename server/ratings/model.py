@@ -8,7 +8,7 @@ model less sure of anyone, and a loss never raises the shown rating.
 
 What is shown is conservative — ``mu - 3 sigma``, a figure the player is all
 but sure to be above — scaled so a new player starts at 1000
-(:func:`shown`); docs/rules.md §10 tells players how it works.
+(:func:`shown`); docs/rules.md §11 tells players how it works.
 
 Ratings are a pure function of a ladder's rated rounds in order
 (:func:`replay`): the store's ratings are a cache of that fold, so removing a

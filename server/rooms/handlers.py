@@ -51,7 +51,7 @@ from ..peer import Peer, SessionState
 from ..store.base import StoreUnavailable, unavailable
 from .runner import Release, Reply, RoomRunner, Venue
 
-__all__ = ["ROOM_HANDLERS", "Front", "Handler", "on"]
+__all__ = ["ROOM_HANDLERS", "Front", "Handler", "on", "reserve_code"]
 
 
 class Accounts(Protocol):
@@ -142,7 +142,7 @@ async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
     _not_in_a_room(session)
     D.validate_settings(req.settings)  # before a code is reserved for nothing
     front.allowances.admit(Quota.ROOMS, conn)
-    code = await _reserve_code(front)
+    code = await reserve_code(front)
     runner = RoomRunner(front, Room(code))
     front.rooms[code] = runner
     try:
@@ -158,7 +158,8 @@ async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
         raise
 
 
-async def _reserve_code(front: Front) -> str:
+async def reserve_code(front: Front) -> str:
+    """A free room code, reserved in the store."""
     for _ in range(100):
         code = ids.new_id()
         try:
@@ -247,7 +248,7 @@ async def _rematch(front: Front, conn: Peer, req: Rematch) -> None:
 
 async def _close(front: Front, conn: Peer, req: CloseRoom) -> None:
     session, runner = front.room_of(conn)
-    await runner.run(lambda r, _c: D.decide_close(r, session.player), _ok(conn, req))
+    await runner.run(lambda r, c: D.decide_close(r, session.player, c), _ok(conn, req))
 
 
 async def _room_info(front: Front, conn: Peer, req: RoomInfo) -> None:

@@ -274,6 +274,29 @@ class ProvenPools:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(ready.wait(), RECHECK_S)
 
+    async def prove(self, rules: DealRules) -> tuple[str, str]:
+        """A fresh seed proven under ``rules`` and its line, for a deal that is
+        not a room's (the daily deal, server/daily/): proven in the same
+        workers, one layout at a time, so that a room's refill waits behind at
+        most one of these, and taken from no pool the rooms deal from.
+        ``storage_unavailable`` once the pools are closing."""
+        loop = asyncio.get_running_loop()
+        while True:
+            if self._closed:
+                raise unavailable("the server is shutting down")
+            if self._executor is None:
+                self._executor = solver_workers(self.workers)
+            seed = self._new_seed()
+            answer = await loop.run_in_executor(
+                self._executor, _solve_seed, seed, rules.draw, self.max_states
+            )
+            verdict, line, _ = judge(seed, rules, *answer)
+            self.judged[verdict] += 1
+            if self._counted is not None:
+                self._counted(verdict)
+            if verdict is Verdict.PROVEN:
+                return seed, line
+
     def _store(self) -> SeedPool:
         if self._seeds is None:  # no server around it (the bench): seeds in this process
             self._seeds = LocalSeeds()

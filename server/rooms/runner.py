@@ -270,7 +270,8 @@ class RoomRunner:
                 got = await self.seeds.take(entry)
                 taken.append((entry, got, self.seeds.finding))
             settings = self.room.settings
-            if settings.deals is Deals.WINNABLE:  # warm the pool before the room deals
+            # Warm the pool before the room deals (a daily run's one deal is the day's).
+            if settings.deals is Deals.WINNABLE and self.room.daily is None:
                 self.venue.want_proven(settings.deal_rules())
             await entry.wait()
             assert entry.decision is not None

@@ -24,6 +24,7 @@ from ..accounts.keeping import HistoryKeeper
 from ..core.durable import DurableLog
 from ..core.room import Room
 from ..core.values import RoomError
+from ..daily.runs import RunKeeper
 from ..net.metrics import Metrics
 from ..ratings.keeping import RatingKeeper
 from ..rooms.runner import RoomRunner
@@ -71,6 +72,7 @@ class Home(Protocol):
     cluster: ClusterHooks | None
     history: HistoryKeeper
     ratings: RatingKeeper
+    runs: RunKeeper
 
     def runner(self, room: Room, durable: DurableLog) -> RoomRunner: ...
 
@@ -143,6 +145,7 @@ class Adoption:
             # not the history write after its record happened before a crash.
             await home.history.recovered(room)
             await home.ratings.recovered(room)  # a rated round is applied once, by its key
+            await home.runs.recovered(room)
             if not records or room.state == "closed":
                 await home.store.close_room(code)
                 if cluster is not None:

@@ -27,6 +27,8 @@ from ..accounts.store import AccountStore
 from ..core.records import Decision
 from ..core.values import RoomError
 from ..core.views import room_view
+from ..daily.handlers import DAILY_HANDLERS, DailyDesk
+from ..daily.run_handlers import RUN_HANDLERS, RunDesk
 from ..net.allowances import Allowances, Quota
 from ..peer import Peer, SessionState
 from ..ratings.handlers import RATING_HANDLERS
@@ -42,7 +44,7 @@ __all__ = ["HANDLERS", "Desk", "check_name", "dispatch"]
 log = logging.getLogger("klondike_race.service")
 
 
-class Desk(AccountDesk, FriendsDesk, Protocol):
+class Desk(AccountDesk, FriendsDesk, DailyDesk, RunDesk, Protocol):
     """What the handlers need of the service (server/service/service.py): the
     room handlers' :class:`~server.rooms.handlers.Front`, the account handlers'
     additions to it, and the sessions."""
@@ -196,5 +198,7 @@ HANDLERS: dict[type[Request], Handler[Desk]] = dict(
         *HISTORY_HANDLERS.items(),
         *FRIEND_HANDLERS.items(),
         *RATING_HANDLERS.items(),
+        *DAILY_HANDLERS.items(),
+        *RUN_HANDLERS.items(),
     ]
 )

@@ -30,6 +30,11 @@ from ..core.durable import DurableLog
 from ..core.records import Decision
 from ..core.room import Room
 from ..core.values import Fanout, RoomError
+from ..daily.memory_results import MemoryResults
+from ..daily.publisher import DailyDeals
+from ..daily.results import ResultStore
+from ..daily.runs import RunKeeper
+from ..daily.store import DailyStore
 from ..net.allowances import Allowances
 from ..net.clock import Clock
 from ..net.connection import Limits
@@ -66,6 +71,8 @@ class Service:
         limits: Limits | None = None,
         proofs: ProvenPools | None = None,
         accounts: AccountStore | None = None,
+        daily: DailyStore | None = None,
+        daily_results: ResultStore | None = None,
     ) -> None:
         limits = limits or Limits()
         self.limiter = Limiter(limits.rate, limits.burst, limits.max_strikes, limits.address_factor)
@@ -86,6 +93,11 @@ class Service:
         self.cluster: ClusterHooks | None = None  # several nodes: server/cluster/
         self.history = HistoryKeeper(self)
         self.ratings = RatingKeeper(self)
+        self.daily = DailyDeals(clock, self.seeding.proofs, daily)
+        self.daily_results: ResultStore = (
+            daily_results if daily_results is not None else MemoryResults()
+        )
+        self.runs = RunKeeper(self)  # daily runs' results, written from their rooms
 
     def use_store(self, store: Store) -> None:
         """The store, connected once the event loop runs (server/app.py): the
@@ -96,6 +108,14 @@ class Service:
     def use_accounts(self, accounts: AccountStore) -> None:
         """The account store, connected once the event loop runs (server/app.py)."""
         self.accounts = self.account_service.store = accounts
+
+    def use_daily(self, daily: DailyStore) -> None:
+        """The daily store, connected once the event loop runs (server/app.py)."""
+        self.daily.use(daily)
+
+    def use_daily_results(self, results: ResultStore) -> None:
+        """The daily runs' results, connected once the event loop runs."""
+        self.daily_results = results
 
     # ------------------------------------------------------------------ runners
 
@@ -144,22 +164,29 @@ class Service:
 
     def keeping(self, room: Room, decision: Decision) -> Release | None:
         """A deal over for everyone, or a round over, joins its players' history;
-        a rated round over changes their ratings."""
-        kept = []
+        a daily run over, its daily's results; a rated round over changes its
+        players' ratings."""
+        kept: list[Release] = []
         try:
-            kept.append(self.history.built(room, decision))
+            history = self.history.built(room, decision)
+            if history is not None:
+                kept.append(history)
+            result = self.runs.built(room, decision)
+            if result is not None:
+                kept.append(lambda: self.runs.keep(result))
         except Exception:  # a bug: the room goes on, its rebuild writes it again
             log.exception("room %s: history not built", room.code)
         try:
-            kept.append(self.ratings.built(room, decision))
+            rated = self.ratings.built(room, decision)
+            if rated is not None:
+                kept.append(rated)
         except Exception:  # a bug: the room goes on, its rebuild rates it again
             log.exception("room %s: rated round not built", room.code)
-        releases = [k for k in kept if k is not None]
-        if not releases:
+        if not kept:
             return None
 
         def release() -> None:
-            for r in releases:
+            for r in kept:
                 r()
 
         return release
@@ -178,6 +205,12 @@ class Service:
         await runner.read(make)
 
     async def _forget_room(self, code: str) -> None:
+        # A daily run's log is kept until its result is written: a rebuild of
+        # the closed room writes it then (server/service/adoption.py).
+        await self.runs.settled(code)
+        if not self.runs.written(code):
+            log.warning("room %s closed; its log is kept until its daily result is written", code)
+            return
         try:
             await self.store.close_room(code)
         except StoreUnavailable:
@@ -196,11 +229,13 @@ class Service:
         """At shutdown: give up rebuilds under way, stop every runner, and let
         the history writes under way end before the account store closes."""
         await self.adoption.stop()
+        await self.daily.stop()
         for runner in self.rooms.values():
             runner.stop()
         await self.seeding.proofs.close()
         await self.history.stop()
         await self.ratings.stop()
+        await self.runs.stop()
 
     def role_of(self, conn: Peer) -> str:
         session = conn.session

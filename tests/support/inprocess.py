@@ -121,6 +121,9 @@ async def running_server(**kwargs: Any) -> AsyncIterator[RaceServer]:
     kwargs.setdefault("port", 0)
     kwargs.setdefault("static_dir", None)
     kwargs.setdefault("limits", UNLIMITED)
+    # The daily deals are proven at start in a worker process: only the tests
+    # about them ask for that (tests/test_daily.py).
+    kwargs.setdefault("publish_daily", False)
     server = RaceServer(**kwargs)
     await server.start()
     try:

@@ -12,6 +12,9 @@ SAMPLES: dict[str, dict[str, Any]] = {
     # One way in each (docs/protocol.md, "Accounts"); the label names a new device.
     "hello": {"version": 1, "link": "not-a-code", "label": "cli"},
     "ping": {},
+    "daily": {},
+    "daily_start": {"ladder": "classic-draw1"},
+    "daily_board": {"ladder": "classic-draw3", "date": "2026-12-02", "friends": True, "before": 50},
     "create_room": {"settings": {"draw": 3, "deals_per_round": 2}},
     "update_settings": {"settings": {"scoring": "vegas"}},
     "start": {},

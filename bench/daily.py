@@ -1,0 +1,204 @@
+"""What a busy day of daily runs costs: 100,000 results of one daily on one
+node, on both durable stores, with 1,000 as the baseline in the same run.
+
+For each durable store (the embedded SQLite store in a fresh data directory; a
+private ``redis-server`` with ``appendfsync always``) and each size (the
+baseline, then ``--results``), results are written into the store as the
+server writes them (server/daily/run_handlers.py, server/daily/runs.py): a
+claim when a run begins, the result once its end is durable, ``--writers`` runs
+ending at once. Then, on the full day:
+
+1. **Submit.** ``--samples`` more runs, one after another: the claim and the
+   result's write, and then the player's own rank read back, as the page at
+   the end of a run asks for it (p50/p99 of each).
+2. **Page.** ``daily_board``'s reads: a page of 50 at a random place in the
+   board and the count (p50/p99).
+3. **Memory per stored result**: for SQLite the database and its WAL on disk
+   after a checkpoint, for Redis ``used_memory`` grown, per result; and the
+   in-process store's Python heap (tracemalloc), for scale.
+
+The last line is JSON.
+
+Usage: python -m bench.daily [--results 100000] [--baseline 1000] [--samples 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import shutil
+import socket
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from bench.redis import Redis
+from client.load import percentile
+from protocol.daily_requests import BOARD_PAGE
+from server.daily.memory_results import MemoryResults
+from server.daily.redis_results import RedisResults
+from server.daily.results import ResultStore, RunResult
+from server.daily.sqlite_results import SqliteResults
+from server.store.redis_conn import RedisAddress, config_get
+
+DATE = "2026-12-02"
+LADDER = "classic-draw1"
+
+
+def result(i: int, rng: random.Random) -> RunResult:
+    """Run ``i`` of the day: about a third lost, times and moves spread."""
+    won = rng.random() > 0.35
+    ms = rng.randrange(60_000, 1_800_000)
+    moves = rng.randrange(90, 400)
+    return RunResult(
+        DATE, LADDER, f"p{i:07d}", f"Player {i}", "won" if won else "resigned",
+        ms, moves, rng.randrange(0, 700), 1_764_633_600.0, f"R{i:07d}",
+    )  # fmt: skip
+
+
+async def submit(store: ResultStore, run: RunResult) -> None:
+    await store.claim(run.date, run.ladder, run.player, run.code)
+    await store.add_result(run)
+
+
+async def fill(store: ResultStore, first: int, last: int, writers: int, seed: int) -> None:
+    rng = random.Random(seed)
+    runs = [result(i, rng) for i in range(first, last)]
+    queue = iter(runs)
+
+    async def writer() -> None:
+        for run in queue:
+            await submit(store, run)
+
+    await asyncio.gather(*(writer() for _ in range(writers)))
+
+
+async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
+    t0 = time.perf_counter()
+    await fn()
+    return (time.perf_counter() - t0) * 1000
+
+
+def stats(values: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(percentile(values, 50), 3), "p99_ms": round(percentile(values, 99), 3)}
+
+
+async def measure(store: ResultStore, n: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Fill ``n`` results, then time submissions, rank reads and pages."""
+    t0 = time.perf_counter()
+    await fill(store, 0, n, args.writers, 1)
+    fill_s = time.perf_counter() - t0
+    rng = random.Random(2)
+    submits, ranks, pages = [], [], []
+    for i in range(n, n + args.samples):
+        run = result(i, rng)
+        submits.append(await timed(lambda run=run: submit(store, run)))  # type: ignore[misc]
+        ranks.append(await timed(lambda run=run: store.rank(DATE, LADDER, run.player)))  # type: ignore[misc]
+    total = n + args.samples
+    for _ in range(args.samples):
+        start = rng.randrange(0, max(1, total - BOARD_PAGE))
+
+        async def page(start: int = start) -> None:
+            await store.board(DATE, LADDER, start, BOARD_PAGE + 1)
+            await store.count(DATE, LADDER)
+
+        pages.append(await timed(page))
+    assert await store.count(DATE, LADDER) == total
+    return {
+        "results": n,
+        "fill_per_s": round(n / fill_s) if fill_s else 0,
+        "submit": stats(submits),
+        "rank": stats(ranks),
+        "page": stats(pages),
+    }
+
+
+async def sqlite_run(n: int, args: argparse.Namespace) -> dict[str, Any]:
+    where = Path(tempfile.mkdtemp(prefix="bench-daily-"))
+    try:
+        store = await SqliteResults.at(where)
+        out = await measure(store, n, args)
+        await store.close()  # SQLite checkpoints the WAL into the database on close
+        size = sum(p.stat().st_size for p in where.glob("daily_results.sqlite3*"))
+        out["bytes_per_result"] = round(size / (n + args.samples), 1)
+        return out
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+
+
+def used_memory(port: int) -> int:
+    """Redis's ``used_memory``, by ``INFO memory`` over a plain socket."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(b"INFO memory\r\n")
+        data = b""
+        while b"used_memory:" not in data or not data.endswith(b"\r\n"):
+            data += sock.recv(65536)
+    for line in data.decode().splitlines():
+        if line.startswith("used_memory:"):
+            return int(line.split(":", 1)[1])
+    raise RuntimeError("no used_memory in INFO")
+
+
+async def redis_run(n: int, args: argparse.Namespace) -> dict[str, Any]:
+    redis = Redis()
+    try:
+        fsync = await config_get(RedisAddress.parse(redis.url), ["appendfsync"], 5.0)
+        before = used_memory(redis.port)
+        store = await RedisResults.from_url(redis.url)
+        out = await measure(store, n, args)
+        await store.close()
+        grown = used_memory(redis.port) - before
+        out["bytes_per_result"] = round(grown / (n + args.samples), 1)
+        out["appendfsync"] = fsync[0] if fsync else "?"
+        return out
+    finally:
+        redis.stop()
+
+
+async def memory_heap(n: int) -> float:
+    """The in-process store's heap per result (tracemalloc), for scale."""
+    tracemalloc.start()
+    store = MemoryResults()
+    before = tracemalloc.get_traced_memory()[0]
+    await fill(store, 0, n, 1, 1)
+    grown = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    return round(grown / n, 1)
+
+
+async def main(args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {"samples": args.samples, "writers": args.writers}
+    for name, run in (("sqlite", sqlite_run), ("redis", redis_run)):
+        for label, n in (("baseline", args.baseline), ("day", args.results)):
+            figures = await run(n, args)
+            out[f"{name}_{label}"] = figures
+            print(
+                f"{name:6} {n:>7} results: submit p50 {figures['submit']['p50_ms']:.2f} ms"
+                f" p99 {figures['submit']['p99_ms']:.2f} ms; rank p50"
+                f" {figures['rank']['p50_ms']:.2f} p99 {figures['rank']['p99_ms']:.2f} ms;"
+                f" page p50 {figures['page']['p50_ms']:.2f} p99 {figures['page']['p99_ms']:.2f}"
+                f" ms; {figures['bytes_per_result']} B/result;"
+                f" filled at {figures['fill_per_s']}/s",
+                flush=True,
+            )
+    out["memory_store_heap_bytes_per_result"] = await memory_heap(min(args.results, 20_000))
+    print(f"memory store heap: {out['memory_store_heap_bytes_per_result']} B/result")
+    return out
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--results", type=int, default=100_000)
+    p.add_argument("--baseline", type=int, default=1_000)
+    p.add_argument("--samples", type=int, default=500)
+    p.add_argument("--writers", type=int, default=32, help="runs ending at once while filling")
+    return p.parse_args(argv)
+
+
+if __name__ == "__main__":
+    print(json.dumps(asyncio.run(main(parse()))))

@@ -1,0 +1,213 @@
+"""The run requests: ``daily_start`` (a run of today's daily, begun or resumed)
+and ``daily_board`` (a leaderboard page, everyone's or one's friends').
+
+One attempt, decided in the store: a run's room is made (durable: created,
+seated and dealt in one append, server/core/decide.py ``decide_daily``) and
+only then claimed for the player, atomically (server/daily/results.py). Of two
+attempts racing (two devices, two nodes), the one whose claim is kept is the
+run; the other's room closes at once and counts for nothing (a result counts
+only from the room its claim names). A claim with a result is over: a new
+attempt is refused, ``daily_played``. While the run is going, ``daily_start``
+seats the player in it again (a second device, say); a drop or a reload needs
+no request at all: the session resumes its room like any other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol
+
+from protocol import messages as M
+from protocol.daily_requests import BOARD_PAGE, DailyBoard, DailyStart
+from protocol.messages import ErrorCode
+from protocol.names import DELETED_PLAYER
+from protocol.placings import run_key, run_places
+from protocol.requests import Request
+
+from ..accounts.model import FriendState
+from ..accounts.store import AccountStore
+from ..core import decide as D
+from ..core.room import Room
+from ..core.values import RoomError
+from ..core.views import room_view
+from ..peer import Peer, SessionState
+from ..rooms.handlers import Front, Handler, on, reserve_code
+from ..rooms.runner import Release, RoomRunner
+from ..service.adoption import Adoption
+from ..service.presence import presence
+from ..store.base import StoreUnavailable, unavailable
+from .publisher import DailyDeals
+from .results import RankedRun, ResultStore, RunClaim, RunResult
+from .runs import RunKeeper, run_settings
+from .schedule import LADDERS
+
+__all__ = ["RUN_HANDLERS", "RunDesk"]
+
+
+class RunDesk(Front, Protocol):
+    """What the run requests need of the service."""
+
+    daily: DailyDeals
+    daily_results: ResultStore
+    runs: RunKeeper
+    accounts: AccountStore
+    adoption: Adoption
+
+
+def _ladder(name: str) -> str:
+    if name not in LADDERS:
+        known = " or ".join(LADDERS)
+        raise RoomError(ErrorCode.BAD_REQUEST, f"no daily ladder is named {name!r:.40}: {known}")
+    return name
+
+
+async def _store(what: Any) -> Any:
+    try:
+        return await what
+    except StoreUnavailable as exc:
+        raise unavailable(f"the daily runs cannot be reached: {exc}") from None
+
+
+async def _daily_start(desk: RunDesk, conn: Peer, req: DailyStart) -> None:
+    session = desk.session_of(conn)
+    ladder = _ladder(req.ladder)
+    today = desk.daily.today()
+    date = today.isoformat()
+    results = desk.daily_results
+    claim: RunClaim | None = await _store(results.claimed(date, ladder, session.player))
+    if claim is None:
+        claim = await _begin(desk, session, date, ladder)
+    if claim.over:
+        raise RoomError(ErrorCode.DAILY_PLAYED, f"you have played the {ladder} daily of {date}")
+    await _seat(desk, conn, req, session, claim.code)
+
+
+async def _begin(desk: RunDesk, session: SessionState, date: str, ladder: str) -> RunClaim:
+    """Make a run's room, then claim it: the claim kept is the run."""
+    if session.room_code is not None:
+        raise RoomError(ErrorCode.ALREADY_IN_ROOM, "leave your room first")
+    deal = await _store(desk.daily.deal(desk.daily.today(), ladder))
+    if deal is None:
+        raise unavailable("today's daily deal is not published yet")
+    player = session.player
+    code = await reserve_code(desk)
+    runner = RoomRunner(desk, Room(code))
+    desk.rooms[code] = runner
+    settings = run_settings(ladder)
+    try:
+        await runner.run(
+            lambda r, c: D.decide_daily(
+                r, player, session.name, (date, ladder), settings, (deal.seed, deal.line), c
+            )
+        )
+    except BaseException:
+        desk.rooms.pop(code, None)
+        runner.stop()
+        raise
+    claim: RunClaim = await _store(desk.daily_results.claim(date, ladder, player, code))
+    if claim.code != code:  # another attempt claimed first: this room was for nothing
+        await runner.run(lambda r, c: D.decide_close(r, player, c))
+    return claim
+
+
+async def _seat(desk: RunDesk, conn: Peer, req: Request, session: SessionState, code: str) -> None:
+    """Seat the player in their run's room (the view, as a ``joined`` reply)."""
+    if session.room_code not in (None, code):
+        raise RoomError(ErrorCode.ALREADY_IN_ROOM, "leave your room first")
+    runner = desk.rooms.get(code)
+    if runner is None and await desk.adoption.adopt(code):
+        runner = desk.rooms.get(code)
+    if runner is None:
+        raise unavailable("your run of this daily cannot be reached now; try again soon")
+
+    def reply(_d: Any) -> Release:
+        now = desk.clock.now()
+        view = room_view(runner.room, session.player, now, None, revealed=runner.memo.revealed)
+        msg = M.joined(req.id, room=view)
+
+        def send() -> None:
+            session.room_code = code
+            conn.send(msg)
+            desk.save_session(session)
+
+        return send
+
+    await runner.run(presence(session.player, True), reply)
+
+
+async def _friends_of(desk: RunDesk, player: str) -> list[str]:
+    """The players of one's friends (accounts only: a guest has none)."""
+    accounts = desk.accounts
+    me = await accounts.account_by_player(player)
+    if me is None:
+        return []
+    out = []
+    for friendship in await accounts.friendships(me.account):
+        if friendship.state is not FriendState.FRIENDS:
+            continue
+        other = await accounts.account(friendship.b if friendship.a == me.account else friendship.a)
+        if other is not None:
+            out.append(other.player)
+    return out
+
+
+async def _names(desk: RunDesk, runs: list[RunResult]) -> dict[str, str]:
+    """The names the board shows now: an account's current handle (a run is
+    kept under the name it was played as), a deleted account's as the deleted
+    player it is, a guest's as kept."""
+    accounts = desk.accounts
+
+    async def name(run: RunResult) -> tuple[str, str]:
+        if await accounts.is_deleted(run.player):
+            return run.player, DELETED_PLAYER
+        account = await accounts.account_by_player(run.player)
+        return run.player, run.name if account is None else account.handle
+
+    return dict(await asyncio.gather(*(name(r) for r in {r.player: r for r in runs}.values())))
+
+
+async def _daily_board(desk: RunDesk, conn: Peer, req: DailyBoard) -> None:
+    session = desk.session_of(conn)
+    ladder = _ladder(req.ladder)
+    date = req.date or desk.daily.today().isoformat()
+    player = session.player
+    await desk.runs.settled_player(player)  # one's own run, just over, is on the board
+    results = desk.daily_results
+    you: RankedRun | None
+    if req.friends:
+        players = [player, *await _store(_friends_of(desk, player))]
+        runs: list[RunResult] = await _store(results.results_of(date, ladder, players))
+        places = run_places({r.player: r.finish for r in runs})
+        runs.sort(key=lambda r: (run_key(r.finish), r.player))
+        board = [(places[r.player], r) for r in runs]
+        you = next(((rank, r) for rank, r in board if r.player == player), None)
+        page, count = board[req.before : req.before + BOARD_PAGE + 1], len(board)
+    else:
+        you = await _store(results.rank(date, ladder, player))
+        page = await _store(results.board(date, ladder, req.before, BOARD_PAGE + 1))
+        count = await _store(results.count(date, ladder))
+    more = len(page) > BOARD_PAGE
+    page = page[:BOARD_PAGE]
+    shown = [r for _, r in page] + ([] if you is None else [you[1]])
+    names = await _store(_names(desk, shown))
+
+    def view(rank: int, run: RunResult) -> dict[str, Any]:
+        return {**run.view(rank), "name": names.get(run.player, run.name)}
+
+    conn.send(
+        M.daily_board(
+            req.id,
+            date=date,
+            ladder=ladder,
+            friends=req.friends,
+            runs=[view(rank, r) for rank, r in page],
+            you=None if you is None else view(*you),
+            count=count,
+            next=req.before + BOARD_PAGE if more else None,
+        )
+    )
+
+
+RUN_HANDLERS: dict[type[Request], Handler[RunDesk]] = dict(
+    [on(DailyStart, _daily_start), on(DailyBoard, _daily_board)]
+)

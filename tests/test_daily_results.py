@@ -1,0 +1,194 @@
+"""Daily results in each store (memory, SQLite, Redis) and across a ``kill -9``:
+claims are taken once, a result counts once and only from the room its claim
+names, the board ranks by the one rule of runs with shared ranks and pages,
+streaks fold days in a row; and a run over before a crash is counted once
+after the restart (the rebuilt room writes its result again)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from server.daily.memory_results import MemoryResults
+from server.daily.redis import RedisDaily
+from server.daily.redis_results import RedisResults
+from server.daily.results import ResultStore, RunResult, day_number
+from server.daily.schedule import day_of
+from server.daily.sqlite import SqliteDaily
+from server.daily.sqlite_results import SqliteResults
+from tests.support.dailies import publish, winning_moves
+from tests.support.embedded import EmbeddedServer
+from tests.support.processes import UNCAPPED, RedisServer, ServerProcess
+from tests.support.raw_client import player, resume
+
+DAY = "2026-12-02"
+D1 = "classic-draw1"
+
+
+@asynccontextmanager
+async def each_store(
+    kind: str, tmp_path: Path, redis: RedisServer | None
+) -> AsyncIterator[ResultStore]:
+    if kind == "memory":
+        yield MemoryResults()
+    elif kind == "sqlite":
+        store = await SqliteResults.at(tmp_path / "data")
+        try:
+            yield store
+        finally:
+            await store.close()
+    else:
+        assert redis is not None
+        got = await RedisResults.from_url(redis.url)
+        try:
+            yield got
+        finally:
+            await got.close()
+
+
+def run(player: str, result: str, ms: int, moves: int, date: str = DAY) -> RunResult:
+    return RunResult(date, D1, player, player.title(), result, ms, moves, 0, 0.0, f"R-{player}")
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+async def test_each_store_claims_counts_and_ranks_alike(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    redis = request.getfixturevalue("redis") if kind == "redis" else None
+    async with each_store(kind, tmp_path, redis) as store:
+        runs = [
+            run("ann", "resigned", 5_000, 40),
+            run("bea", "won", 90_000, 120),
+            run("cyd", "won", 60_000, 130),
+            run("dan", "won", 60_000, 130),  # the same as cyd: a shared rank
+            run("eve", "won", 60_000, 110),  # as fast, fewer moves: ahead
+            run("fay", "dead", 5_000, 30),
+        ]
+        # A result counts only from the room its claim names.
+        assert not await store.add_result(runs[0])
+        for r in runs:
+            claim = await store.claim(DAY, D1, r.player, r.code)
+            assert (claim.code, claim.over) == (r.code, False)
+            assert (await store.claim(DAY, D1, r.player, "OTHER")).code == r.code  # once
+        other_room = RunResult(DAY, D1, "ann", "Ann", "won", 1, 1, 0, 0.0, "OTHER")
+        assert not await store.add_result(other_room)
+        for r in runs:
+            assert await store.add_result(r)
+            assert not await store.add_result(r)  # written again: counted once
+        claimed = await store.claimed(DAY, D1, "ann")
+        assert claimed is not None and claimed.over
+        assert await store.claimed(DAY, D1, "nobody") is None
+        assert await store.count(DAY, D1) == 6
+
+        board = await store.board(DAY, D1, 0, 10)
+        assert [(rank, r.player) for rank, r in board][:1] == [(1, "eve")]
+        assert sorted((rank, r.player) for rank, r in board[1:3]) == [(2, "cyd"), (2, "dan")]
+        assert [(rank, r.player) for rank, r in board[3:]] == [(4, "bea"), (5, "fay"), (6, "ann")]
+        page = await store.board(DAY, D1, 2, 2)  # a page starting inside a tie
+        assert [rank for rank, _ in page] == [2, 4]
+        assert await store.board(DAY, D1, 6, 10) == []
+        ranked = await store.rank(DAY, D1, "dan")
+        assert ranked is not None and ranked[0] == 2 and ranked[1] == runs[3]
+        assert await store.rank(DAY, D1, "nobody") is None
+        assert await store.runs_of("bea") == [runs[1]]
+        assert await store.runs_of("nobody") == []
+        some = await store.results_of(DAY, D1, ["bea", "nobody", "fay"])
+        assert sorted(r.player for r in some) == ["bea", "fay"]
+
+        # Streaks: days in a row, by UTC day; a second run the same day adds none.
+        day = day_number(DAY)
+        for i, result in enumerate(["won", "won", "resigned", "won"]):
+            date = (dt.date.fromisoformat(DAY) + dt.timedelta(i + 1)).isoformat()
+            r = run("gus", result, 1000, 10, date)
+            await store.claim(date, D1, "gus", r.code)
+            assert await store.add_result(r)
+        assert len(await store.runs_of("gus")) == 4
+        s = await store.streaks("gus")
+        assert (s.played, s.played_day, s.won, s.won_day) == (4, day + 4, 1, day + 4)
+        assert (s.best_played, s.best_won) == (4, 2)
+        assert (await store.streaks("nobody")).played == 0
+
+
+async def test_a_run_over_before_kill_9_is_counted_once_after_the_restart(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "data"
+    today = day_of(time.time_ns() // 1_000_000)
+    daily = await SqliteDaily.at(data)
+    deal = (await publish(daily, today))[D1]
+    await daily.close()
+    server = EmbeddedServer(data)
+    await server.start()
+    try:
+        ann = await player(server.url, "Ann")
+        ann.token = (await ann.ok("take_handle", handle="Ann"))["device_token"]
+        await ann.ok("daily_start", ladder=D1)
+        for move in winning_moves(deal):
+            assert (await ann.request("move", deal=1, move=move.to_wire()))["type"] == "moved"
+        await ann.event("deal_over")
+        first = await ann.ok("daily_board", ladder=D1)
+        assert first["count"] == 1 and first["you"]["result"] == "won"
+        await ann.close()
+
+        await server.kill()  # kill -9: no shutdown at all
+        await server.start()  # the room is rebuilt from its log; its result written again
+        back, welcome = await resume(server.url, ann.token)
+        daily = welcome["room"]["daily"]
+        assert (daily["date"], daily["ladder"]) == (today.isoformat(), D1)
+        again = await back.ok("daily_board", ladder=D1)
+        assert again["count"] == 1 and again["you"] == first["you"]
+        streaks = (await back.ok("profile"))["profile"]["streaks"]
+        assert streaks["played"] == 1 and streaks["won"] == 1
+        await back.ok("leave_room")
+        reply = await back.request("daily_start", ladder=D1)
+        assert reply.get("code") == "daily_played", reply
+        await back.close()
+    finally:
+        await server.kill()
+    text = server.log()
+    assert "Traceback" not in text and " ERROR " not in text, text[-4000:]
+
+
+async def test_on_redis_a_run_over_before_kill_9_is_counted_once_after_the_restart(
+    tmp_path: Path, redis: RedisServer
+) -> None:
+    """The same through ``serve --redis``: the results in Redis's sorted set,
+    the room taken over again once its lease has lapsed."""
+    today = day_of(time.time_ns() // 1_000_000)
+    daily = await RedisDaily.from_url(redis.url)
+    deal = (await publish(daily, today))[D1]
+    await daily.close()
+    node = ServerProcess(
+        redis.url, tmp_path / "node.log", options=[*UNCAPPED, "--rate-limit", "100000"]
+    )
+    node.start()
+    try:
+        ann = await player(node.url, "Ann")
+        ann.token = (await ann.ok("take_handle", handle="Ann"))["device_token"]
+        await ann.ok("daily_start", ladder=D1)
+        for move in winning_moves(deal):
+            reply = await ann.request("move", deal=1, move=move.to_wire())
+            assert reply["type"] == "moved", reply
+        await ann.event("deal_over")
+        first = await ann.ok("daily_board", ladder=D1)
+        assert first["count"] == 1 and first["you"]["rank"] == 1
+        await ann.close()
+
+        node.kill()
+        node.start()
+        back, welcome = await resume(node.url, ann.token)
+        daily = welcome["room"]["daily"]
+        assert (daily["date"], daily["ladder"]) == (today.isoformat(), D1)
+        again = await back.ok("daily_board", ladder=D1)
+        assert again["count"] == 1 and again["you"] == first["you"]
+        assert (await back.ok("profile"))["profile"]["streaks"]["played"] == 1
+        await back.ok("leave_room")
+        assert (await back.request("daily_start", ladder=D1)).get("code") == "daily_played"
+        await back.close()
+    finally:
+        node.kill()
