@@ -48,8 +48,8 @@ class RequestTimeout(ClientError):
 
 
 class NotRated(Exception):
-    """A bot asked to play a rated room: bots are never rated (the server refuses
-    them too, ``not_ratable``; the bot says so before it asks for a seat)."""
+    """A bot asked to play a rated room: bots are never rated (the server's
+    ``not_ratable`` refusal of its seat, said as what it means for a bot)."""
 
 
 class ServerError(Exception):

@@ -258,9 +258,12 @@ async def run_bots(
         for i in range(count):
             session = await connect(url, name=f"{name}-{i + 1}" if count > 1 else name)
             sessions.append(session)
-            if i == 0 and (await session.room_info(code)).get("rated"):
-                raise NotRated(f"room {code} is rated: bots are never rated, so none plays it")
-            room = await session.join_room(code, Role.PLAYER)
+            try:
+                room = await session.join_room(code, Role.PLAYER)
+            except ServerError as exc:
+                if exc.code == "not_ratable":  # a rated room: its seats are not a bot's
+                    raise NotRated(f"room {code} is rated: bots are never rated") from exc
+                raise
             if report is not None:
                 report(f"joined room {room.code} as {session.name} ({room.state})")
         bots = [
