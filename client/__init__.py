@@ -3,7 +3,14 @@
 ``from client import connect`` is the entry point; docs/client.md has an example.
 """
 
-from .errors import ClientError, ConnectionLost, RequestTimeout, ServerError, SessionClosed
+from .errors import (
+    ClientError,
+    ConnectionLost,
+    NotRated,
+    RequestTimeout,
+    ServerError,
+    SessionClosed,
+)
 from .room import RoomEvent, RoomView
 from .session import Session, SessionStats, connect
 from .session_api import Moved
@@ -12,6 +19,7 @@ __all__ = [
     "ClientError",
     "ConnectionLost",
     "Moved",
+    "NotRated",
     "RequestTimeout",
     "RoomEvent",
     "RoomView",

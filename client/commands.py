@@ -18,7 +18,7 @@ from typing import Any
 
 from protocol.settings import Variant
 
-from .errors import ClientError, ServerError
+from .errors import ClientError, NotRated, ServerError
 
 __all__ = ["add_commands"]
 
@@ -220,6 +220,8 @@ def _run(coro: Coroutine[Any, Any, int]) -> int:
         print(f"klondike-race: the server refused: {exc.code}: {exc.message}", file=sys.stderr)
     except (ClientError, OSError) as exc:
         print(f"klondike-race: connection failed: {exc}", file=sys.stderr)
+    except NotRated as exc:
+        print(f"klondike-race: {exc}", file=sys.stderr)
     return 1
 
 

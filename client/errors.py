@@ -16,6 +16,7 @@ from typing import Any
 __all__ = [
     "ClientError",
     "ConnectionLost",
+    "NotRated",
     "RequestTimeout",
     "ServerError",
     "SessionClosed",
@@ -44,6 +45,11 @@ class SessionClosed(ClientError):
 
 class RequestTimeout(ClientError):
     """No reply came in time. The request may still be applied later."""
+
+
+class NotRated(Exception):
+    """A bot asked to play a rated room: bots are never rated (the server's
+    ``not_ratable`` refusal of its seat, said as what it means for a bot)."""
 
 
 class ServerError(Exception):

@@ -20,7 +20,7 @@ from protocol.messages import Role
 from protocol.placings import placing_text
 
 from .bot import RESIGN, Bot
-from .errors import ClientError, ServerError
+from .errors import ClientError, NotRated, ServerError
 from .room import RoomView
 from .session import Session, connect
 
@@ -258,7 +258,12 @@ async def run_bots(
         for i in range(count):
             session = await connect(url, name=f"{name}-{i + 1}" if count > 1 else name)
             sessions.append(session)
-            room = await session.join_room(code, Role.PLAYER)
+            try:
+                room = await session.join_room(code, Role.PLAYER)
+            except ServerError as exc:
+                if exc.code == "not_ratable":  # a rated room: its seats are not a bot's
+                    raise NotRated(f"room {code} is rated: bots are never rated") from exc
+                raise
             if report is not None:
                 report(f"joined room {room.code} as {session.name} ({room.state})")
         bots = [

@@ -120,6 +120,20 @@ class RoomRequests:
         reply = await self.request("room_info", code=code)
         return {k: v for k, v in reply.items() if k not in ("type", "id")}
 
+    async def forecast(self) -> dict[str, Any]:
+        """The room's players on its ladder: ``ladder`` and per player ``rating``,
+        ``rounds``, ``provisional`` and ``predicted`` (the placing the rating
+        model expects; a rated room shows it before each round)."""
+        reply = await self.request("forecast")
+        return {k: v for k, v in reply.items() if k not in ("type", "id")}
+
+    async def ladder(self, ladder: str, friends: bool = False) -> dict[str, Any]:
+        """A ladder's ``top`` 100, our ``position`` with the rows ``around`` it,
+        our rating ``chart``; with ``friends``, the friends-only table too."""
+        fields: dict[str, Any] = {"ladder": ladder} | ({"friends": True} if friends else {})
+        reply = await self.request("ladder", **fields)
+        return {k: v for k, v in reply.items() if k not in ("type", "id")}
+
     async def rematch(self) -> None:
         """Host: start another round once the last is over."""
         await self.request("rematch")

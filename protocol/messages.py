@@ -134,6 +134,8 @@ class ErrorCode(StrEnum):
     NOT_FRIENDS = "not_friends"
     HANDLE_CHANGE_TOO_SOON = "handle_change_too_soon"  # carries ``retry_after``
     WRONG_HANDLE = "wrong_handle"
+    NOT_RATABLE = "not_ratable"  # carries ``players``: those who are not signed in, or bots
+    RATED_LOCKED = "rated_locked"  # carries ``field`` when a setting was refused
     DAILY_PLAYED = "daily_played"  # one run a daily: this one is over
 
 
@@ -262,6 +264,30 @@ def deal_log(rid: RequestId, *, deal: int, logs: Any) -> Message:
 @_message
 def profile(rid: RequestId, *, profile: Mapping[str, Any]) -> Message:
     return _make("profile", {"id": rid, "profile": profile})
+
+
+@_message
+def ladder(
+    rid: RequestId,
+    *,
+    ladder: str,
+    top: Sequence[Mapping[str, Any]],
+    around: Sequence[Mapping[str, Any]],
+    position: int | None,
+    friends: Sequence[Mapping[str, Any]] | None,
+    chart: Sequence[Mapping[str, Any]],
+) -> Message:
+    """A ladder's tables: rows ``{position, player, name, rating, rounds,
+    provisional}``; ``position`` (from 1) is the requester's, null when unrated;
+    ``chart`` their shown rating after each rated round."""
+    fields = {"ladder": ladder, "top": top, "around": around, "position": position}
+    return _make("ladder", {"id": rid, **fields, "friends": friends, "chart": chart})
+
+
+@_message
+def forecast(rid: RequestId, *, ladder: str, players: Mapping[str, Any]) -> Message:
+    """Each player's rating on the room's ladder and predicted placing."""
+    return _make("forecast", {"id": rid, "ladder": ladder, "players": players})
 
 
 @_message
@@ -527,6 +553,16 @@ def round_over(
 ) -> Message:
     """The round's final sheet and winners, and the room's series with this round in it."""
     return _make("round_over", {"seq": seq, "sheet": sheet, "winners": winners, "series": series})
+
+
+@_message
+def rating_changes(seq: int, *, round: int, ladder: str, changes: Mapping[str, Any]) -> Message:
+    """A rated round's rating changes, once applied (after its ``round_over``):
+    per player ``{before, after, change, rounds, provisional}``. Shell state, not
+    history: it carries the seq of the last event."""
+    return _make(
+        "rating_changes", {"seq": seq, "round": round, "ladder": ladder, "changes": changes}
+    )
 
 
 @_message

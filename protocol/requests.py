@@ -23,6 +23,7 @@ from .friend_requests import FRIEND_REQUESTS
 from .history_requests import HISTORY_REQUESTS
 from .messages import ErrorCode, Reaction, RequestId, Role
 from .moves import Move, UnreadableMove, read_move
+from .rating_requests import RATING_REQUESTS
 from .request_fields import (
     _MAX_SAFE_INT,
     Request,
@@ -340,6 +341,7 @@ REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
             *ACCOUNT_REQUESTS,
             *HISTORY_REQUESTS,
             *FRIEND_REQUESTS,
+            *RATING_REQUESTS,
             *DAILY_REQUESTS,
         )
     }

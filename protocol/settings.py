@@ -113,6 +113,9 @@ class Settings:
     # The pause between two deals of a round, when the room sees the deal's
     # results; it applies at once (a break running ends when the new length says).
     break_seconds: int = 10
+    # A rated room's rounds change its players' ratings (docs/rules.md §11):
+    # every player signed in, no bot seated, the rules locked while a round runs.
+    rated: bool = False
 
     def to_wire(self) -> dict[str, Any]:
         d = asdict(self)
@@ -173,7 +176,7 @@ def _validate(name: str, value: Any) -> Any:
         return _enum(name, Spectators, value)
     if name == "deals":
         return _enum(name, Deals, value)
-    if name in ("undo", "foundation_to_tableau"):
+    if name in ("undo", "foundation_to_tableau", "rated"):
         if not isinstance(value, bool):
             raise SettingsError(name, f"{name} must be true or false")
         return value
@@ -222,6 +225,13 @@ class DealRules:
         d = asdict(self)
         d["variant"] = self.variant.value
         return d
+
+    @property
+    def ladder(self) -> str:
+        """The rule set a deal counts toward, in history and in ratings: what
+        changes the game itself (the variant, draw one or three), not what
+        changes its scoring."""
+        return f"{self.variant.value}-draw{self.draw}"
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any]) -> DealRules:

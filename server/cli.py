@@ -28,12 +28,87 @@ from typing import Any
 
 from .net.connection import Limits
 
-__all__ = ["add_serve", "build_parser", "klondike_race", "main", "package_version", "serve_command"]
+__all__ = [
+    "add_ratings",
+    "add_serve",
+    "build_parser",
+    "klondike_race",
+    "main",
+    "package_version",
+    "serve_command",
+]
 
 
 def add_serve(sub: Any) -> None:
     parser = sub.add_parser("serve", help="run the race server", description=__doc__)
     configure(parser)
+
+
+def add_ratings(sub: Any) -> None:
+    parser = sub.add_parser(
+        "ratings",
+        help="remove a rated result and replay its ladder, or check a ladder (operator)",
+        description="The operator's hand on the ladders (server/ratings/operator.py): on the"
+        " embedded store, with the server stopped; on Redis, at any time.",
+    )
+    act = parser.add_mutually_exclusive_group(required=True)
+    act.add_argument(
+        "--remove", metavar="ROUND_KEY", help="remove this rated round and replay its ladder"
+    )
+    act.add_argument(
+        "--check", metavar="LADDER", help="replay LADDER and compare it with the stored ratings"
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--redis",
+        default=os.environ.get("KLONDIKE_REDIS_URL") or None,
+        metavar="URL",
+        help="the ratings in Redis at URL (env KLONDIKE_REDIS_URL)",
+    )
+    where.add_argument(
+        "--data-dir",
+        default=None,
+        metavar="DIR",
+        help="the embedded store's data directory (default ./klondike-data or $KLONDIKE_DATA_DIR)",
+    )
+    parser.set_defaults(func=ratings_command)
+
+
+def ratings_command(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .ratings.operator import check_ladder, remove_result
+    from .store.base import StoreUnavailable
+
+    async def run() -> int:
+        if args.redis:
+            from .accounts.redis import RedisAccounts
+
+            store: Any = await RedisAccounts.from_url(args.redis)
+        else:
+            from .accounts.sqlite import SqliteAccounts
+            from .store.sqlite import SqliteStore
+
+            data_dir = Path(args.data_dir) if args.data_dir else SqliteStore.default_dir()
+            store = await SqliteAccounts.at(data_dir)
+        try:
+            if args.remove is not None:
+                removed = await remove_result(store, args.remove)
+                if removed is None:
+                    print(f"no rated round {args.remove}")
+                    return 1
+                print(f"removed {removed.key}; ladder {removed.ladder} replayed")
+                return 0
+            differ = await check_ladder(store, args.check)
+            print(f"ladder {args.check}: " + (f"differs for {differ}" if differ else "as replayed"))
+            return 1 if differ else 0
+        finally:
+            await store.close()
+
+    try:
+        return asyncio.run(run())
+    except StoreUnavailable as exc:
+        raise SystemExit(f"ratings: {exc}") from None
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -305,6 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     add_serve(sub)
+    add_ratings(sub)
     add_commands(sub)
     return parser
 

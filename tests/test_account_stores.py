@@ -41,6 +41,15 @@ from server.accounts.model import (
 from server.accounts.redis import RedisAccounts
 from server.accounts.sqlite import SqliteAccounts
 from server.accounts.store import AccountStore, LadderTotals
+from server.ratings.model import (
+    Applied,
+    RatedRound,
+    Rating,
+    rate_round,
+    replay,
+    replay_with_chart,
+    shown,
+)
 from server.store.base import StoreUnavailable, StoreUncertain
 from tests.support.processes import RedisServer
 from tests.support.redis_proxy import RedisProxy
@@ -694,6 +703,132 @@ async def _everything(store: AccountStore, held: Held) -> list[object]:
     ]
 
 
+# -- ratings ------------------------------------------------------------------------
+
+LADDER = "classic-draw1"
+
+
+async def rate(store: AccountStore, key: str, places: dict[str, int], t: float) -> Applied:
+    """Rate a round as the server does: read, rate, apply (again if stale)."""
+    while True:
+        before = await store.ratings(LADDER, places)
+        after = rate_round(before, places, t)
+        seen = {p: r.rounds for p, r in before.items()}
+        applied = await store.apply_rated_round(RatedRound(key, LADDER, t, places), seen, after)
+        if applied is not Applied.STALE:
+            return applied
+
+
+ROUNDS = [
+    ("R1-1/1", {"p1": 1, "p2": 2}),
+    ("R1-1/2", {"p1": 2, "p2": 1, "p3": 3}),
+    ("R2-1/1", {"p3": 1, "p1": 1, "p4": 3, "p2": 4}),
+    ("R2-1/2", {"p4": 1, "p2": 2}),
+]
+
+
+async def test_a_rated_round_is_applied_once_and_its_ratings_read_back(
+    store: AccountStore,
+) -> None:
+    for i, (key, places) in enumerate(ROUNDS):
+        assert await rate(store, key, places, T0 + i) is Applied.NEW
+    assert await rate(store, "R1-1/2", {"p1": 1, "p2": 2}, T0 + 9) is Applied.ALREADY
+    logged = [RatedRound(k, LADDER, T0 + i, p) for i, (k, p) in enumerate(ROUNDS)]
+    assert await store.rated_rounds(LADDER) == logged
+    assert await store.rated_round("R2-1/1") == logged[2]
+    assert await store.rated_round("nope") is None
+    assert await store.ratings(LADDER, ["p1", "p2", "p3", "p4", "p9"]) == replay(logged)
+    assert await store.ratings("classic-draw3", ["p1"]) == {}
+
+
+async def test_a_rating_moved_meanwhile_is_stale_and_nothing_is_written(
+    store: AccountStore,
+) -> None:
+    await rate(store, "A/1", {"p1": 1, "p2": 2}, T0)
+    after = rate_round({}, {"p1": 1, "p3": 2}, T0 + 1)  # read before A/1: p1 unrated
+    stale = RatedRound("B/1", LADDER, T0 + 1, {"p1": 1, "p3": 2})
+    assert await store.apply_rated_round(stale, {}, after) is Applied.STALE
+    assert await store.rated_round("B/1") is None
+    assert set(await store.ratings(LADDER, ["p1", "p3"])) == {"p1"}
+
+
+async def test_racing_appliers_of_one_round_one_wins(store: AccountStore) -> None:
+    rnd = RatedRound("C/1", LADDER, T0, {"p1": 1, "p2": 2})
+    after = rate_round({}, rnd.places, T0)
+    results = await asyncio.gather(*(store.apply_rated_round(rnd, {}, after) for _ in range(5)))
+    assert sorted(results) == sorted([Applied.NEW] + [Applied.ALREADY] * 4)
+    assert (await store.ratings(LADDER, ["p1"]))["p1"].rounds == 1
+
+
+async def test_the_ladder_table_position_and_chart(store: AccountStore) -> None:
+    for i, (key, places) in enumerate(ROUNDS):
+        await rate(store, key, places, T0 + i)
+    ratings, charts = replay_with_chart(
+        RatedRound(k, LADDER, T0 + i, p) for i, (k, p) in enumerate(ROUNDS)
+    )
+    order = sorted(ratings, key=lambda p: (-shown(ratings[p]), p))
+    table = await store.ladder_table(LADDER, 0, 100)
+    assert [row.player for row in table] == order
+    assert [row.rating for row in table] == [shown(ratings[p]) for p in order]
+    assert all(row.provisional and row.rounds == ratings[row.player].rounds for row in table)
+    assert [r.player for r in await store.ladder_table(LADDER, 1, 2)] == order[1:3]
+    for i, p in enumerate(order):
+        assert await store.ladder_position(LADDER, p) == i
+    assert await store.ladder_position(LADDER, "p9") is None
+    assert await store.rating_chart(LADDER, "p2") == charts["p2"]
+    assert [pt.key for pt in charts["p2"]] == ["R1-1/1", "R1-1/2", "R2-1/1", "R2-1/2"]
+
+
+async def test_replacing_a_ladder_replays_it(store: AccountStore) -> None:
+    for i, (key, places) in enumerate(ROUNDS):
+        await rate(store, key, places, T0 + i)
+    logged = await store.rated_rounds(LADDER)
+    kept = [r for r in logged if r.key != "R1-1/2"]
+    await store.replace_ladder(LADDER, kept)
+    ratings, charts = replay_with_chart(kept)
+    assert await store.rated_rounds(LADDER) == kept
+    assert await store.rated_round("R1-1/2") is None
+    assert await store.ratings(LADDER, ["p1", "p2", "p3", "p4"]) == ratings
+    assert await store.rating_chart(LADDER, "p3") == charts["p3"]
+    assert [r.player for r in await store.ladder_table(LADDER, 0, 10)] == sorted(
+        ratings, key=lambda p: (-shown(ratings[p]), p)
+    )
+    # The removed round may be rated anew (a key freed), and the empty ladder is empty
+    assert await rate(store, "R1-1/2", {"p1": 1, "p2": 2}, T0 + 10) is Applied.NEW
+    await store.replace_ladder(LADDER, [])
+    assert await store.ladder_table(LADDER, 0, 10) == []
+    assert await store.ratings(LADDER, ["p1"]) == {}
+    assert await store.rating_chart(LADDER, "p1") == []
+    assert Rating().rounds == 0
+
+
+async def test_a_deleted_account_leaves_no_rating_and_none_comes_back(
+    store: AccountStore,
+) -> None:
+    ann, bob = account(1), account(2)
+    for a in (ann, bob):
+        assert await store.create_account(a)
+    p, q = ann.player, bob.player
+    await rate(store, "D/1", {p: 1, q: 2}, T0)
+    await store.delete_account(ann.account)
+    assert await store.ratings(LADDER, [p, q]) == {
+        q: replay([RatedRound("D/1", LADDER, T0, {p: 1, q: 2})])[q]
+    }
+    assert await store.rating_chart(LADDER, p) == []
+    assert await store.ladder_position(LADDER, p) is None
+    assert [r.player for r in await store.ladder_table(LADDER, 0, 10)] == [q]
+    # A round the deleted player was in (a room still open) rates only the others,
+    # and a replay of the ladder brings nobody back.
+    assert await rate(store, "D/2", {p: 2, q: 1}, T0 + 1) is Applied.NEW
+    assert set(await store.ratings(LADDER, [p, q])) == {q}
+    logged = await store.rated_rounds(LADDER)
+    assert [r.places for r in logged] == [{p: 1, q: 2}, {p: 2, q: 1}]  # placings kept
+    await store.replace_ladder(LADDER, logged)
+    assert await store.ratings(LADDER, [p, q]) == {q: replay(logged)[q]}
+    assert await store.rating_chart(LADDER, p) == []
+    assert [r.player for r in await store.ladder_table(LADDER, 0, 10)] == [q]
+
+
 # -- the backend failing and coming back ---------------------------------------------
 
 
@@ -733,6 +868,14 @@ def _every_operation(store: AccountStore) -> list[Callable[[], Awaitable[object]
         lambda: store.friendships(ann.account),
         lambda: store.set_friend_link(ann.account, "h"),
         lambda: store.friend_link("h"),
+        lambda: store.ratings("classic-draw1", ["p1"]),
+        lambda: store.apply_rated_round(RatedRound("k", "classic-draw1", T0, {"p1": 1}), {}, {}),
+        lambda: store.rated_round("k"),
+        lambda: store.rated_rounds("classic-draw1"),
+        lambda: store.replace_ladder("classic-draw1", []),
+        lambda: store.ladder_table("classic-draw1", 0, 10),
+        lambda: store.ladder_position("classic-draw1", "p1"),
+        lambda: store.rating_chart("classic-draw1", "p1"),
     ]
 
 

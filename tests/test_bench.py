@@ -112,6 +112,13 @@ def test_scoring_bench() -> None:
         assert set(figures["growth"][system]) == {"reference", "running"}
 
 
+def test_ratings_bench() -> None:
+    """Rating a round of 8 against a round of 2, per round."""
+    table, figures = run_bench("bench.ratings", "--rounds", "20", "--repeat", "1")
+    assert is_figure(figures["round_of_2_us"]) and is_figure(figures["round_of_8_us"])
+    assert len(table) >= 3
+
+
 def test_takeover_bench() -> None:
     table, result = run_bench("bench.takeover", "--deals", "3", "--repeat", "1")
     assert any(line.startswith("compacted") for line in table)

@@ -22,11 +22,13 @@ IMPURE = ("asyncio", "time", "socket", "os", "random", "secrets", "threading")
 # before it, never one after it.
 SERVER_LAYERS = [
     ("server.core",),
+    ("server.ratings.model",),  # pure: the rating of a round, below the store that keeps it
     ("server.peer", "server.ids"),
     ("server.store",),
     ("server.net",),
     ("server.rooms",),
     ("server.accounts",),
+    ("server.ratings",),
     ("server.daily",),
     # server/service/'s pieces (server/service/__init__.py), in their own order
     (

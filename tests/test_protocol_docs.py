@@ -185,7 +185,7 @@ def test_the_room_requests_are_the_documented_ones_with_their_fields() -> None:
     from tests.support.requests import ALTERNATIVES, SAMPLES
 
     pattern = r"^\| `(\w+)` \| (.+?) \| .+? \| .+? \|$"
-    titles = ("Rooms", "Accounts", "Profile and history", "Friends", "Daily deal")
+    titles = ("Rooms", "Accounts", "Profile and history", "Friends", "Ratings", "Daily deal")
     table = dict(row for title in titles for row in re.findall(pattern, section(title), re.M))
     assert set(table) == set(REQUESTS) - {"hello", "ping"}
     for title in (

@@ -26,6 +26,7 @@
 //   reactions.js the reaction buttons, and everyone's reactions for a moment
 //   profile.js   the Profile screen: a record, its charts (charts.js), its deals
 //   friends.js   friends: add, answer, who is online where, join; invitations
+//   ladders.js   ratings: the Ladders screen, a rated room's forecast, rating changes
 //   daily.js     the daily deal: the lobby's panel, the Daily screen (/daily)
 //   dailyrun.js  a run of the daily: Play today's draw 1 / 3, the leaderboard at its end
 //
@@ -40,6 +41,7 @@ import { initDailyRun, renderDailyBoard } from "./dailyrun.js";
 import { initFriends, renderFriends } from "./friends.js";
 import { initHost, renderHost } from "./host.js";
 import { initHud, renderHud, renderNotices } from "./hud.js";
+import { initLadders, renderRated } from "./ladders.js";
 import { initLobby, inviteLink } from "./lobby.js";
 import { renderMembers } from "./members.js";
 import { initPasskeys } from "./passkeys.js";
@@ -69,6 +71,7 @@ function renderAll() {
   renderHud();
   renderNotices();
   renderPodium();
+  renderRated();
   renderDailyBoard();
   renderTable();
   renderResults();
@@ -94,6 +97,7 @@ initSignIn();
 initPasskeys();
 initProfile();
 initFriends();
+initLadders();
 initDaily();
 initDailyRun();
 restoreSession().finally(() => (dailyInPath() ? openDaily() : openFromPath()));

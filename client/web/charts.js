@@ -34,11 +34,11 @@ function scale(lo, hi, a, b) {
  * [[t, score], …]. Deals are spaced evenly (a gap of days is not a gap in play),
  * with the zero line drawn when scores cross it.
  */
-export function scoreChart(points) {
-  const svg = frame(`Score over the last ${points.length} deal${points.length === 1 ? "" : "s"}`);
+export function scoreChart(points, what = "Score", noun = "deal") {
+  const svg = frame(`${what} over the last ${points.length} ${noun}${points.length === 1 ? "" : "s"}`);
   svg.dataset.points = String(points.length);
   if (!points.length) {
-    svg.appendChild(el("text", { x: W / 2, y: H / 2, class: "chart-empty", "text-anchor": "middle" }, "No deals yet"));
+    svg.appendChild(el("text", { x: W / 2, y: H / 2, class: "chart-empty", "text-anchor": "middle" }, `No ${noun}s yet`));
     return svg;
   }
   const scores = points.map((p) => p[1]);

@@ -233,10 +233,22 @@ function draw() {
     h("div", { class: "profile-charts" },
       h("figure", { id: "score-chart" }, scoreChart(p.scores), h("figcaption", {}, "Score, deal by deal")),
       h("figure", { id: "weeks-chart" }, weeksChart(p.weeks), h("figcaption", {}, "Wins by week (deals behind)"))),
+    ratingsCharts(p.ratings),
     roundsList(p.rounds),
     view.friends?.length ? h("section", { class: "profile-friends", id: "profile-friends" }, recordTable(view.friends)) : null,
     replayPanel(),
     dealsTable());
+}
+
+/** The rating on each ladder the player is rated on, each with its chart. */
+function ratingsCharts(ratings) {
+  if (!ratings?.length) return null;
+  return h("section", { class: "profile-ratings", id: "profile-ratings" },
+    h("h3", {}, "Ratings"),
+    h("div", { class: "profile-charts" }, ratings.map((r) =>
+      h("figure", { dataset: { ladder: r.ladder } },
+        scoreChart(r.chart, "Rating", "rated round"),
+        h("figcaption", {}, `${ladderText(r.ladder)}: ${r.rating}${r.provisional ? " (provisional)" : ""} after ${r.rounds} rated round${r.rounds === 1 ? "" : "s"}`)))));
 }
 
 export function initProfile() {

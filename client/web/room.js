@@ -8,6 +8,7 @@ import { news, showLobbyMessage, toast } from "./feedback.js";
 import { dropOwnBoard, setMoveStatus } from "./play.js";
 import { showReaction } from "./reactions.js";
 import { seedMatches } from "./replay.js";
+import { noteRatingChanges } from "./series.js";
 import { $, isHost, me, nameOf, rememberNames, render, state } from "./state.js";
 import { ACCOUNT_TEXT, dealEndText, newHostText, roomClosedText } from "./words.js";
 
@@ -157,6 +158,9 @@ export function applyEvent(ev) {
     case "reaction":
       showReaction(ev); // the room's moment: nothing in the room changes
       return;
+    case "rating_changes":
+      noteRatingChanges(ev); // the podium shows them
+      break;
     case "progress":
       if (room.deal && ev.deal === room.deal.number) {
         room.deal.progress = room.deal.progress || {};

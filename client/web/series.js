@@ -39,6 +39,18 @@ export function placing(result, id) {
   return placingText(result.places, id);
 }
 
+/** A rated round's changes, kept by round until the next round starts. */
+export function noteRatingChanges(ev) {
+  (state.ratingChanges ||= {})[ev.round] = ev.changes;
+}
+
+/** The podium's line for a player's rating change, or null. */
+export function ratingChangeText(round, player) {
+  const c = state.ratingChanges?.[round]?.[player];
+  if (!c || c.after === null) return null;
+  return `${signed(c.change)} → ${c.after}${c.provisional ? "?" : ""}`;
+}
+
 const STEPS = ["first", "second", "third"];
 
 export function renderPodium() {
@@ -64,10 +76,17 @@ export function renderPodium() {
           ids.map((id) =>
             h("span", { class: `podium-player${id === me() ? " mine" : ""}`, dataset: { player: id } },
               h("span", { class: "podium-name" }, nameOf(id), id === me() ? " (you)" : ""),
-              h("span", { class: "podium-total" }, String(total(id))))),
+              h("span", { class: "podium-total" }, String(total(id))),
+              rated(result.round, id))),
           h("span", { class: "podium-block", "aria-hidden": "true" })))),
     rest(result, total),
   );
+}
+
+/** A player's rating change on the podium, once the server has applied it. */
+function rated(round, id) {
+  const text = ratingChangeText(round, id);
+  return text ? h("span", { class: "podium-rating", title: "rating change" }, text) : null;
 }
 
 /** Everyone placed below third, in one line. */
@@ -76,7 +95,8 @@ function rest(result, total) {
   if (!below.length) return null;
   below.sort((a, b) => result.places[a] - result.places[b]);
   return h("p", { class: "podium-rest note" },
-    below.map((id, i) => [i ? ", " : "", `${placing(result, id)} ${nameOf(id)} ${total(id)}`]));
+    below.map((id, i) => [i ? ", " : "", `${placing(result, id)} ${nameOf(id)} ${total(id)}`,
+      ratingChangeText(result.round, id) ? ` (${ratingChangeText(result.round, id)})` : ""]));
 }
 
 function scoringName(scoring) {

@@ -36,6 +36,7 @@ export const FIELDS = [
     options: [["random", "Random"], ["winnable", "Winnable"]],
     hint: "every deal proven winnable by a solver, replayed by the engine",
   },
+  { name: "rated", label: "Rated", type: "checkbox", def: false, hint: "rounds change ratings: signed-in players only, no bots; set before a round" },
 ];
 
 export const DEFAULTS = Object.fromEntries(FIELDS.map((f) => [f.name, f.def]));
@@ -88,6 +89,7 @@ export function summary(s) {
     LABELS.spectators[s.spectators] || s.spectators,
   ];
   if (s.deals === "winnable") parts.push("winnable deals");
+  if (s.rated) parts.push("rated");
   return parts.join(" · ");
 }
 

@@ -95,6 +95,8 @@ export const TEXTS = {
   bad_passkey: "That passkey could not sign you in here.",
   handle_change_too_soon: "A handle can be changed once in 30 days.",
   wrong_handle: "That is not this account's handle: type it exactly to delete the account.",
+  not_ratable: "A rated room races signed-in players only, and no bots.",
+  rated_locked: "A rated round is running: its rules stay as they are until it is over.",
   daily_played: "You have played this daily already: one run a day. Here is the leaderboard.",
 };
 

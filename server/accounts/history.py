@@ -53,9 +53,8 @@ and logs are what make history big, and an old race is looked up by its numbers.
 
 
 def ladder(rules: DealRules) -> str:
-    """The rule set a deal counts toward: what changes the game itself (the
-    variant, draw one or three), not what changes its scoring."""
-    return f"{rules.variant.value}-draw{rules.draw}"
+    """The rule set a deal counts toward (``DealRules.ladder``)."""
+    return rules.ladder
 
 
 def room_key(code: str, created_at: int) -> str:

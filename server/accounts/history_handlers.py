@@ -23,6 +23,7 @@ from ..daily.publisher import DailyDeals
 from ..daily.results import ResultStore, day_number, streaks_view
 from ..daily.runs import RunKeeper
 from ..peer import Peer
+from ..ratings.model import every_ladder
 from ..rooms.handlers import Front, Handler, on
 from .history import read_replay
 from .keeping import HistoryKeeper
@@ -72,7 +73,21 @@ async def _profile(desk: Records, conn: Peer, req: Profile) -> None:
     streaks = await desk.daily_results.streaks(player)
     today = day_number(desk.daily.today().isoformat())
     view = profile_view(account, totals, rounds, deals, weeks, now, streaks_view(streaks, today))
+    view["ratings"] = await _ratings(accounts, player)
     conn.send(M.profile(req.id, profile=view))
+
+
+async def _ratings(accounts: AccountStore, player: str) -> list[dict[str, object]]:
+    """The player's rating on each ladder they are rated on, with its chart."""
+    out: list[dict[str, object]] = []
+    for ladder in every_ladder():
+        rating = (await accounts.ratings(ladder, [player])).get(player)
+        if rating is not None:
+            chart = await accounts.rating_chart(ladder, player)
+            out.append(
+                {"ladder": ladder, **rating.to_wire(), "chart": [[p.t, p.rating] for p in chart]}
+            )
+    return out
 
 
 async def _history(desk: Records, conn: Peer, req: History) -> None:

@@ -9,7 +9,19 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Iterable
 
+from ..ratings.model import (
+    Applied,
+    ChartPoint,
+    RatedRound,
+    Rating,
+    Standing,
+    chart_points,
+    replay_with_chart,
+    shown,
+    table_order,
+)
 from .model import Account, DealEntry, Device, Friendship, LinkCode, Passkey, RoundEntry, handle_key
 from .store import LadderTotals, add_to_totals, ladders_of, tallies, weeks_of
 
@@ -40,6 +52,10 @@ class MemoryAccounts:
         self._friendships: dict[tuple[str, str], Friendship] = {}
         self._friend_links: dict[str, str] = {}  # link hash -> account
         self._link_of: dict[str, str] = {}  # account -> its link hash
+        self._ratings: dict[str, dict[str, Rating]] = {}  # ladder -> player -> rating
+        self._rated: dict[str, list[RatedRound]] = {}  # ladder -> its log
+        self._rated_keys: dict[str, RatedRound] = {}
+        self._charts: dict[tuple[str, str], list[ChartPoint]] = {}  # (ladder, player)
 
     # -- accounts --------------------------------------------------------------
     async def create_account(self, account: Account) -> bool:
@@ -106,6 +122,9 @@ class MemoryAccounts:
             self._friend_links.pop(link, None)
         for table in (self._deals, self._rounds, self._totals):
             table.pop(found.player, None)
+        for kept in self._ratings.values():
+            kept.pop(found.player, None)
+        self._charts = {k: v for k, v in self._charts.items() if k[1] != found.player}
 
     async def is_deleted(self, player: str) -> bool:
         return player in self._deleted
@@ -247,6 +266,62 @@ class MemoryAccounts:
 
     async def friend_link(self, link_hash: str) -> str | None:
         return self._friend_links.get(link_hash)
+
+    # -- ratings ---------------------------------------------------------------
+    async def ratings(self, ladder: str, players: Iterable[str]) -> dict[str, Rating]:
+        kept = self._ratings.get(ladder, {})
+        return {p: kept[p] for p in players if p in kept}
+
+    async def apply_rated_round(
+        self, rnd: RatedRound, seen: dict[str, int], after: dict[str, Rating]
+    ) -> Applied:
+        if rnd.key in self._rated_keys:
+            return Applied.ALREADY
+        kept = self._ratings.setdefault(rnd.ladder, {})
+        if any((kept[p].rounds if p in kept else 0) != seen.get(p, 0) for p in after):
+            return Applied.STALE
+        self._rated_keys[rnd.key] = rnd
+        self._rated.setdefault(rnd.ladder, []).append(rnd)
+        after = {p: r for p, r in after.items() if p not in self._deleted}
+        kept.update(after)
+        for p, point in chart_points(rnd, after).items():
+            self._charts.setdefault((rnd.ladder, p), []).append(point)
+        return Applied.NEW
+
+    async def rated_round(self, key: str) -> RatedRound | None:
+        return self._rated_keys.get(key)
+
+    async def rated_rounds(self, ladder: str) -> list[RatedRound]:
+        return list(self._rated.get(ladder, []))
+
+    async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
+        ratings, charts = replay_with_chart(rounds)
+        ratings = {p: r for p, r in ratings.items() if p not in self._deleted}
+        charts = {p: c for p, c in charts.items() if p not in self._deleted}
+        for old in self._rated.get(ladder, []):
+            self._rated_keys.pop(old.key, None)
+        self._rated[ladder] = list(rounds)
+        self._rated_keys.update((r.key, r) for r in rounds)
+        self._ratings[ladder] = ratings
+        self._charts = {k: v for k, v in self._charts.items() if k[0] != ladder}
+        self._charts.update(((ladder, p), points) for p, points in charts.items())
+
+    def _table(self, ladder: str) -> list[tuple[str, Rating]]:
+        kept = self._ratings.get(ladder, {})
+        return sorted(kept.items(), key=lambda pr: table_order(*pr))
+
+    async def ladder_table(self, ladder: str, start: int, count: int) -> list[Standing]:
+        rows = self._table(ladder)[max(start, 0) : max(start, 0) + max(count, 0)]
+        return [Standing(p, shown(r), r.rounds, r.provisional) for p, r in rows]
+
+    async def ladder_position(self, ladder: str, player: str) -> int | None:
+        for i, (p, _) in enumerate(self._table(ladder)):
+            if p == player:
+                return i
+        return None
+
+    async def rating_chart(self, ladder: str, player: str) -> list[ChartPoint]:
+        return list(self._charts.get((ladder, player), []))
 
     async def close(self) -> None:
         return None

@@ -22,6 +22,7 @@ A friends list needs nothing: the friendships are gone with the account.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -30,6 +31,7 @@ import msgpack  # type: ignore[import-untyped]
 
 from protocol.names import DELETED_PLAYER
 
+from ..ratings.model import every_ladder
 from .history import REPLAY_DAYS, read_replay
 from .model import Account, DealEntry, FriendState, RoundEntry
 from .service import account_view
@@ -123,7 +125,19 @@ async def export(store: AccountStore, account: Account, now: float) -> dict[str,
         ],
         "deals": [_plain(e) for e in await every_deal(store, account.player)],
         "rounds": [_plain(e) for e in await every_round(store, account.player)],
+        "ratings": await _ratings(store, account.player),
     }
+
+
+async def _ratings(store: AccountStore, player: str) -> list[dict[str, Any]]:
+    """Per ladder rated on: the model's numbers as kept, and the chart."""
+    out = []
+    for ladder in every_ladder():
+        rating = (await store.ratings(ladder, [player])).get(player)
+        if rating is not None:
+            chart = [p.to_wire() for p in await store.rating_chart(ladder, player)]
+            out.append({"ladder": ladder, **dataclasses.asdict(rating), "chart": chart})
+    return out
 
 
 async def _unname_replays(store: AccountStore, player: str, deals: Sequence[DealEntry]) -> None:

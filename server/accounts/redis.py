@@ -18,6 +18,7 @@ is kept as Python wrote it (``repr``: exact):
   ``:deal`` / ``:round`` (hashes: entry key -> JSON), ``:ladders`` (set) and
   ``:totals:LADDER`` (hash of counters).
 - ``P deleted`` (set of the players of deleted accounts), ``P replay:KEY``.
+- The ratings' keys (``P ratings:LADDER`` …, ``P rated:KEY``): redis_ratings.py.
 
 Every step that must happen once is one Lua script, so two nodes (or two tasks
 on one) racing on the same code, handle or counter cannot both win: taking a
@@ -61,9 +62,20 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..ratings.model import (
+    Applied,
+    ChartPoint,
+    RatedRound,
+    Rating,
+    Standing,
+    chart_points,
+    every_ladder,
+    replay_with_chart,
+    shown,
+)
 from ..store.base import StoreUnavailable, StoreUncertain
 from ..store.redis_conn import (
     RETRY_S,
@@ -74,6 +86,7 @@ from ..store.redis_conn import (
     definite,
     guard,
 )
+from . import redis_ratings as rk
 from . import redis_scripts as lua
 from .model import (
     Account,
@@ -324,7 +337,8 @@ class RedisAccounts:
         await self._run("set_room", lua.SET_ROOM, keys, [(room_code or "").encode()])
 
     async def delete_account(self, account: str) -> None:
-        await self._run("delete", lua.DELETE, [], [self._base, account.encode()])
+        ladders = [ladder.encode() for ladder in every_ladder()]  # its ratings on each
+        await self._run("delete", lua.DELETE, [], [self._base, account.encode(), *ladders])
 
     async def is_deleted(self, player: str) -> bool:
         return bool(
@@ -598,9 +612,112 @@ class RedisAccounts:
         args = [self._base, account.encode(), link_hash.encode()]
         await self._run("set_friend_link", lua.SET_FRIEND_LINK, keys, args)
 
+    # -- ratings ---------------------------------------------------------------
+    async def ratings(self, ladder: str, players: Iterable[str]) -> dict[str, Rating]:
+        wanted = [p.encode() for p in players]
+        if not wanted:
+            return {}
+        raw = await self._run(
+            "ratings", rk.READ_RATINGS, [rk.ratings(self.keys.base, ladder)], wanted
+        )
+        return {p: _to_rating(r) for p, r in json.loads(raw).items()}
+
+    async def apply_rated_round(
+        self, rnd: RatedRound, seen: dict[str, int], after: dict[str, Rating]
+    ) -> Applied:
+        base = self.keys.base
+        points = chart_points(rnd, after)
+        players = sorted(after)
+        keys = [
+            rk.rated(base, rnd.key),
+            rk.ratings(base, rnd.ladder),
+            rk.table(base, rnd.ladder),
+            rk.log(base, rnd.ladder),
+            self.keys.deleted,
+            *(rk.chart(base, rnd.ladder, p) for p in players),
+        ]
+        args = [_round_json(rnd)]
+        for p in players:
+            r = after[p]
+            args += [
+                p.encode(),
+                b"%d" % seen.get(p, 0),
+                _rating_json(r),
+                b"%d" % -shown(r),
+                _point_json(points[p]),
+            ]
+        answer = await self._run("rate a round", rk.APPLY, keys, args)
+        return Applied(answer.decode() if isinstance(answer, bytes) else answer)
+
+    async def rated_round(self, key: str) -> RatedRound | None:
+        raw = await self._run("rated round", lua.GET, [rk.rated(self.keys.base, key)])
+        return None if raw is None else RatedRound.from_wire(json.loads(raw))
+
+    async def _list(self, key: bytes) -> list[Any]:
+        return [json.loads(item) for item in json.loads(await self._run("list", rk.LIST, [key]))]
+
+    async def rated_rounds(self, ladder: str) -> list[RatedRound]:
+        entries = await self._list(rk.log(self.keys.base, ladder))
+        return [RatedRound.from_wire(e) for e in entries]
+
+    async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
+        base = self.keys.base
+        ratings, charts = replay_with_chart(rounds)
+        args = [base.encode(), ladder.encode(), b"%d" % len(rounds)]
+        for rnd in rounds:
+            args += [_round_json(rnd), rnd.key.encode()]
+        for p, r in ratings.items():
+            points = charts.get(p, [])
+            args += [p.encode(), _rating_json(r), b"%d" % -shown(r), b"%d" % len(points)]
+            args += [_point_json(pt) for pt in points]
+        keys = [rk.ratings(base, ladder), rk.table(base, ladder), rk.log(base, ladder)]
+        await self._run("replace a ladder", rk.REPLACE, keys, args)
+
+    async def ladder_table(self, ladder: str, start: int, count: int) -> list[Standing]:
+        if count <= 0:
+            return []
+        base = self.keys.base
+        start = max(start, 0)
+        raw = await self._run(
+            "ladder",
+            rk.TABLE,
+            [rk.table(base, ladder), rk.ratings(base, ladder)],
+            [b"%d" % start, b"%d" % (start + count - 1)],
+        )
+        rows = [(p, _to_rating(r)) for p, r in json.loads(raw)]
+        return [Standing(p, shown(r), r.rounds, r.provisional) for p, r in rows]
+
+    async def ladder_position(self, ladder: str, player: str) -> int | None:
+        rank = await self._run(
+            "position", rk.POSITION, [rk.table(self.keys.base, ladder)], [player.encode()]
+        )
+        return None if int(rank) < 0 else int(rank)
+
+    async def rating_chart(self, ladder: str, player: str) -> list[ChartPoint]:
+        entries = await self._list(rk.chart(self.keys.base, ladder, player))
+        return [ChartPoint(e["key"], e["t"], e["rating"]) for e in entries]
+
     async def friend_link(self, link_hash: str) -> str | None:
         raw = await self._run("friend_link", lua.GET, [self.keys.friend_link(link_hash)])
         return raw.decode() if raw else None
+
+
+def _rating_json(r: Rating) -> bytes:
+    return json.dumps(
+        {"mu": r.mu, "sigma": r.sigma, "rounds": r.rounds, "last_played": r.last_played}
+    ).encode()
+
+
+def _to_rating(raw: str | bytes) -> Rating:
+    return Rating(**json.loads(raw))
+
+
+def _round_json(rnd: RatedRound) -> bytes:
+    return json.dumps(rnd.to_wire()).encode()
+
+
+def _point_json(pt: ChartPoint) -> bytes:
+    return json.dumps(pt.to_wire()).encode()
 
 
 def _entry_json(entry: DealEntry | RoundEntry) -> bytes:

@@ -17,6 +17,7 @@ comment that says what it is given and what it answers.
 from __future__ import annotations
 
 from ..store.redis_conn import Script
+from . import redis_ratings as ratings
 
 
 class AccountKeys:
@@ -184,6 +185,12 @@ for _, ladder in ipairs(redis.call('SMEMBERS', h .. 'ladders')) do
   redis.call('DEL', h .. 'totals:' .. ladder)
 end
 redis.call('DEL', h .. 'deals', h .. 'deal', h .. 'rounds', h .. 'round', h .. 'ladders')
+for i = 3, #ARGV do  -- the ladders: the player's rating, row and chart on each
+  local r = base .. 'ratings:' .. ARGV[i]
+  redis.call('HDEL', r, f[2])
+  redis.call('ZREM', r .. ':table', f[2])
+  redis.call('DEL', r .. ':chart:' .. f[2])
+end
 redis.call('DEL', acc, acc .. ':devices', acc .. ':passkeys', acc .. ':recovery',
   acc .. ':links', acc .. ':friends')
 redis.call('SADD', base .. 'deleted', f[2])
@@ -458,27 +465,33 @@ SCARD = Script("accounts_scard", "return redis.call('SCARD', KEYS[1])")
 SISMEMBER = Script("accounts_sismember", "return redis.call('SISMEMBER', KEYS[1], ARGV[1])")
 
 # Scripts that only read: a lost reply changed nothing.
-READS = frozenset(
-    {READ, READ_INDEXED, READ_MEMBERS, HISTORY, TOTALS, FRIENDSHIPS, GET, SCARD, SISMEMBER}
+READS = (
+    frozenset(
+        {READ, READ_INDEXED, READ_MEMBERS, HISTORY, TOTALS, FRIENDSHIPS, GET, SCARD, SISMEMBER}
+    )
+    | ratings.READS
 )
 
 # Writes that give the same answer run twice as once (a create answers 1 when its
 # very account is there), so a write whose reply was lost is settled by running
 # it again. The others (taking a code, moving a counter, removing) would answer
 # the second run differently: their lost reply stays unknown.
-REPEATABLE = frozenset(
-    {
-        CREATE,
-        UPDATE,
-        SET_ROOM,
-        DELETE,
-        ADD_DEVICE,
-        TOUCH_DEVICE,
-        PUT_LINK,
-        SET_RECOVERY,
-        ADD_HISTORY,
-        PUT_REPLAY,
-        SET_FRIENDSHIP,
-        SET_FRIEND_LINK,
-    }
+REPEATABLE = (
+    frozenset(
+        {
+            CREATE,
+            UPDATE,
+            SET_ROOM,
+            DELETE,
+            ADD_DEVICE,
+            TOUCH_DEVICE,
+            PUT_LINK,
+            SET_RECOVERY,
+            ADD_HISTORY,
+            PUT_REPLAY,
+            SET_FRIENDSHIP,
+            SET_FRIEND_LINK,
+        }
+    )
+    | ratings.REPEATABLE
 )

@@ -28,8 +28,19 @@ import dataclasses
 import json
 import sqlite3
 import time
+from collections.abc import Iterable
 from typing import Any
 
+from ..ratings.model import (
+    Applied,
+    ChartPoint,
+    RatedRound,
+    Rating,
+    Standing,
+    chart_points,
+    replay_with_chart,
+    shown,
+)
 from ..store.sqlite_file import SqliteFile
 from .model import (
     Account,
@@ -136,6 +147,34 @@ CREATE TABLE IF NOT EXISTS friend_links (
     link_hash TEXT PRIMARY KEY,
     account TEXT NOT NULL UNIQUE
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS ratings (
+    ladder TEXT NOT NULL,
+    player TEXT NOT NULL,
+    mu REAL NOT NULL,
+    sigma REAL NOT NULL,
+    rounds INTEGER NOT NULL,
+    last_played REAL,
+    shown INTEGER NOT NULL,
+    PRIMARY KEY (ladder, player)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ratings_table ON ratings (ladder, shown DESC, player);
+CREATE TABLE IF NOT EXISTS rated_rounds (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL UNIQUE,
+    ladder TEXT NOT NULL,
+    t REAL NOT NULL,
+    places TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS rated_rounds_of ON rated_rounds (ladder, seq);
+CREATE TABLE IF NOT EXISTS rating_points (
+    ladder TEXT NOT NULL,
+    player TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    key TEXT NOT NULL,
+    t REAL NOT NULL,
+    rating INTEGER NOT NULL,
+    PRIMARY KEY (ladder, player, seq)
+) WITHOUT ROWID;
 PRAGMA user_version = 1;
 """
 
@@ -223,7 +262,7 @@ class SqliteAccounts(SqliteFile):
                           "friend_links"):  # fmt: skip
                 c.execute(f"DELETE FROM {table} WHERE account = ?", (account,))
             c.execute("DELETE FROM friendships WHERE a = ? OR b = ?", (account, account))
-            for table in ("deals", "rounds", "totals"):
+            for table in ("deals", "rounds", "totals", "ratings", "rating_points"):
                 c.execute(f"DELETE FROM {table} WHERE player = ?", (player,))
 
         await self._tx(run)
@@ -427,3 +466,148 @@ class SqliteAccounts(SqliteFile):
     async def friend_link(self, link_hash: str) -> str | None:
         row = await self._one("SELECT account FROM friend_links WHERE link_hash = ?", (link_hash,))
         return None if row is None else str(row[0])
+
+    # -- ratings ---------------------------------------------------------------
+    async def ratings(self, ladder: str, players: Iterable[str]) -> dict[str, Rating]:
+        wanted = list(players)
+
+        def run(c: sqlite3.Connection) -> dict[str, Rating]:
+            out: dict[str, Rating] = {}
+            for p in wanted:
+                row = c.execute(
+                    "SELECT mu, sigma, rounds, last_played FROM ratings"
+                    " WHERE ladder = ? AND player = ?",
+                    (ladder, p),
+                ).fetchone()
+                if row is not None:
+                    out[p] = Rating(*row)
+            return out
+
+        return await self._tx(run)
+
+    async def apply_rated_round(
+        self, rnd: RatedRound, seen: dict[str, int], after: dict[str, Rating]
+    ) -> Applied:
+        def run(c: sqlite3.Connection) -> Applied:
+            if c.execute("SELECT 1 FROM rated_rounds WHERE key = ?", (rnd.key,)).fetchone():
+                return Applied.ALREADY
+            for p in after:
+                row = c.execute(
+                    "SELECT rounds FROM ratings WHERE ladder = ? AND player = ?", (rnd.ladder, p)
+                ).fetchone()
+                if (row[0] if row else 0) != seen.get(p, 0):
+                    return Applied.STALE
+            _log_rated(c, rnd, after)
+            return Applied.NEW
+
+        return await self._tx(run)
+
+    async def rated_round(self, key: str) -> RatedRound | None:
+        row = await self._one(
+            "SELECT key, ladder, t, places FROM rated_rounds WHERE key = ?", (key,)
+        )
+        return None if row is None else _rated(row)
+
+    async def rated_rounds(self, ladder: str) -> list[RatedRound]:
+        rows = await self._all(
+            "SELECT key, ladder, t, places FROM rated_rounds WHERE ladder = ? ORDER BY seq",
+            (ladder,),
+        )
+        return [_rated(row) for row in rows]
+
+    async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
+        ratings, charts = replay_with_chart(rounds)
+
+        def run(c: sqlite3.Connection) -> None:
+            for table in ("ratings", "rated_rounds", "rating_points"):
+                c.execute(f"DELETE FROM {table} WHERE ladder = ?", (ladder,))
+            gone = _deleted(c, list(ratings))
+            seq_of: dict[str, int] = {}
+            for rnd in rounds:
+                seq_of[rnd.key] = (
+                    c.execute(
+                        "INSERT INTO rated_rounds (key, ladder, t, places) VALUES (?, ?, ?, ?)",
+                        (rnd.key, rnd.ladder, rnd.t, json.dumps(rnd.places)),
+                    ).lastrowid
+                    or 0
+                )
+            c.executemany(
+                "INSERT INTO rating_points (ladder, player, seq, key, t, rating)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (ladder, p, seq_of[pt.key], pt.key, pt.t, pt.rating)
+                    for p, points in charts.items()
+                    if p not in gone
+                    for pt in points
+                ],
+            )
+            _put_ratings(c, ladder, {p: r for p, r in ratings.items() if p not in gone})
+
+        await self._tx(run)
+
+    async def ladder_table(self, ladder: str, start: int, count: int) -> list[Standing]:
+        rows = await self._all(
+            "SELECT player, shown, rounds FROM ratings WHERE ladder = ?"
+            " ORDER BY shown DESC, player LIMIT ? OFFSET ?",
+            (ladder, max(count, 0), max(start, 0)),
+        )
+        return [Standing(p, n, k, Rating(rounds=k).provisional) for p, n, k in rows]
+
+    async def ladder_position(self, ladder: str, player: str) -> int | None:
+        def run(c: sqlite3.Connection) -> int | None:
+            row = c.execute(
+                "SELECT shown FROM ratings WHERE ladder = ? AND player = ?", (ladder, player)
+            ).fetchone()
+            if row is None:
+                return None
+            ahead: int = c.execute(
+                "SELECT COUNT(*) FROM ratings WHERE ladder = ?"
+                " AND (shown > ? OR (shown = ? AND player < ?))",
+                (ladder, row[0], row[0], player),
+            ).fetchone()[0]
+            return ahead
+
+        return await self._tx(run)
+
+    async def rating_chart(self, ladder: str, player: str) -> list[ChartPoint]:
+        rows = await self._all(
+            "SELECT key, t, rating FROM rating_points WHERE ladder = ? AND player = ? ORDER BY seq",
+            (ladder, player),
+        )
+        return [ChartPoint(*row) for row in rows]
+
+
+def _rated(row: Any) -> RatedRound:
+    key, ladder, t, places = row
+    return RatedRound(key, ladder, t, json.loads(places))
+
+
+def _put_ratings(c: sqlite3.Connection, ladder: str, ratings: dict[str, Rating]) -> None:
+    c.executemany(
+        "INSERT OR REPLACE INTO ratings (ladder, player, mu, sigma, rounds, last_played, shown)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(ladder, p, r.mu, r.sigma, r.rounds, r.last_played, shown(r)) for p, r in ratings.items()],
+    )
+
+
+def _deleted(c: sqlite3.Connection, players: list[str]) -> set[str]:
+    return {
+        p for p in players if c.execute("SELECT 1 FROM deleted WHERE player = ?", (p,)).fetchone()
+    }
+
+
+def _log_rated(c: sqlite3.Connection, rnd: RatedRound, after: dict[str, Rating]) -> None:
+    gone = _deleted(c, list(after))
+    after = {p: r for p, r in after.items() if p not in gone}
+    seq = c.execute(
+        "INSERT INTO rated_rounds (key, ladder, t, places) VALUES (?, ?, ?, ?)",
+        (rnd.key, rnd.ladder, rnd.t, json.dumps(rnd.places)),
+    ).lastrowid
+    c.executemany(
+        "INSERT INTO rating_points (ladder, player, seq, key, t, rating) VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (rnd.ladder, p, seq, pt.key, pt.t, pt.rating)
+            for p, pt in chart_points(rnd, after).items()
+        ],
+    )
+    _put_ratings(c, rnd.ladder, after)

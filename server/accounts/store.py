@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
+from ..ratings.model import Applied, ChartPoint, RatedRound, Rating, Standing
 from .model import Account, DealEntry, Device, Friendship, LinkCode, Passkey, RoundEntry
 
 __all__ = [
@@ -116,7 +117,8 @@ class AccountStore(Protocol):
 
     async def delete_account(self, account: str) -> None:
         """Forget the account and everything it holds (devices, passkeys, codes,
-        friendships, history); its player id is remembered as deleted."""
+        friendships, history, ratings and their charts); its player id is
+        remembered as deleted."""
 
     async def is_deleted(self, player: str) -> bool: ...
 
@@ -205,5 +207,40 @@ class AccountStore(Protocol):
 
     async def friend_link(self, link_hash: str) -> str | None:
         """The account a friend link belongs to."""
+
+    # -- ratings (server/ratings/model.py; per ladder and player id) ------------
+    async def ratings(self, ladder: str, players: Iterable[str]) -> dict[str, Rating]:
+        """The stored ratings of those of ``players`` who have one on ``ladder``."""
+
+    async def apply_rated_round(
+        self, rnd: RatedRound, seen: dict[str, int], after: dict[str, Rating]
+    ) -> Applied:
+        """Log the round on its ladder and write its players' ratings ``after``
+        it, in one step and once per ``rnd.key``: ``ALREADY`` (nothing written)
+        when the key is logged; ``STALE`` (nothing written) when a player's
+        stored count of rated rounds is not the ``seen`` one the ratings were
+        computed from (another round rated them meanwhile: read and rate again).
+        A deleted account's player is in the log's placings (the others'
+        ratings depend on them) but gets no rating nor chart."""
+
+    async def rated_round(self, key: str) -> RatedRound | None: ...
+
+    async def rated_rounds(self, ladder: str) -> list[RatedRound]:
+        """The ladder's log, in the order its rounds were applied."""
+
+    async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
+        """The ladder's log becomes ``rounds`` and its ratings and charts their
+        replay (model.py ``replay_with_chart``), in one step: an operator's
+        removal of a result. Deleted accounts' players get no rating back."""
+
+    async def ladder_table(self, ladder: str, start: int, count: int) -> list[Standing]:
+        """Rows ``start`` … ``start + count - 1`` of the table (model.py
+        ``table_order``)."""
+
+    async def ladder_position(self, ladder: str, player: str) -> int | None:
+        """The player's row in the table (0 is the top), None when unrated."""
+
+    async def rating_chart(self, ladder: str, player: str) -> list[ChartPoint]:
+        """The shown rating after each of the player's rated rounds, oldest first."""
 
     async def close(self) -> None: ...

@@ -274,13 +274,50 @@ def _departure(
     return out
 
 
+# ---------------------------------------------------------------------- rated rooms
+
+RATED_OPEN = frozenset({"spectators", "break_seconds"})
+"""What a rated round lets the host change: nothing that changes the game, its
+points or its length, since the placings the round ends with rate its players."""
+
+
+def _ratable(room: Room, signed: AbstractSet[str]) -> None:
+    """A rated room's players are all signed in (``signed``: the players the
+    shell found an account for) and none is a bot: bots are never rated."""
+    players = room.players()
+    bots = [p for p in players if (m := room.members.get(p)) is not None and m.bot is not None]
+    guests = [p for p in players if p not in bots and p not in signed]
+    if bots or guests:
+        why = "bots are never rated" if bots else "every player must be signed in"
+        raise RoomError(
+            ErrorCode.NOT_RATABLE,
+            f"a rated room races signed-in players only: {why}",
+            players=bots + guests,
+        )
+
+
+def _rated_round_running(room: Room) -> bool:
+    return room.settings.rated and room.state in (RoomState.PLAYING, RoomState.BREAK)
+
+
 # ---------------------------------------------------------------------- membership
 
 
 def decide_create(
-    room: Room, actor: str, name: str, changes: Mapping[str, Any], ctx: Ctx
+    room: Room,
+    actor: str,
+    name: str,
+    changes: Mapping[str, Any],
+    ctx: Ctx,
+    signed: AbstractSet[str] = frozenset(),
 ) -> Decision:
     settings = _settings(Settings(), changes)
+    if settings.rated and actor not in signed:
+        raise RoomError(
+            ErrorCode.NOT_RATABLE,
+            "a rated room races signed-in players only: take a handle first",
+            players=[actor],
+        )
     return Decision(
         [
             R.Created(settings.to_wire(), actor, ctx.now),
@@ -296,6 +333,7 @@ def decide_join(
     role: Role,
     ctx: Ctx,
     bot: tuple[Pace, Style] | None = None,
+    signed: AbstractSet[str] = frozenset(),
 ) -> Decision:
     """``actor`` joins as ``role``; ``bot`` (pace and style) is set for a bot player
     the host seats (:func:`decide_add_bot`): it joins the way a person does, under
@@ -308,6 +346,23 @@ def decide_join(
     if actor in room.members:
         raise RoomError(ErrorCode.ALREADY_IN_ROOM, "you are in this room already")
     roles = [m.role for m in room.members.values()]
+    if role == Role.PLAYER and room.settings.rated:
+        if _rated_round_running(room):
+            raise RoomError(
+                ErrorCode.RATED_LOCKED, "a rated round is running: join it as a spectator"
+            )
+        if bot is not None:
+            raise RoomError(
+                ErrorCode.NOT_RATABLE,
+                "bots are never rated: a rated room seats none",
+                players=[actor],
+            )
+        if actor not in signed:
+            raise RoomError(
+                ErrorCode.NOT_RATABLE,
+                "a rated room races signed-in players only: take a handle, or watch",
+                players=[actor],
+            )
     if role == Role.PLAYER:
         if roles.count(Role.PLAYER) >= MAX_PLAYERS:
             raise RoomError(ErrorCode.ROOM_FULL, f"the room has {MAX_PLAYERS} players already")
@@ -466,12 +521,32 @@ def _settings(base: Settings, changes: Mapping[str, Any]) -> Settings:
         raise RoomError(ErrorCode.BAD_SETTING, exc.message, field=exc.field) from None
 
 
-def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx) -> Decision:
+def decide_settings(
+    room: Room,
+    actor: str,
+    changes: Mapping[str, Any],
+    ctx: Ctx,
+    signed: AbstractSet[str] = frozenset(),
+) -> Decision:
     """Scoring and race bonus rescore at once (the fold sends a new sheet); the
     rules of play apply from the next deal, because each deal records its own; a
     time limit counts from the round's start, so shortening it may end the round."""
     _host_only(room, actor, Action.SETTINGS)
     settings = _settings(room.settings, changes)
+    if _rated_round_running(room) or (
+        "rated" in changes and room.state in (RoomState.PLAYING, RoomState.BREAK)
+    ):
+        locked = sorted(set(changes) - RATED_OPEN) if room.settings.rated else ["rated"]
+        if locked:
+            raise RoomError(
+                ErrorCode.RATED_LOCKED,
+                f"{locked[0]} cannot change while a rated round runs"
+                if room.settings.rated
+                else "a round is running: rated is set before a round starts",
+                field=locked[0],
+            )
+    if settings.rated and not room.settings.rated:
+        _ratable(room, signed)
     wire = settings.to_wire()
     valid = {k: wire[k] for k in changes}
     out: list[Record] = [R.SettingsSet(valid, ctx.now)]
@@ -499,14 +574,22 @@ def decide_settings(room: Room, actor: str, changes: Mapping[str, Any], ctx: Ctx
     return Decision(out)
 
 
-def decide_start(room: Room, actor: str, ctx: Ctx) -> Decision:
+def decide_start(
+    room: Room, actor: str, ctx: Ctx, signed: AbstractSet[str] = frozenset()
+) -> Decision:
     _host_only(room, actor, Action.START)
+    if room.settings.rated:
+        _ratable(room, signed)
     return _new_round(room, {}, ctx)
 
 
-def decide_rematch(room: Room, actor: str, ctx: Ctx) -> Decision:
+def decide_rematch(
+    room: Room, actor: str, ctx: Ctx, signed: AbstractSet[str] = frozenset()
+) -> Decision:
     """A new round; each player's cumulative Vegas bank is carried into it."""
     _host_only(room, actor, Action.REMATCH)
+    if room.settings.rated:
+        _ratable(room, signed)
     entries = [DealEntry(d.replays, room.end_t(d, ctx.now)) for d in room.deals]
     bank = build_sheet(
         room.round_players, entries, Scoring.CUMULATIVE_VEGAS, room.settings.race_bonus, room.carry

@@ -361,8 +361,17 @@ class Room:
         settings = self.settings
         # A daily run's seed is the day's, kept until the day is over (views.withheld_deal).
         seeds = [] if self.daily is not None else [d.seed for d in self.deals]
+        dealt = {p for d in self.deals for p in d.replays}
+        rated = settings.rated
         result = round_result(
-            self.round, rec.at, sheet, settings.scoring, settings.race_bonus, seeds
+            self.round,
+            rec.at,
+            sheet,
+            settings.scoring,
+            settings.race_bonus,
+            seeds,
+            settings.deal_rules().ladder if rated else None,
+            sorted(dealt - set(sheet.players)) if rated else (),
         )
         self.series.add(result, {m.id: m.name for m in self.members.values()})
         self.ready = []

@@ -48,9 +48,20 @@ class RoundResult:
     totals: dict[str, int]
     winners: tuple[str, ...]
     deals: tuple[dict[str, Any], ...]
+    ladder: str | None = None  # rated: the ladder the round changed its players' ratings on
+    left: tuple[str, ...] = ()  # dealt in, then left mid-way: placed last when rated
+
+    def rated_places(self) -> dict[str, int]:
+        """The placings the round is rated by: the round's, and everyone who
+        left it mid-way placed last, together."""
+        places = round_places({p: self.totals.get(p, 0) for p in self.players})
+        last = len(places) + 1
+        return {**places, **{p: last for p in self.left if p not in places}}
 
     def to_wire(self) -> dict[str, Any]:
+        rated = {"ladder": self.ladder, "left": list(self.left)} if self.ladder else {}
         return {
+            **rated,
             "round": self.number,
             "ended_at": self.ended_at,
             "scoring": self.scoring.value,
@@ -73,6 +84,8 @@ class RoundResult:
             totals=dict(data["totals"]),
             winners=tuple(data["winners"]),
             deals=tuple(dict(d) for d in data["deals"]),
+            ladder=data.get("ladder"),
+            left=tuple(data.get("left", ())),
         )
 
 
@@ -83,6 +96,8 @@ def round_result(
     scoring: Scoring,
     race_bonus: int,
     seeds: Sequence[str],
+    ladder: str | None = None,
+    left: Sequence[str] = (),
 ) -> RoundResult:
     """Round ``number``'s result from its sheet at its end; ``seeds`` are its deals'
     seeds in order (all revealed by then: every deal of the round is over)."""
@@ -107,6 +122,8 @@ def round_result(
         totals={p: sheet.totals.get(p, 0) for p in sheet.players},
         winners=tuple(sheet.winners),
         deals=deals,
+        ladder=ladder,
+        left=tuple(left),
     )
 
 

@@ -382,6 +382,7 @@ def room_info(room: RoomLike) -> dict[str, Any]:
         "deal": deal.number if deal is not None and room.state != RoomState.LOBBY else None,
         "deals": room.settings.deals_per_round,
         "next_deal_at": room.next_deal_at,
+        "rated": room.settings.rated,
     }
 
 

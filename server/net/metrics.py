@@ -130,6 +130,18 @@ class Metrics:
             ["rules"],
             registry=r,
         )
+        self.rated_same_address = Counter(
+            "klondike_rated_same_address",
+            "Pairs of players who raced each other in a rated round from one client"
+            " address, once per round: two accounts farming each other show as a steady"
+            " rise (a counter, not an accusation: a household shares an address too)",
+            registry=r,
+        )
+        self.rated_same_address_repeats = Counter(
+            "klondike_rated_same_address_repeats",
+            "Of those, a pair this node has seen race rated from one address three times or more",
+            registry=r,
+        )
         self.winnable_waits = Counter(
             "klondike_winnable_waits",
             "Deals that found their pool of proven seeds dry and waited for one",

@@ -54,12 +54,19 @@ from .runner import Release, Reply, RoomRunner, Venue
 __all__ = ["ROOM_HANDLERS", "Front", "Handler", "on", "reserve_code"]
 
 
+class Accounts(Protocol):
+    """What a rated room's check reads of the account store."""
+
+    async def account_by_player(self, player: str) -> object | None: ...
+
+
 class Front(Venue, Protocol):
     """What the room handlers need of the service (server/service/)."""
 
     rooms: dict[str, RoomRunner]
     metrics: Metrics
     allowances: Allowances
+    accounts: Accounts
 
     def session_of(self, peer: Peer) -> SessionState: ...
 
@@ -104,6 +111,27 @@ def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply
     return reply
 
 
+def _own(session: SessionState) -> frozenset[str]:
+    """The requester, as a rated room's check counts them: signed in or not."""
+    return frozenset({session.player}) if session.account is not None else frozenset()
+
+
+async def _signed(front: Front, runner: RoomRunner, wanted: bool) -> frozenset[str]:
+    """The room's players who hold an account, when a rated room asks (``wanted``):
+    the decision checks the players it sees against them, so one who joined
+    meanwhile counts as not signed in, and the host asks again."""
+    if not wanted:
+        return frozenset()
+    found = set()
+    try:
+        for p in runner.room.players():
+            if await front.accounts.account_by_player(p) is not None:
+                found.add(p)
+    except StoreUnavailable:
+        raise unavailable("the account store is unreachable") from None
+    return frozenset(found)
+
+
 def _not_in_a_room(session: SessionState) -> None:
     if session.room_code is not None:
         raise RoomError(M.ErrorCode.ALREADY_IN_ROOM, "leave your room first")
@@ -119,7 +147,9 @@ async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
     front.rooms[code] = runner
     try:
         await runner.run(
-            lambda r, c: D.decide_create(r, session.player, session.name, req.settings, c),
+            lambda r, c: D.decide_create(
+                r, session.player, session.name, req.settings, c, _own(session)
+            ),
             _joined(front, conn, req, runner),
         )
     except BaseException:
@@ -158,7 +188,9 @@ async def _join(front: Front, conn: Peer, req: JoinRoom) -> None:
     _not_in_a_room(session)
     runner = _room_by_code(front, conn, req.code)
     await runner.run(
-        lambda r, c: D.decide_join(r, session.player, session.name, req.role, c),
+        lambda r, c: D.decide_join(
+            r, session.player, session.name, req.role, c, signed=_own(session)
+        ),
         _joined(front, conn, req, runner),
     )
 
@@ -174,14 +206,16 @@ async def _leave(front: Front, conn: Peer, req: LeaveRoom) -> None:
 
 async def _settings(front: Front, conn: Peer, req: UpdateSettings) -> None:
     session, runner = front.room_of(conn)
+    signed = await _signed(front, runner, req.settings.get("rated") is True)
     await runner.run(
-        lambda r, c: D.decide_settings(r, session.player, req.settings, c), _ok(conn, req)
+        lambda r, c: D.decide_settings(r, session.player, req.settings, c, signed), _ok(conn, req)
     )
 
 
 async def _start(front: Front, conn: Peer, req: Start) -> None:
     session, runner = front.room_of(conn)
-    await runner.run(lambda r, c: D.decide_start(r, session.player, c), _ok(conn, req))
+    signed = await _signed(front, runner, runner.room.settings.rated)
+    await runner.run(lambda r, c: D.decide_start(r, session.player, c, signed), _ok(conn, req))
 
 
 async def _next_deal(front: Front, conn: Peer, req: NextDeal) -> None:
@@ -208,7 +242,8 @@ async def _add_bot(front: Front, conn: Peer, req: AddBot) -> None:
 
 async def _rematch(front: Front, conn: Peer, req: Rematch) -> None:
     session, runner = front.room_of(conn)
-    await runner.run(lambda r, c: D.decide_rematch(r, session.player, c), _ok(conn, req))
+    signed = await _signed(front, runner, runner.room.settings.rated)
+    await runner.run(lambda r, c: D.decide_rematch(r, session.player, c, signed), _ok(conn, req))
 
 
 async def _close(front: Front, conn: Peer, req: CloseRoom) -> None:

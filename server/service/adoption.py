@@ -26,6 +26,7 @@ from ..core.room import Room
 from ..core.values import RoomError
 from ..daily.runs import RunKeeper
 from ..net.metrics import Metrics
+from ..ratings.keeping import RatingKeeper
 from ..rooms.runner import RoomRunner
 from ..store.base import Store, StoreUnavailable
 from .hooks import ClusterHooks
@@ -70,6 +71,7 @@ class Home(Protocol):
     rooms: dict[str, RoomRunner]
     cluster: ClusterHooks | None
     history: HistoryKeeper
+    ratings: RatingKeeper
     runs: RunKeeper
 
     def runner(self, room: Room, durable: DurableLog) -> RoomRunner: ...
@@ -142,6 +144,7 @@ class Adoption:
             # What the log says is over is in its players' history, whether or
             # not the history write after its record happened before a crash.
             await home.history.recovered(room)
+            await home.ratings.recovered(room)  # a rated round is applied once, by its key
             await home.runs.recovered(room)
             if not records or room.state == "closed":
                 await home.store.close_room(code)

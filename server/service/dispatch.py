@@ -31,6 +31,8 @@ from ..daily.handlers import DAILY_HANDLERS, DailyDesk
 from ..daily.run_handlers import RUN_HANDLERS, RunDesk
 from ..net.allowances import Allowances, Quota
 from ..peer import Peer, SessionState
+from ..ratings.handlers import RATING_HANDLERS
+from ..ratings.keeping import RatingKeeper
 from ..rooms.handlers import ROOM_HANDLERS, Handler, on
 from ..rooms.runner import Release
 from .hooks import ClusterHooks
@@ -52,6 +54,7 @@ class Desk(AccountDesk, FriendsDesk, DailyDesk, RunDesk, Protocol):
     cluster: ClusterHooks | None
     accounts: AccountStore
     history: HistoryKeeper
+    ratings: RatingKeeper
 
 
 async def dispatch(desk: Desk, conn: Peer, req: Request) -> None:
@@ -194,6 +197,7 @@ HANDLERS: dict[type[Request], Handler[Desk]] = dict(
         *ACCOUNT_HANDLERS.items(),
         *HISTORY_HANDLERS.items(),
         *FRIEND_HANDLERS.items(),
+        *RATING_HANDLERS.items(),
         *DAILY_HANDLERS.items(),
         *RUN_HANDLERS.items(),
     ]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
-from protocol.messages import ErrorCode
+from protocol.messages import ErrorCode, Message
 from protocol.requests import Request
 from protocol.settings import DealRules
 
@@ -29,7 +29,7 @@ from ..core import records as R
 from ..core.durable import DurableLog
 from ..core.records import Decision
 from ..core.room import Room
-from ..core.values import RoomError
+from ..core.values import Fanout, RoomError
 from ..daily.memory_results import MemoryResults
 from ..daily.publisher import DailyDeals
 from ..daily.results import ResultStore
@@ -41,6 +41,7 @@ from ..net.connection import Limits
 from ..net.metrics import Metrics
 from ..net.ratelimit import Limiter
 from ..peer import Peer, SessionState
+from ..ratings.keeping import RatingKeeper
 from ..rooms.proofs import ProvenPools
 from ..rooms.runner import Release, RoomRunner, Writer
 from ..store.base import Store, StoreUnavailable
@@ -91,6 +92,7 @@ class Service:
         self.connections: set[Peer] = set()
         self.cluster: ClusterHooks | None = None  # several nodes: server/cluster/
         self.history = HistoryKeeper(self)
+        self.ratings = RatingKeeper(self)
         self.daily = DailyDeals(clock, self.seeding.proofs, daily)
         self.daily_results: ResultStore = (
             daily_results if daily_results is not None else MemoryResults()
@@ -162,22 +164,45 @@ class Service:
 
     def keeping(self, room: Room, decision: Decision) -> Release | None:
         """A deal over for everyone, or a round over, joins its players' history;
-        a daily run over, its daily's results."""
+        a daily run over, its daily's results; a rated round over changes its
+        players' ratings."""
+        kept: list[Release] = []
         try:
             history = self.history.built(room, decision)
+            if history is not None:
+                kept.append(history)
             result = self.runs.built(room, decision)
+            if result is not None:
+                kept.append(lambda: self.runs.keep(result))
         except Exception:  # a bug: the room goes on, its rebuild writes it again
             log.exception("room %s: history not built", room.code)
+        try:
+            rated = self.ratings.built(room, decision)
+            if rated is not None:
+                kept.append(rated)
+        except Exception:  # a bug: the room goes on, its rebuild rates it again
+            log.exception("room %s: rated round not built", room.code)
+        if not kept:
             return None
-        if result is None:
-            return history
 
-        def keep() -> None:
-            if history is not None:
-                history()
-            self.runs.keep(result)
+        def release() -> None:
+            for r in kept:
+                r()
 
-        return keep
+        return release
+
+    async def tell_room(self, code: str, event: Callable[[int], Message]) -> None:
+        runner = self.rooms.get(code)
+        if runner is None:
+            return
+
+        def make() -> Release:
+            room = runner.room
+            fan = Fanout(room.seq, event(room.seq))
+            members = dict(room.members)
+            return lambda: runner.fanout([fan], members)
+
+        await runner.read(make)
 
     async def _forget_room(self, code: str) -> None:
         # A daily run's log is kept until its result is written: a rebuild of
@@ -209,6 +234,7 @@ class Service:
             runner.stop()
         await self.seeding.proofs.close()
         await self.history.stop()
+        await self.ratings.stop()
         await self.runs.stop()
 
     def role_of(self, conn: Peer) -> str:

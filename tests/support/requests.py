@@ -51,6 +51,8 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "delete_account": {"handle": "Nobody"},
     "friends": {},
     "befriend": {"handle": "Bea"},
+    "ladder": {"ladder": "classic-draw1", "friends": True},
+    "forecast": {},
     "answer_friend": {"handle": "Bea", "accept": True},
     "unfriend": {"handle": "Bea"},
     "friend_link": {},
