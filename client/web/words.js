@@ -96,6 +96,7 @@ export const TEXTS = {
   handle_change_too_soon: "A handle can be changed once in 30 days.",
   wrong_handle: "That is not this account's handle: type it exactly to delete the account.",
   daily_played: "You have played this daily already: one run a day. Here is the leaderboard.",
+  daily_not_over: "The comparison with the leader comes once your run is over.",
 };
 
 function isRed(code) {

@@ -65,6 +65,10 @@ class RunResult:
     score: int
     ended: float  # unix seconds
     code: str  # the run's room
+    # Its timed moves, [ms from the first move, kind, from, to, count] each:
+    # what its ghost replays (server/daily/ghosts.py). Kept with the result,
+    # in the same write, so a run on the board always has its ghost.
+    line: tuple[tuple[int, str, int, int, int], ...] = ()
 
     @property
     def won(self) -> bool:
@@ -88,7 +92,9 @@ class RunResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResult:
-        return cls(**data)
+        kept = data.get("line", ())
+        line = tuple((int(t), str(k), int(a), int(b), int(n)) for t, k, a, b, n in kept)
+        return cls(**{**data, "line": line})
 
     def view(self, rank: int) -> dict[str, Any]:
         """One row of the leaderboard (docs/protocol.md, ``daily_board``)."""

@@ -85,6 +85,7 @@ def result_of(room: Room) -> RunResult | None:
             score=room.score(deal, player, deal.ended_at),
             ended=deal.ended_at / 1000,
             code=room.code,
+            line=tuple((t - first, kind, a, b, n) for t, kind, a, b, n in log_),
         )
     return None
 
