@@ -102,6 +102,10 @@ async def test_a_run_races_a_friend_and_the_leader_at_their_pace_then_compares()
         assert len(leader["home_at"]) == 52 and len(leader["line"]) == n_moves
         assert you["name"] == "Cyd" and you["result"] == "resigned"
         assert len(you["line"]) == 2
+        # Cyd got no card home: the gap opened at the first, which the leader had.
+        assert compare["gap"] == {
+            "card": 1, "you": None, "leader": leader["home_at"][0], "grew": None,
+        }  # fmt: skip
         # Timings only: no move and no card of the leader's run.
         assert deals[D1].seed not in str(compare) and "cards" not in str(compare)
         for client in (ann, bob, cyd):

@@ -92,8 +92,9 @@ def comparison(
 ) -> dict[str, Any]:
     """One's run against the leader's, by the time each card came home, and
     where the gap opened: the card at which one fell furthest further behind
-    (the leader's lead grew most from the card before it). Timings only: no
-    move and no card of the leader's run."""
+    (the leader's lead grew most from the card before it), else the first
+    card one never got home. Timings only: no move and no card of the
+    leader's run."""
     you, them = _side(mine, my_line), _side(leader, leader_line)
     gap = None
     behind_before = 0.0
@@ -103,4 +104,9 @@ def comparison(
         if grew > 0 and (gap is None or grew > gap["grew"]):
             gap = {"card": k, "you": a, "leader": b, "grew": round(grew, 3)}
         behind_before = behind
+    short = len(you["home_at"])
+    if gap is None and short < len(them["home_at"]):
+        # Never behind on the cards both had home: the gap is the first card
+        # one never got home.
+        gap = {"card": short + 1, "you": None, "leader": them["home_at"][short], "grew": None}
     return {"you": you, "leader": them, "gap": gap}
