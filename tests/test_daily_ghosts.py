@@ -16,7 +16,7 @@ from server.app import RaceServer
 from server.daily.schedule import day_of
 from tests.support.dailies import publish, winning_moves
 from tests.support.inprocess import FakeClock, running_server
-from tests.support.raw_client import Client, player
+from tests.support.raw_client import Client, player, resume
 from tests.test_daily_runs import D1, clock_at_noon, finish, refused
 
 PROGRESS_KEYS = {"score", "home", "moves", "status", "finished"}  # a live rival's, exactly
@@ -125,3 +125,37 @@ async def test_a_guest_with_no_runs_before_races_no_ghost() -> None:
         listing = await eve.event("ghosts")
         assert listing["ghosts"] == []
         await eve.close()
+
+
+async def test_a_run_resumed_after_a_drop_finds_its_ghosts_where_they_stand() -> None:
+    clock = clock_at_noon()
+    async with running_server_at(clock) as server:
+        deals = await publish(server.service.daily.store, day_of(clock.now()))
+        bob, cyd = [await player(server, n) for n in ("Bob", "Cyd")]
+        await finish(server, bob, clock, "won", 500)  # the leader, a move every 0.5 s
+        await bob.close()
+        await cyd.ok("daily_start", ladder=D1)
+        (ghost,) = (await cyd.event("ghosts"))["ghosts"]
+        assert (ghost["name"], ghost["kind"]) == ("Bob", "leader")
+        moves = winning_moves(deals[D1])
+        clock.advance(1000)
+        first = clock.now()
+        await cyd.ok("move", deal=1, move=moves[0].to_wire())
+        clock.advance(1200)  # the leader's moves at 0, 0.5 and 1 s are due
+        await clock.settled()
+        await cyd.caught_up()
+        assert [m["progress"]["moves"] for m in cyd.unseen("ghost_progress")] == [1, 2, 3]
+        await cyd.close()
+
+        clock.advance(3000)  # away: the run's clock runs on, and the ghost with it
+        back, welcome = await resume(server.url, cyd.token)
+        assert welcome["room"]["daily"]["first_move_at"] == first
+        listing = await back.event("ghosts")
+        (where,) = listing["ghosts"]
+        assert where["progress"]["moves"] == 9  # its moves at 0 … 4 s
+        assert set(where["progress"]) == PROGRESS_KEYS
+        clock.advance(300)  # 4.5 s: its tenth move, and no move sent twice
+        await clock.settled()
+        await back.caught_up()
+        assert [m["progress"]["moves"] for m in back.unseen("ghost_progress")] == [10]
+        await back.close()
