@@ -18,7 +18,7 @@ import pytest
 from server.daily.memory_results import MemoryResults
 from server.daily.redis import RedisDaily
 from server.daily.redis_results import RedisResults
-from server.daily.results import ResultStore, RunResult, day_number
+from server.daily.results import ResultStore, RunResult, day_number, line_text
 from server.daily.schedule import day_of
 from server.daily.sqlite import SqliteDaily
 from server.daily.sqlite_results import SqliteResults
@@ -202,10 +202,10 @@ async def test_each_store_keeps_a_runs_timed_moves_with_its_result(
     """A run's ghost is its kept moves: every store gives them back as written."""
     redis = request.getfixturevalue("redis") if kind == "redis" else None
     async with each_store(kind, tmp_path, redis) as store:
-        line = ((0, "draw", 0, 0, 1), (900, "waste_tableau", 0, 3, 1), (2500, "resign", 0, 0, 1))
-        kept = dataclasses.replace(run("ann", "resigned", 2500, 3), line=line)
+        moves = [(0, "draw", 0, 0, 1), (900, "waste_tableau", 0, 3, 1), (2500, "resign", 0, 0, 1)]
+        kept = dataclasses.replace(run("ann", "resigned", 2500, 3), line=line_text(moves))
         await store.claim(DAY, D1, "ann", kept.code)
         assert await store.add_result(kept)
         assert await store.results_of(DAY, D1, ["ann"]) == [kept]
         (_, ranked), *_ = await store.board(DAY, D1, 0, 1)
-        assert ranked.line == line
+        assert ranked.timed_moves == moves

@@ -48,7 +48,7 @@ def frames(seed: str, rules: DealRules, run: RunResult) -> list[GhostFrame]:
     """The run's progress after each of its moves, replayed by the engine."""
     replay = DealReplay(Board.deal(seed, rules))
     out: list[GhostFrame] = []
-    for i, (t, kind, src, dst, count) in enumerate(run.line):
+    for i, (t, kind, src, dst, count) in enumerate(run.timed_moves):
         move = Move(MoveKind(kind), src, dst, count)
         replay.record(TimedMove(t, i, move), replay.board.apply(move))
         seen = progress(replay.board, replay.score(Scoring.STANDARD, t))
