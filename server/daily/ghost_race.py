@@ -220,9 +220,12 @@ class Ghosts:
         except Exception:
             log.exception("room %s: the run's ghosts could not be chosen", code)
             return None
-        if race is not None and not race.done:
-            self._races.setdefault(code, race)
-        return self._races.get(code)
+        kept = self._races.get(code)
+        if race is not None and not race.done and (kept is None or kept.runner is not runner):
+            if kept is not None:  # the room's former runner (rebuilt here since)
+                self._forget(code)
+            self._races[code] = kept = race
+        return kept
 
     async def _build(self, runner: RoomRunner, player: str) -> GhostRace | None:
         room = runner.room
