@@ -61,7 +61,7 @@ NO_RESUME = frozenset(
 SIGN_IN = ("name", "token", "device", "link", "recovery")  # a hello carries one of them
 _ROOM_REPLIES = frozenset({"joined", "snapshot"})
 # Room events that carry the seq of the last event, not a new one (docs/protocol.md).
-_NOTICES = frozenset({"finding_deal", "reaction"})
+_NOTICES = frozenset({"finding_deal", "reaction", "ghosts", "ghost_progress"})
 
 
 async def say_hello(
@@ -325,7 +325,7 @@ class Session(EventHub, RoomRequests, AccountRequests):
             return
         seq: int = frame["seq"]
         if ("tick" in frame or frame.get("type") in _NOTICES) and seq == room.seq:
-            # A Timed tick, a finding_deal notice or a reaction carries the seq of
+            # A Timed tick, a finding_deal notice, a reaction or a ghost carries the seq of
             # the last event (nothing new to number).
             room.apply(frame)
             self._publish(RoomEvent(str(frame.get("type")), seq, frame))

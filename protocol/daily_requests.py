@@ -20,6 +20,7 @@ __all__ = [
     "DAILY_REQUESTS",
     "Daily",
     "DailyBoard",
+    "DailyCompare",
     "DailyStart",
 ]
 
@@ -42,6 +43,19 @@ def _ladder(msg: Mapping[str, Any]) -> str:
     if len(ladder) > 40:
         raise WireError(ErrorCode.BAD_REQUEST, "field 'ladder' is too long")
     return ladder
+
+
+def _date(msg: Mapping[str, Any]) -> str | None:
+    """An optional ``date``, ``YYYY-MM-DD``."""
+    date = opt_str(msg, "date")
+    if date is not None:
+        try:
+            dt.date.fromisoformat(date)
+        except ValueError:
+            raise WireError(ErrorCode.BAD_REQUEST, "field 'date' must be YYYY-MM-DD") from None
+        if len(date) != 10:
+            raise WireError(ErrorCode.BAD_REQUEST, "field 'date' must be YYYY-MM-DD")
+    return date
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,14 +86,7 @@ class DailyBoard(Request):
 
     @classmethod
     def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
-        date = opt_str(msg, "date")
-        if date is not None:
-            try:
-                dt.date.fromisoformat(date)
-            except ValueError:
-                raise WireError(ErrorCode.BAD_REQUEST, "field 'date' must be YYYY-MM-DD") from None
-            if len(date) != 10:
-                raise WireError(ErrorCode.BAD_REQUEST, "field 'date' must be YYYY-MM-DD")
+        date = _date(msg)
         before = msg.get("before", 0)
         if isinstance(before, bool) or not isinstance(before, int) or not 0 <= before <= 10**9:
             raise WireError(ErrorCode.BAD_REQUEST, "field 'before' must be a count of runs")
@@ -95,9 +102,29 @@ class DailyBoard(Request):
         return out
 
 
-DAILY_REQUESTS: tuple[type[Request], ...] = (Daily, DailyStart, DailyBoard)
+@dataclass(frozen=True, slots=True)
+class DailyCompare(Request):
+    """One's run of today's daily of ``ladder`` against the day's leader's, once
+    one's run is over (``date``: today's; a day over may be asked too)."""
 
-DAILY_AT_THE_EDGE: tuple[type[Request], ...] = (Daily, DailyBoard)
+    TYPE: ClassVar[str] = "daily_compare"
+    ladder: str
+    date: str | None = None
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        return cls(rid, _ladder(msg), _date(msg))
+
+    def fields(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"ladder": self.ladder}
+        if self.date is not None:
+            out["date"] = self.date
+        return out
+
+
+DAILY_REQUESTS: tuple[type[Request], ...] = (Daily, DailyStart, DailyBoard, DailyCompare)
+
+DAILY_AT_THE_EDGE: tuple[type[Request], ...] = (Daily, DailyBoard, DailyCompare)
 """The daily requests a node answers for its own clients, from the stores every
 node shares, even for a client whose room runs on another node. Not
 ``daily_start``: a client in a room elsewhere is relayed there, as for any room

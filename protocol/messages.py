@@ -34,6 +34,7 @@ __all__ = [
     "break_started",
     "daily",
     "daily_board",
+    "daily_compare",
     "deal_log",
     "deal_over",
     "deal_started",
@@ -43,6 +44,8 @@ __all__ = [
     "friend_invite",
     "friend_link",
     "friends",
+    "ghost_progress",
+    "ghosts",
     "history",
     "joined",
     "link_code",
@@ -137,6 +140,7 @@ class ErrorCode(StrEnum):
     NOT_RATABLE = "not_ratable"  # carries ``players``: those who are not signed in, or bots
     RATED_LOCKED = "rated_locked"  # carries ``field`` when a setting was refused
     DAILY_PLAYED = "daily_played"  # one run a daily: this one is over
+    DAILY_NOT_OVER = "daily_not_over"  # daily_compare before one's run is over
 
 
 Code = ErrorCode | Reason
@@ -353,6 +357,12 @@ def daily_board(
 
 
 @_message
+def daily_compare(rid: RequestId, *, date: str, ladder: str, compare: Mapping[str, Any]) -> Message:
+    """One's run over against the day's leader's: timings only (server/daily/ghosts.py)."""
+    return _make("daily_compare", {"id": rid, "date": date, "ladder": ladder, **compare})
+
+
+@_message
 def account(rid: RequestId, *, account: Mapping[str, Any]) -> Message:
     """The own-account view as it now stands (``change_handle``, ``account_settings``)."""
     return _make("account", {"id": rid, "account": account})
@@ -497,6 +507,19 @@ def progress(
     if board is not None:
         fields["board"] = board
     return _make("progress", fields)
+
+
+@_message
+def ghosts(seq: int, *, deal: int, ghosts: Sequence[Mapping[str, Any]]) -> Message:
+    """A daily run's ghosts and where each stands now. Shell state, not history:
+    it carries the seq of the last event rather than a new one."""
+    return _make("ghosts", {"seq": seq, "deal": deal, "ghosts": ghosts})
+
+
+@_message
+def ghost_progress(seq: int, *, deal: int, ghost: int, progress: Mapping[str, Any]) -> Message:
+    """A ghost's move come due on the run's clock: what a rival's ``progress`` holds."""
+    return _make("ghost_progress", {"seq": seq, "deal": deal, "ghost": ghost, "progress": progress})
 
 
 @_message

@@ -6,6 +6,7 @@ after the restart (the rebuilt room writes its result again)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import time
 from collections.abc import AsyncIterator
@@ -17,7 +18,7 @@ import pytest
 from server.daily.memory_results import MemoryResults
 from server.daily.redis import RedisDaily
 from server.daily.redis_results import RedisResults
-from server.daily.results import ResultStore, RunResult, day_number
+from server.daily.results import ResultStore, RunResult, day_number, line_text
 from server.daily.schedule import day_of
 from server.daily.sqlite import SqliteDaily
 from server.daily.sqlite_results import SqliteResults
@@ -192,3 +193,19 @@ async def test_on_redis_a_run_over_before_kill_9_is_counted_once_after_the_resta
         await back.close()
     finally:
         node.kill()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+async def test_each_store_keeps_a_runs_timed_moves_with_its_result(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A run's ghost is its kept moves: every store gives them back as written."""
+    redis = request.getfixturevalue("redis") if kind == "redis" else None
+    async with each_store(kind, tmp_path, redis) as store:
+        moves = [(0, "draw", 0, 0, 1), (900, "waste_tableau", 0, 3, 1), (2500, "resign", 0, 0, 1)]
+        kept = dataclasses.replace(run("ann", "resigned", 2500, 3), line=line_text(moves))
+        await store.claim(DAY, D1, "ann", kept.code)
+        assert await store.add_result(kept)
+        assert await store.results_of(DAY, D1, ["ann"]) == [kept]
+        (_, ranked), *_ = await store.board(DAY, D1, 0, 1)
+        assert ranked.timed_moves == moves

@@ -89,3 +89,38 @@ export function weeksChart(weeks) {
   }
   return svg;
 }
+
+/**
+ * A daily run against the leader's: for each card home (1st, 2nd, …), the
+ * seconds each run took to get it there, one line a run, and a mark where the
+ * gap opened (the `daily_compare` reply as it is).
+ */
+export function compareChart(compare, words) {
+  const you = compare.you.home_at;
+  const them = compare.leader.home_at;
+  const svg = frame(`${words.compareTitle}: ${words.compareAxis}`);
+  svg.classList.add("compare-chart");
+  svg.dataset.you = String(you.length);
+  svg.dataset.leader = String(them.length);
+  const cards = Math.max(1, you.length, them.length);
+  const hi = Math.max(1, ...you, ...them);
+  const x = scale(1, Math.max(2, cards), PAD.left, W - PAD.right);
+  const y = scale(0, hi, H - PAD.bottom, PAD.top);
+  svg.appendChild(el("line", { x1: PAD.left, x2: W - PAD.right, y1: y(0), y2: y(0), class: "chart-axis" }));
+  svg.appendChild(el("text", { x: PAD.left - 6, y: y(hi) + 4, "text-anchor": "end", class: "chart-label" }, `${Math.round(hi)} s`));
+  svg.appendChild(el("text", { x: PAD.left - 6, y: y(0) + 4, "text-anchor": "end", class: "chart-label" }, "0"));
+  svg.appendChild(el("text", { x: W - PAD.right, y: H - 8, "text-anchor": "end", class: "chart-label" }, `card ${cards}`));
+  const line = (times, cls, label) => {
+    if (!times.length) return;
+    const pts = times.map((t, i) => `${x(i + 1).toFixed(1)},${y(t).toFixed(1)}`).join(" ");
+    svg.appendChild(el("polyline", { points: pts, class: cls }, el("title", {}, label)));
+  };
+  line(them, "compare-leader", words.leader(compare.leader.name));
+  line(you, "compare-you", words.you);
+  const gap = compare.gap;
+  if (gap && gap.you !== null) {
+    svg.appendChild(el("circle", { cx: x(gap.card).toFixed(1), cy: y(gap.you).toFixed(1), r: 5, class: "compare-gap", id: "compare-gap" },
+      el("title", {}, words.gap(gap))));
+  }
+  return svg;
+}

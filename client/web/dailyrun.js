@@ -4,19 +4,22 @@
 // run is over the room shows the day's leaderboard, everyone's or one's
 // friends', with one's own rank.
 
+import { compareChart } from "./charts.js";
 import { h, replaceChildren } from "./dom.js";
 import { showLobbyMessage } from "./feedback.js";
 import { readName, sessionError } from "./lobby.js";
 import { setRoom } from "./room.js";
 import { ensureSession } from "./session.js";
 import { $, onSession, state } from "./state.js";
-import { refusalText } from "./words.js";
+import { GHOST_TEXT, refusalText } from "./words.js";
 
 const LADDER_TEXT = { "classic-draw1": "draw 1", "classic-draw3": "draw 3" };
 const RESULT_TEXT = { won: "won", resigned: "resigned", dead: "no moves left", stopped: "left" };
 
 // The board shown: for which run and which list, and what the server said.
 const shown = { key: null, friends: false, reply: null, error: null };
+// The comparison with the leader's run, asked once the run is over (its room).
+const compared = { code: null, reply: null, error: null };
 
 async function play(btn) {
   const error = $("daily-error");
@@ -85,10 +88,40 @@ function draw() {
         h("tbody", {}, ...reply.runs.map((run) => row(run, run.player === me)))));
   }
   replaceChildren(panel,
+    compareView(),
     h("h3", { id: "daily-board-title" }, `The ${room.daily.date} daily, ${LADDER_TEXT[room.daily.ladder] || room.daily.ladder}: leaderboard`),
     h("div", { class: "daily-board-pick", role: "group", "aria-label": "Whose runs" },
       pick(false, "Everyone"), pick(true, "Friends")),
     body);
+}
+
+async function fetchCompare(room) {
+  Object.assign(compared, { code: room.code, reply: null, error: null });
+  try {
+    const reply = await state.conn.request("daily_compare", { ladder: room.daily.ladder, date: room.daily.date });
+    if (compared.code === room.code) compared.reply = reply;
+  } catch (err) {
+    if (compared.code === room.code) compared.error = err?.code ? refusalText(err) : String(err?.message || err);
+  }
+  draw();
+}
+
+/** One's run against the leader's: the time to each card home, both runs, and where the gap opened. */
+function compareView() {
+  const reply = compared.reply;
+  let body;
+  if (compared.error) body = h("p", { class: "bad", role: "status" }, compared.error);
+  else if (!reply) body = h("p", { class: "checking" }, "loading…");
+  else {
+    const mine = reply.you.name === reply.leader.name && reply.you.seconds === reply.leader.seconds;
+    body = h("div", {},
+      compareChart(reply, GHOST_TEXT),
+      h("p", { class: "compare-legend" },
+        h("span", { class: "compare-key-you" }, `— ${GHOST_TEXT.you}: ${reply.you.home_at.length} cards home in ${reply.you.seconds.toFixed(1)} s`), " · ",
+        h("span", { class: "compare-key-leader" }, `- - ${GHOST_TEXT.leader(reply.leader.name)}: ${reply.leader.home_at.length} in ${reply.leader.seconds.toFixed(1)} s`)),
+      h("p", { id: "compare-gap-text" }, mine ? GHOST_TEXT.youLead : reply.gap ? GHOST_TEXT.gap(reply.gap) : GHOST_TEXT.noGap));
+  }
+  return h("section", { class: "daily-compare", id: "daily-compare" }, h("h3", {}, GHOST_TEXT.compareTitle), body);
 }
 
 /** app.js: drawn with the room. A daily run's room shows the board once the run is over. */
@@ -103,6 +136,7 @@ export function renderDailyBoard() {
   }
   if (shown.key === null || !shown.key.startsWith(`${room.code} `)) {
     fetchBoard(room, false);
+    fetchCompare(room);
     showStreak(); // the run just over counts: the lobby's line says so when it is back
   } else draw();
 }

@@ -9,7 +9,7 @@ import { clock, h, replaceChildren } from "./dom.js";
 import { freshNews, placeFloating } from "./feedback.js";
 import { finishedRound, placing } from "./series.js";
 import { $, dealIsOver, isConnected, isHost, isPlayer, me, myBoard, nameOf, render, state } from "./state.js";
-import { CONNECTION_TEXT, dealEndText } from "./words.js";
+import { CONNECTION_TEXT, GHOST_TEXT, dealEndText } from "./words.js";
 
 const FIRST_NEWS_MS = 8_000; // the first finisher's notice; the ★ on the chip stays
 const ENDED_NEWS_MS = 10_000; // why the last deal ended, into the next one
@@ -76,7 +76,8 @@ function rivalChips(deal) {
   for (const id of Object.keys(deal.progress || {})) if (!ids.includes(id)) ids.push(id);
   const first = state.firsts[deal.number];
   const others = ids.filter((id) => !(isPlayer() && id === me()));
-  if (!others.length) return null;
+  const ghosts = ghostChips(deal);
+  if (!others.length) return ghosts;
   const total = (deal.rules?.variant === "double" ? 104 : 52);
   const ended = dealIsOver(room, deal.number) || room.state === "round_over";
   const result = finishedRound();
@@ -102,6 +103,29 @@ function rivalChips(deal) {
       );
     }),
   );
+}
+
+/**
+ * A daily run's ghosts: earlier runs of the day, raced at the pace they were
+ * played (the server sends their progress as it comes due). A chip like a
+ * rival's, tagged "ghost" and named by the friend's handle, "Leader" or "Median".
+ */
+function ghostChips(deal) {
+  const g = state.ghosts;
+  const room = state.room;
+  if (!room.daily || !g || g.code !== room.code || g.deal !== deal.number || !g.list.length) return null;
+  const total = 52;
+  return h("ul", { class: "rivals ghosts", "aria-label": "Ghosts", id: "ghosts" },
+    g.list.map((ghost) => {
+      const p = ghost.progress;
+      return h("li", { class: `rival ghost status-${p.status}`, dataset: { ghost: String(ghost.ghost), kind: ghost.kind }, title: GHOST_TEXT.title(ghost.name, ghost.kind) },
+        h("span", { class: "ghost-tag" }, GHOST_TEXT.tag),
+        h("span", { class: "rival-name" }, GHOST_TEXT.kind[ghost.kind] || ghost.name),
+        h("span", { class: "rival-score", title: "score" }, String(p.score)),
+        h("span", { class: "rival-home", title: "cards home" }, `${p.home}/${total}`),
+        h("span", { class: "rival-moves", title: "moves" }, `${p.moves} mv`),
+        h("span", { class: "rival-status" }, statusText(p.status, p.finished, false)));
+    }));
 }
 
 /**

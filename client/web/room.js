@@ -161,6 +161,17 @@ export function applyEvent(ev) {
     case "rating_changes":
       noteRatingChanges(ev); // the podium shows them
       break;
+    case "ghosts":
+      // A daily run's ghosts (the server's, not the room's): kept beside the
+      // room, so a snapshot replacing it keeps them.
+      state.ghosts = { code: room.code, deal: ev.deal, list: ev.ghosts };
+      break;
+    case "ghost_progress": {
+      const ghost = state.ghosts?.code === room.code ? state.ghosts.list.find((g) => g.ghost === ev.ghost) : null;
+      if (!ghost) return;
+      ghost.progress = ev.progress;
+      break;
+    }
     case "progress":
       if (room.deal && ev.deal === room.deal.number) {
         room.deal.progress = room.deal.progress || {};

@@ -98,6 +98,7 @@ export const TEXTS = {
   not_ratable: "A rated room races signed-in players only, and no bots.",
   rated_locked: "A rated round is running: its rules stay as they are until it is over.",
   daily_played: "You have played this daily already: one run a day. Here is the leaderboard.",
+  daily_not_over: "The comparison with the leader comes once your run is over.",
 };
 
 function isRed(code) {
@@ -394,4 +395,20 @@ export const ACCOUNT_TEXT = {
     `Klondike Race recovery codes for ${handle} (${origin}, ${dateText(t)})`,
     "Each works once; keep them somewhere safe. A new set replaces these.",
   ],
+};
+
+/** A daily run's ghosts (hud.js) and the comparison after it (dailyrun.js). */
+export const GHOST_TEXT = {
+  tag: "ghost",
+  kind: { leader: "Leader", median: "Median" }, // a friend's ghost shows their handle
+  title: (name, kind) => (kind === "friend" ? `${name}'s run earlier today` : `${kind === "leader" ? "The leader" : "The median run"}: ${name}`),
+  compareTitle: "Your run against the leader's",
+  compareAxis: "seconds to each card home",
+  you: "You",
+  leader: (name) => `Leader (${name})`,
+  gap: (g) => g.you === null
+    ? `The gap opened at card ${g.card}: you never got it home; the leader had it home at ${g.leader.toFixed(1)} s.`
+    : `The gap opened at card ${g.card}: you had it home at ${g.you.toFixed(1)} s, the leader at ${g.leader.toFixed(1)} s (${g.grew.toFixed(1)} s lost on that card).`,
+  noGap: "You never fell behind the leader.",
+  youLead: "You lead the day: this is your own run.",
 };

@@ -14,5 +14,9 @@ not a second node racing the first.
   in-memory store; ``sqlite.py`` and ``redis.py`` the durable ones;
 - ``publisher.py``: the task that keeps the next days published, on the
   server's clock, with seeds proven in the solver's workers;
-- ``handlers.py``: the ``daily`` request.
+- ``handlers.py``: the ``daily`` request;
+- ``runs.py``, ``results.py`` and its stores, ``run_handlers.py``: one run a
+  player, its result and timed moves kept, the leaderboard, the comparison;
+- ``ghosts.py`` (pure) and ``ghost_race.py``: earlier runs raced as ghosts
+  at their recorded pace, one timer a run.
 """

@@ -36,7 +36,9 @@ __all__ = [
     "RunClaim",
     "RunResult",
     "Streaks",
+    "TimedEntry",
     "day_number",
+    "line_text",
     "ranked",
     "streaks_after",
     "streaks_view",
@@ -65,6 +67,12 @@ class RunResult:
     score: int
     ended: float  # unix seconds
     code: str  # the run's room
+    # Its timed moves (:func:`line_text`): what its ghost replays
+    # (server/daily/ghosts.py). Kept with the result, in the same write, so a
+    # run on the board always has its ghost; kept as one string, so that a
+    # leaderboard page, which reads results and never their moves, reads no
+    # more than one string more a run.
+    line: str = ""
 
     @property
     def won(self) -> bool:
@@ -90,6 +98,15 @@ class RunResult:
     def from_json(cls, data: dict[str, Any]) -> RunResult:
         return cls(**data)
 
+    @property
+    def timed_moves(self) -> list[TimedEntry]:
+        """Its moves, as :func:`line_text` wrote them."""
+        out: list[TimedEntry] = []
+        for entry in self.line.split(";") if self.line else ():
+            t, kind, src, dst, count = entry.split(",")
+            out.append((int(t), kind, int(src), int(dst), int(count)))
+        return out
+
     def view(self, rank: int) -> dict[str, Any]:
         """One row of the leaderboard (docs/protocol.md, ``daily_board``)."""
         return {
@@ -101,6 +118,15 @@ class RunResult:
             "moves": self.moves,
             "score": self.score,
         }
+
+
+TimedEntry = tuple[int, str, int, int, int]
+"""One move of a run: ms from its first move, kind, from, to, count."""
+
+
+def line_text(moves: Sequence[TimedEntry]) -> str:
+    """A run's timed moves as kept: ``t,kind,from,to,count`` each, ``;`` between."""
+    return ";".join(f"{t},{kind},{src},{dst},{count}" for t, kind, src, dst, count in moves)
 
 
 def day_number(date: str) -> int:

@@ -14,17 +14,16 @@ no request at all: the session resumes its room like any other.
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
+import datetime as dt
 from typing import Any, Protocol
 
 from protocol import messages as M
-from protocol.daily_requests import BOARD_PAGE, DailyBoard, DailyStart
+from protocol.daily_requests import BOARD_PAGE, DailyBoard, DailyCompare, DailyStart
 from protocol.messages import ErrorCode
-from protocol.names import DELETED_PLAYER
 from protocol.placings import run_key, run_places
 from protocol.requests import Request
 
-from ..accounts.model import FriendState
 from ..accounts.store import AccountStore
 from ..core import decide as D
 from ..core.room import Room
@@ -36,6 +35,8 @@ from ..rooms.runner import Release, RoomRunner
 from ..service.adoption import Adoption
 from ..service.presence import presence
 from ..store.base import StoreUnavailable, unavailable
+from .ghost_race import Ghosts, friends_of, names_now
+from .ghosts import comparison, frames
 from .publisher import DailyDeals
 from .results import RankedRun, ResultStore, RunClaim, RunResult
 from .runs import RunKeeper, run_settings
@@ -52,6 +53,7 @@ class RunDesk(Front, Protocol):
     runs: RunKeeper
     accounts: AccountStore
     adoption: Adoption
+    ghosts: Ghosts
 
 
 def _ladder(name: str) -> str:
@@ -133,37 +135,7 @@ async def _seat(desk: RunDesk, conn: Peer, req: Request, session: SessionState, 
         return send
 
     await runner.run(presence(session.player, True), reply)
-
-
-async def _friends_of(desk: RunDesk, player: str) -> list[str]:
-    """The players of one's friends (accounts only: a guest has none)."""
-    accounts = desk.accounts
-    me = await accounts.account_by_player(player)
-    if me is None:
-        return []
-    out = []
-    for friendship in await accounts.friendships(me.account):
-        if friendship.state is not FriendState.FRIENDS:
-            continue
-        other = await accounts.account(friendship.b if friendship.a == me.account else friendship.a)
-        if other is not None:
-            out.append(other.player)
-    return out
-
-
-async def _names(desk: RunDesk, runs: list[RunResult]) -> dict[str, str]:
-    """The names the board shows now: an account's current handle (a run is
-    kept under the name it was played as), a deleted account's as the deleted
-    player it is, a guest's as kept."""
-    accounts = desk.accounts
-
-    async def name(run: RunResult) -> tuple[str, str]:
-        if await accounts.is_deleted(run.player):
-            return run.player, DELETED_PLAYER
-        account = await accounts.account_by_player(run.player)
-        return run.player, run.name if account is None else account.handle
-
-    return dict(await asyncio.gather(*(name(r) for r in {r.player: r for r in runs}.values())))
+    await desk.ghosts.seated(runner, session.player)
 
 
 async def _daily_board(desk: RunDesk, conn: Peer, req: DailyBoard) -> None:
@@ -175,7 +147,7 @@ async def _daily_board(desk: RunDesk, conn: Peer, req: DailyBoard) -> None:
     results = desk.daily_results
     you: RankedRun | None
     if req.friends:
-        players = [player, *await _store(_friends_of(desk, player))]
+        players = [player, *await _store(friends_of(desk.accounts, player))]
         runs: list[RunResult] = await _store(results.results_of(date, ladder, players))
         places = run_places({r.player: r.finish for r in runs})
         runs.sort(key=lambda r: (run_key(r.finish), r.player))
@@ -189,7 +161,7 @@ async def _daily_board(desk: RunDesk, conn: Peer, req: DailyBoard) -> None:
     more = len(page) > BOARD_PAGE
     page = page[:BOARD_PAGE]
     shown = [r for _, r in page] + ([] if you is None else [you[1]])
-    names = await _store(_names(desk, shown))
+    names = await _store(names_now(desk.accounts, shown))
 
     def view(rank: int, run: RunResult) -> dict[str, Any]:
         return {**run.view(rank), "name": names.get(run.player, run.name)}
@@ -208,6 +180,39 @@ async def _daily_board(desk: RunDesk, conn: Peer, req: DailyBoard) -> None:
     )
 
 
+async def _daily_compare(desk: RunDesk, conn: Peer, req: DailyCompare) -> None:
+    """One's run over against the day's leader's: timings only, never a card
+    or a move of the leader's (the day's deal is everyone's to play until the
+    day ends)."""
+    session = desk.session_of(conn)
+    ladder = _ladder(req.ladder)
+    date = req.date or desk.daily.today().isoformat()
+    player = session.player
+    await desk.runs.settled_player(player)
+    results = desk.daily_results
+    mine: list[RunResult] = await _store(results.results_of(date, ladder, [player]))
+    if not mine:
+        raise RoomError(
+            ErrorCode.DAILY_NOT_OVER, f"your run of the {ladder} daily of {date} is not over"
+        )
+    top = await _store(results.board(date, ladder, 0, 1))
+    leader = top[0][1] if top else mine[0]
+    deal = await _store(desk.daily.deal(dt.date.fromisoformat(date), ladder))
+    if deal is None:
+        raise unavailable("that day's deal cannot be read now")
+    names = await _store(names_now(desk.accounts, [mine[0], leader]))
+    you = dataclasses.replace(mine[0], name=names.get(player, mine[0].name))
+    them = dataclasses.replace(leader, name=names.get(leader.player, leader.name))
+    compare = comparison(
+        you, frames(deal.seed, deal.rules, you), them, frames(deal.seed, deal.rules, them)
+    )
+    conn.send(M.daily_compare(req.id, date=date, ladder=ladder, compare=compare))
+
+
 RUN_HANDLERS: dict[type[Request], Handler[RunDesk]] = dict(
-    [on(DailyStart, _daily_start), on(DailyBoard, _daily_board)]
+    [
+        on(DailyStart, _daily_start),
+        on(DailyBoard, _daily_board),
+        on(DailyCompare, _daily_compare),
+    ]
 )

@@ -31,7 +31,7 @@ from ..core import records as R
 from ..core.records import Decision
 from ..core.room import Room
 from ..store.base import StoreUnavailable
-from .results import ResultStore, RunResult
+from .results import ResultStore, RunResult, line_text
 from .schedule import LADDERS
 
 __all__ = ["RunKeeper", "export_runs", "result_of", "run_settings"]
@@ -85,6 +85,7 @@ def result_of(room: Room) -> RunResult | None:
             score=room.score(deal, player, deal.ended_at),
             ended=deal.ended_at / 1000,
             code=room.code,
+            line=line_text([(t - first, kind, a, b, n) for t, kind, a, b, n in log_]),
         )
     return None
 

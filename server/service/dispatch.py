@@ -170,6 +170,8 @@ async def _enter(desk: Desk, conn: Peer, req: Hello, session: SessionState, said
     except RoomError as exc:  # the store is down: welcome anyway, seen as offline
         log.warning("presence of %s not recorded: %s", session.player, exc.message)
         await runner.read(welcome)
+    if runner.room.daily is not None:  # a daily run: where its ghosts stand
+        await desk.ghosts.seated(runner, session.player)
 
 
 def _welcome(req: Hello, session: SessionState, room: Any, said: Said) -> M.Message:

@@ -30,6 +30,7 @@ from ..core.durable import DurableLog
 from ..core.records import Decision
 from ..core.room import Room
 from ..core.values import Fanout, RoomError
+from ..daily.ghost_race import Ghosts
 from ..daily.memory_results import MemoryResults
 from ..daily.publisher import DailyDeals
 from ..daily.results import ResultStore
@@ -98,6 +99,7 @@ class Service:
             daily_results if daily_results is not None else MemoryResults()
         )
         self.runs = RunKeeper(self)  # daily runs' results, written from their rooms
+        self.ghosts = Ghosts(self)  # daily runs' ghost races
 
     def use_store(self, store: Store) -> None:
         """The store, connected once the event loop runs (server/app.py): the
@@ -151,7 +153,9 @@ class Service:
 
     def after_commit(self, runner: RoomRunner, decision: Decision) -> None:
         """Keep sessions in step with membership: who left, who was removed, and
-        everyone when the room closes."""
+        everyone when the room closes; a daily run's ghosts start and stop."""
+        if runner.room.daily is not None:
+            self.ghosts.after_commit(runner, decision)
         for record in decision.records:
             if isinstance(record, (R.Left, R.Removed)):
                 self.sessions.set_room(record.player, None)
@@ -230,6 +234,7 @@ class Service:
         the history writes under way end before the account store closes."""
         await self.adoption.stop()
         await self.daily.stop()
+        self.ghosts.stop()
         for runner in self.rooms.values():
             runner.stop()
         await self.seeding.proofs.close()
