@@ -40,9 +40,10 @@ from typing import Any
 from bench.redis import Redis
 from client.load import percentile
 from protocol.daily_requests import BOARD_PAGE
+from protocol.moves import MoveKind
 from server.daily.memory_results import MemoryResults
 from server.daily.redis_results import RedisResults
-from server.daily.results import ResultStore, RunResult
+from server.daily.results import ResultStore, RunResult, line_text
 from server.daily.sqlite_results import SqliteResults
 from server.store.redis_conn import RedisAddress, config_get
 
@@ -50,14 +51,22 @@ DATE = "2026-12-02"
 LADDER = "classic-draw1"
 
 
+KINDS = [k.value for k in MoveKind if k not in (MoveKind.UNDO, MoveKind.AUTO_COMPLETE)]
+
+
 def result(i: int, rng: random.Random) -> RunResult:
-    """Run ``i`` of the day: about a third lost, times and moves spread."""
+    """Run ``i`` of the day: about a third lost, times and moves spread, and its
+    timed moves kept with it as the server keeps them (what its ghost replays)."""
     won = rng.random() > 0.35
     ms = rng.randrange(60_000, 1_800_000)
     moves = rng.randrange(90, 400)
+    times = sorted(rng.randrange(0, ms) for _ in range(moves - 1))
+    line = line_text(
+        [(t, rng.choice(KINDS), rng.randrange(7), rng.randrange(7), 1) for t in [0, *times]]
+    )
     return RunResult(
         DATE, LADDER, f"p{i:07d}", f"Player {i}", "won" if won else "resigned",
-        ms, moves, rng.randrange(0, 700), 1_764_633_600.0, f"R{i:07d}",
+        ms, moves, rng.randrange(0, 700), 1_764_633_600.0, f"R{i:07d}", line,
     )  # fmt: skip
 
 

@@ -83,6 +83,9 @@ async def test_the_bot_command_says_what_it_does(live_url: str) -> None:
     async with connect(live_url, name="Host") as host:
         room = await host.create_room({"deals_per_round": 2, "variant": "thoughtful"})
         proc = await bot_command(live_url, room.code, "--name", "robo")
+        # The bot says where it sat before the round starts (it joined a lobby).
+        first = await _lines_until(proc, "joined room")
+        assert first == [f"joined room {room.code} as robo (lobby)"]
         await until(host, lambda r: len(r.players) == 2)
         await host.start()
         for number in (1, 2):
@@ -90,8 +93,7 @@ async def test_the_bot_command_says_what_it_does(live_url: str) -> None:
             await host.resign()
         out, err = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode == 0, err.decode()
-        lines = out.decode().splitlines()
-        assert lines[0] == f"joined room {room.code} as robo (lobby)"
+        lines = first + out.decode().splitlines()
         deals = [line for line in lines if line.startswith("robo: deal ")]
         assert [d.split(":")[1].strip() for d in deals] == ["deal 1", "deal 2"]
         for line in deals:

@@ -1088,6 +1088,7 @@ def test_defaults() -> None:
         "spectators": "live",
         "deals": "random",
         "break_seconds": 10,
+        "rated": False,
     }
     assert s.deal_rules() == DealRules(
         variant=Variant.CLASSIC, draw=1, pass_limit=0, undo=False, foundation_to_tableau=True
