@@ -3,11 +3,14 @@ a room's past deal and of a daily run, taken once by another player (a second
 take refused) with the challenger's run as a ghost advancing at its pace, both
 results on both players' lists and profiles after; every frame the taker gets
 holds no seed, no card face down or in the stock, and the challenger's past
-deal is not replayed to the taker before their run is over.
+deal is not replayed to the taker before their run is over; and on the
+embedded store, a take resumed after ``kill -9`` and counted once.
 """
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from typing import Any
 
 from protocol.board import Board
@@ -16,9 +19,11 @@ from protocol.settings import DealRules
 from protocol.views import hidden_cards
 from server.app import RaceServer
 from server.daily.schedule import day_of
+from server.daily.sqlite import SqliteDaily
 from tests.support.dailies import publish, winning_moves
+from tests.support.embedded import EmbeddedServer
 from tests.support.inprocess import FakeClock, Seeds, running_server
-from tests.support.raw_client import Client, player
+from tests.support.raw_client import Client, player, resume
 from tests.support.solver import solve
 from tests.test_daily_runs import D1, clock_at_noon, finish, refused
 from tests.test_hidden_information import cards_in
@@ -200,3 +205,57 @@ async def test_a_daily_run_challenged_with_the_result_hidden_until_the_takers_is
         # The take counts on no daily board.
         assert (await ann.ok("daily_board", ladder=D1))["count"] == 1
         await ann.close(), await cyd.close()
+
+
+async def test_a_take_survives_kill_9_mid_run_and_after_it_counted_once(tmp_path: Path) -> None:
+    """On the embedded store: a take resumed after ``kill -9`` with its ghost,
+    over, and after another ``kill -9`` still over and counted once."""
+    data = tmp_path / "data"
+    today = day_of(time.time_ns() // 1_000_000)
+    daily = await SqliteDaily.at(data)
+    deal = (await publish(daily, today))[D1]
+    await daily.close()
+    server = EmbeddedServer(data)
+    await server.start()
+    try:
+        ann = await player(server.url, "Ann")
+        await ann.ok("take_handle", handle="Ann")
+        await ann.ok("daily_start", ladder=D1)
+        moves = winning_moves(deal)
+        for move in moves:
+            assert (await ann.request("move", deal=1, move=move.to_wire()))["type"] == "moved"
+        await ann.event("deal_over")
+        code = (await ann.ok("challenge", key=f"daily/{today.isoformat()}/{D1}"))["code"]
+        await ann.close()
+
+        cyd = await player(server.url, "Cyd")
+        cyd.token = (await cyd.ok("take_handle", handle="Cyd"))["device_token"]
+        await cyd.ok("challenge_start", code=code)
+        await cyd.event("ghosts")
+        for move in moves[:3]:
+            assert (await cyd.request("move", deal=1, move=move.to_wire()))["type"] == "moved"
+        await cyd.close()
+
+        await server.kill()  # mid-run
+        await server.start()
+        back, welcome = await resume(server.url, cyd.token)
+        assert welcome["room"]["deal"]["board"]["moves"] == 3  # the same board
+        (ghost,) = (await back.event("ghosts"))["ghosts"]
+        assert (ghost["name"], ghost["kind"]) == ("Ann", "challenger")
+        assert (await back.request("move", deal=1, move={"kind": "resign"}))["type"] == "moved"
+        await back.event("deal_over")
+        (row,) = (await back.ok("challenges"))["challenges"]
+        assert row["takes"][0]["result"]["result"] == "resigned"
+        await back.close()
+
+        await server.kill()  # over: the rebuilt room writes its result again
+        await server.start()
+        again, _ = await resume(server.url, cyd.token)
+        assert (await again.ok("challenges"))["challenges"] == [row]
+        await again.ok("leave_room")
+        await refused(again, "challenge_start", "challenge_taken", code=code)
+        await again.close()
+    finally:
+        await server.kill()
+    text = server.log()
+    assert "Traceback" not in text and " ERROR " not in text, text[-4000:]

@@ -143,6 +143,11 @@ async def challenge_views(
             rows.append((challenge_, [take], "taken"))
     runs = [c.run for c, _, _ in rows] + [t.result for _, ts, _ in rows for t in ts if t.result]
     names = await stored(names_now(accounts, runs))
+    for _, takes, _ in rows:  # a take still going has no result to name it yet
+        for take in takes:
+            if take.player not in names:
+                account = await stored(accounts.account_by_player(take.player))
+                names[take.player] = "" if account is None else account.handle
     out: list[dict[str, Any]] = []
     for challenge, takes, role in sorted(rows, key=lambda r: -r[0].created):
         run = challenge.run
