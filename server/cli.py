@@ -195,7 +195,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         (
             "--link-codes-per-minute",
             "wrong_link_codes_per_minute",
-            "wrong link or recovery codes a minute",
+            "wrong link, recovery or challenge codes a minute",
         ),
         ("--friend-asks-per-minute", "friend_asks_per_minute", "friend requests and invitations"),
     ):

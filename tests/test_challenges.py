@@ -9,6 +9,7 @@ embedded store, a take resumed after ``kill -9`` and counted once.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from server.daily.schedule import day_of
 from server.daily.sqlite import SqliteDaily
 from tests.support.dailies import publish, winning_moves
 from tests.support.embedded import EmbeddedServer
-from tests.support.inprocess import FakeClock, Seeds, running_server
+from tests.support.inprocess import UNLIMITED, FakeClock, Seeds, running_server
 from tests.support.raw_client import Client, player, resume
 from tests.support.solver import solve
 from tests.test_daily_runs import D1, clock_at_noon, finish, refused
@@ -259,3 +260,26 @@ async def test_a_take_survives_kill_9_mid_run_and_after_it_counted_once(tmp_path
         await server.kill()
     text = server.log()
     assert "Traceback" not in text and " ERROR " not in text, text[-4000:]
+
+
+async def test_wrong_challenge_codes_are_guesses_limited_per_address() -> None:
+    clock = clock_at_noon()
+    limits = dataclasses.replace(UNLIMITED, wrong_link_codes_per_minute=3)
+    async with running_server(clock=clock, limits=limits) as server:
+        deals = await publish(server.service.daily.store, day_of(clock.now()))
+        assert deals
+        ann = await signed_in(server, "Ann")
+        await finish(server, ann, clock, "won", 300)
+        code = (await ann.ok("challenge", key=f"daily/{day_of(clock.now()).isoformat()}/{D1}"))[
+            "code"
+        ]
+        eve = await player(server, "Eve")
+        for guess in ("A" * 26, "B" * 26, "C" * 26):
+            await refused(eve, "challenge_info", "bad_code", code=guess)
+        # Used up, from this address: the right code gets no answer either, a
+        # new connection none (the limit is the address's).
+        await refused(eve, "challenge_start", "limit_reached", code=code)
+        other = await player(server, "Fay")
+        await refused(other, "challenge_info", "limit_reached", code=code)
+        for client in (ann, eve, other):
+            await client.close()

@@ -26,6 +26,7 @@ from ..core.room import Room
 from ..core.values import RoomError
 from ..daily.ghost_race import names_now
 from ..daily.run_handlers import seat_run
+from ..net.allowances import Quota
 from ..peer import Peer, SessionState
 from ..rooms.handlers import reserve_code
 from ..rooms.runner import RoomRunner
@@ -53,9 +54,13 @@ def take_settings(rules: DealRules) -> Settings:
     )
 
 
-async def _challenge(desk: ChallengeDesk, code: str) -> Challenge:
+async def _challenge(desk: ChallengeDesk, conn: Peer, code: str) -> Challenge:
+    """The challenge of a link's code; a wrong code is a guess, counted as a
+    wrong link code is (``link_codes``: once they are used up, no answers)."""
+    desk.allowances.admit(Quota.LINK_CODES, conn, spend=False)
     found: Challenge | None = await stored(desk.challenges.get(challenge_id(code)))
     if found is None:
+        desk.allowances.admit(Quota.LINK_CODES, conn)
         raise RoomError(ErrorCode.BAD_CODE, "no such challenge")
     return found
 
@@ -67,7 +72,7 @@ async def _take_of(desk: ChallengeDesk, challenge: Challenge, player: str) -> Ta
 
 async def challenge_info(desk: ChallengeDesk, conn: Peer, req: ChallengeInfo) -> None:
     session = desk.session_of(conn)
-    challenge = await _challenge(desk, req.code)
+    challenge = await _challenge(desk, conn, req.code)
     player = session.player
     await desk.runs.settled_player(player)
     take = await _take_of(desk, challenge, player)
@@ -95,7 +100,7 @@ async def challenge_info(desk: ChallengeDesk, conn: Peer, req: ChallengeInfo) ->
 
 async def challenge_start(desk: ChallengeDesk, conn: Peer, req: ChallengeStart) -> None:
     session = desk.session_of(conn)
-    challenge = await _challenge(desk, req.code)
+    challenge = await _challenge(desk, conn, req.code)
     if challenge.challenger == session.player:
         raise RoomError(ErrorCode.BAD_REQUEST, "this is your own challenge")
     await desk.runs.settled_player(session.player)
