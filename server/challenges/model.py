@@ -24,6 +24,7 @@ from protocol.moves import Move, Status
 from protocol.settings import DealRules
 
 from ..accounts.model import new_code, secret_hash
+from ..daily.ghosts import frames
 from ..daily.results import RunResult, line_text
 
 __all__ = ["Challenge", "Take", "challenge_id", "new_challenge_code", "run_from_replay"]
@@ -91,7 +92,8 @@ _RESULT = {Status.WON.value: "won", Status.RESIGNED.value: "resigned", Status.DE
 def run_from_replay(replay: Mapping[str, Any], player: str) -> RunResult:
     """The player's run of a room's past deal (a ``past_deal`` map), as a daily
     run's result is kept: timed from its first move, ``stopped`` if the deal
-    ended before they did."""
+    ended before they did, scored as a take is (Standard, no race bonus,
+    whatever the room's scoring was), so the two results compare."""
     summary = replay["summary"][player]
     logged = replay["logs"][player]
     moves = []
@@ -101,7 +103,7 @@ def run_from_replay(replay: Mapping[str, Any], player: str) -> RunResult:
     first = moves[0][0] if moves else 0
     last = moves[-1][0] if moves else 0
     rules = DealRules.from_wire(replay["rules"])
-    return RunResult(
+    run = RunResult(
         date="",
         ladder=rules.ladder,
         player=player,
@@ -109,8 +111,10 @@ def run_from_replay(replay: Mapping[str, Any], player: str) -> RunResult:
         result=_RESULT.get(summary["status"], "stopped"),
         ms=max(0, last - first),
         moves=int(summary["moves"]),
-        score=int(summary["score"]),
+        score=0,
         ended=float(replay["t"]),
         code=str(replay["room"]),
         line=line_text([(t - first, kind, a, b, n) for t, kind, a, b, n in moves]),
     )
+    line = frames(str(replay["seed"]), rules, run)
+    return dataclasses.replace(run, score=line[-1].progress["score"] if line else 0)
