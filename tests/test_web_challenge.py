@@ -7,12 +7,14 @@ frames never carried the seed."""
 from __future__ import annotations
 
 import asyncio
+import re
 
 from playwright.sync_api import Browser, expect
 
 from tests.support.dailies import winning_moves
 from tests.support.raw_client import player
 from tests.support.web import Client, no_errors
+from tests.test_web_accounts import keep_codes, take_handle
 from tests.test_web_daily_run import ThreadedServer, run_server  # noqa: F401 (a fixture)
 
 D1 = "classic-draw1"
@@ -96,3 +98,45 @@ def test_a_challenge_link_is_opened_by_a_second_page_and_played(
         no_errors(cyd)
     finally:
         cyd.context.close()
+
+
+def test_challenge_a_friend_from_a_daily_runs_comparison(
+    run_server: ThreadedServer,  # noqa: F811 (the fixture)
+    browser: Browser,
+) -> None:
+    """Signed in, a daily run over: *Challenge a friend* under the comparison
+    gives the link; a second page opens it and plays under the challenger's ghost."""
+    ann = Client(browser, run_server.http, "ann-challenges")
+    bob = Client(browser, run_server.http, "bob-challenged")
+    try:
+        page = ann.open("/")
+        page.fill("#name", "Ann")
+        page.click("#daily-play-1")
+        expect(page.locator("#board-host .board")).to_be_visible()
+        page.click("#open-keep")
+        take_handle(page, "Ann")
+        keep_codes(page)
+        expect(page.locator("#board-host .board")).to_be_visible()
+        run_server.advance(1000)
+        page.keyboard.press("d")
+        expect(page.locator("#board-host .slot.stock .count")).to_have_text("23")
+        page.click("#btn-resign")
+        page.click("#btn-resign")
+        compare = page.locator("#daily-compare")
+        expect(compare).to_be_visible()
+        compare.locator("button[data-challenge]").click()
+        field = compare.locator("input.challenge-url")
+        expect(field).to_have_value(re.compile(r"/#challenge=[0-9A-Z]{26}$"))
+        url = field.input_value()
+        ann.shot("challenge-made", compare)
+
+        other = bob.open(url[url.index("/#") :])
+        other.fill("#name", "Bob")
+        other.click("#challenge-play")
+        chip = other.locator("#ghosts li.ghost")
+        expect(chip).to_have_count(1)
+        expect(chip.locator(".rival-name")).to_have_text("Ann")
+        no_errors(ann, bob)
+    finally:
+        ann.context.close()
+        bob.context.close()
