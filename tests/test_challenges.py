@@ -180,6 +180,10 @@ async def test_a_daily_run_challenged_with_the_result_hidden_until_the_takers_is
         code = (await ann.ok("challenge", key=key))["code"]
 
         cyd = await player(server, "Cyd")  # a guest takes it too
+        # While the day runs, only once one's own run of the daily is over: the
+        # take is no practice run before the one that counts.
+        await refused(cyd, "challenge_start", "daily_not_over", code=code)
+        await finish(server, cyd, clock, "resigned", 1)
         cyd.frames.clear()
         await cyd.ok("challenge_start", code=code)
         (ghost,) = (await cyd.event("ghosts"))["ghosts"]
@@ -203,8 +207,8 @@ async def test_a_daily_run_challenged_with_the_result_hidden_until_the_takers_is
         assert row["takes"][0]["result"]["result"] == "resigned"
         (mine,) = (await ann.ok("challenges"))["challenges"]
         assert mine["role"] == "made" and mine["takes"][0]["result"]["result"] == "resigned"
-        # The take counts on no daily board.
-        assert (await ann.ok("daily_board", ladder=D1))["count"] == 1
+        # The take counts on no daily board (Ann's run and Cyd's own are on it).
+        assert (await ann.ok("daily_board", ladder=D1))["count"] == 2
         await ann.close(), await cyd.close()
 
 
@@ -231,6 +235,10 @@ async def test_a_take_survives_kill_9_mid_run_and_after_it_counted_once(tmp_path
 
         cyd = await player(server.url, "Cyd")
         cyd.token = (await cyd.ok("take_handle", handle="Cyd"))["device_token"]
+        await cyd.ok("daily_start", ladder=D1)  # one's own run of the day's daily first
+        assert (await cyd.request("move", deal=1, move={"kind": "resign"}))["type"] == "moved"
+        await cyd.event("deal_over")
+        await cyd.ok("leave_room")
         await cyd.ok("challenge_start", code=code)
         await cyd.event("ghosts")
         for move in moves[:3]:

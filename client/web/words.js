@@ -98,7 +98,7 @@ export const TEXTS = {
   not_ratable: "A rated room races signed-in players only, and no bots.",
   rated_locked: "A rated round is running: its rules stay as they are until it is over.",
   daily_played: "You have played this daily already: one run a day. Here is the leaderboard.",
-  daily_not_over: "The comparison with the leader comes once your run is over.",
+  daily_not_over: "Not yet: this comes once your own run of that daily is over.",
   challenge_taken: "You have played this challenge already: one run a challenge. Here are both results.",
 };
 

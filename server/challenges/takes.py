@@ -106,10 +106,28 @@ async def challenge_start(desk: ChallengeDesk, conn: Peer, req: ChallengeStart) 
     await desk.runs.settled_player(session.player)
     take = await _take_of(desk, challenge, session.player)
     if take is None:
+        await _daily_played(desk, challenge, session.player)
         take = await _begin(desk, session, challenge)
     if take.result is not None:
         raise RoomError(ErrorCode.CHALLENGE_TAKEN, "you have played this challenge")
     await seat_run(desk, conn, req, session, take.code)
+
+
+async def _daily_played(desk: ChallengeDesk, challenge: Challenge, player: str) -> None:
+    """A challenge of a daily whose day runs is taken only by one whose own run
+    of that daily is over: else the take would be a practice run of the day's
+    deal before the run that counts."""
+    if not challenge.source.startswith("daily/"):
+        return
+    _, date, ladder = challenge.source.split("/")
+    if date < desk.daily.today().isoformat():
+        return
+    claim = await stored(desk.daily_results.claimed(date, ladder, player))
+    if claim is None or not claim.over:
+        raise RoomError(
+            ErrorCode.DAILY_NOT_OVER,
+            f"play your own run of the {ladder} daily of {date} first, or take this after the day",
+        )
 
 
 async def _begin(desk: ChallengeDesk, session: SessionState, challenge: Challenge) -> Take:
