@@ -1,10 +1,12 @@
 """Challenges in each store (memory, SQLite, Redis), with the same promises: a
 challenge is kept once, a take claimed once (a second attempt finds the first's
 room), its result kept once and only from the room its take names; and what
-the disk stores hold is there after they are opened again."""
+the disk stores hold is there after they are opened again; and through a
+node on Redis killed and started again."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,8 +18,14 @@ from server.challenges.model import Challenge, challenge_id, new_challenge_code
 from server.challenges.redis import RedisChallenges
 from server.challenges.sqlite import SqliteChallenges
 from server.challenges.store import ChallengeStore
+from server.daily.redis import RedisDaily
 from server.daily.results import RunResult
-from tests.support.processes import RedisServer
+from server.daily.schedule import day_of
+from tests.support.dailies import publish, winning_moves
+from tests.support.processes import UNCAPPED, RedisServer, ServerProcess
+from tests.support.raw_client import player, resume
+
+D1 = "classic-draw1"
 
 
 @asynccontextmanager
@@ -90,3 +98,49 @@ async def test_each_store_keeps_challenges_and_counts_a_take_once(
             assert await store.get(one.id) == one
             (taken,) = await store.taken_by("cyd")
             assert taken.result == run("cyd", "resigned", "ROOM-C")
+
+
+async def test_on_redis_a_take_is_kept_through_a_node_killed(
+    tmp_path: Path, redis: RedisServer
+) -> None:
+    """Through ``serve --redis``: a challenge made and taken on a node, its
+    take over, the node killed (``kill -9``) and started again: the challenge
+    and the take's result are there, once, and a second take is refused."""
+    today = day_of(time.time_ns() // 1_000_000)
+    daily = await RedisDaily.from_url(redis.url)
+    deal = (await publish(daily, today))[D1]
+    await daily.close()
+    node = ServerProcess(
+        redis.url, tmp_path / "node.log", options=[*UNCAPPED, "--rate-limit", "100000"]
+    )
+    node.start()
+    try:
+        ann = await player(node.url, "Ann")
+        await ann.ok("take_handle", handle="Ann")
+        await ann.ok("daily_start", ladder=D1)
+        for move in winning_moves(deal):
+            assert (await ann.request("move", deal=1, move=move.to_wire()))["type"] == "moved"
+        await ann.event("deal_over")
+        code = (await ann.ok("challenge", key=f"daily/{today.isoformat()}/{D1}"))["code"]
+        await ann.close()
+
+        cyd = await player(node.url, "Cyd")
+        cyd.token = (await cyd.ok("take_handle", handle="Cyd"))["device_token"]
+        for start, fields in (("daily_start", {"ladder": D1}), ("challenge_start", {"code": code})):
+            await cyd.ok(start, **fields)
+            assert (await cyd.request("move", deal=1, move={"kind": "resign"}))["type"] == "moved"
+            await cyd.event("deal_over")
+            await cyd.ok("leave_room")
+        (row,) = (await cyd.ok("challenges"))["challenges"]
+        assert row["takes"][0]["result"]["result"] == "resigned"
+        await cyd.close()
+
+        node.kill()
+        node.start()
+        back, _ = await resume(node.url, cyd.token)
+        assert (await back.ok("challenges"))["challenges"] == [row]
+        reply = await back.request("challenge_start", code=code)
+        assert reply.get("code") == "challenge_taken", reply
+        await back.close()
+    finally:
+        node.kill()
