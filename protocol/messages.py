@@ -141,6 +141,7 @@ class ErrorCode(StrEnum):
     RATED_LOCKED = "rated_locked"  # carries ``field`` when a setting was refused
     DAILY_PLAYED = "daily_played"  # one run a daily: this one is over
     DAILY_NOT_OVER = "daily_not_over"  # daily_compare before one's run is over
+    CHALLENGE_TAKEN = "challenge_taken"  # one take a challenge a player: this one is over
 
 
 Code = ErrorCode | Reason
@@ -304,6 +305,25 @@ def history(rid: RequestId, *, deals: Sequence[Mapping[str, Any]], next: float |
 @_message
 def past_deal(rid: RequestId, *, deal: Mapping[str, Any]) -> Message:
     return _make("past_deal", {"id": rid, "deal": deal})
+
+
+@_message
+def challenge(rid: RequestId, *, code: str, url: str) -> Message:
+    """A challenge made: its code (the link's reference, shown to no one else)
+    and the link to send."""
+    return _make("challenge", {"id": rid, "code": code, "url": url})
+
+
+@_message
+def challenge_info(rid: RequestId, *, challenge: Mapping[str, Any]) -> Message:
+    """A challenge as its link shows it (the challenger's result once one's run is over)."""
+    return _make("challenge_info", {"id": rid, "challenge": challenge})
+
+
+@_message
+def challenges(rid: RequestId, *, challenges: Sequence[Mapping[str, Any]]) -> Message:
+    """The challenges one made and took, newest first, with both results."""
+    return _make("challenges", {"id": rid, "challenges": challenges})
 
 
 @_message

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any, ClassVar, Self
 
 from .account_requests import ACCOUNT_REQUESTS, opt_label
+from .challenge_requests import CHALLENGE_REQUESTS
 from .daily_requests import DAILY_REQUESTS
 from .friend_requests import FRIEND_REQUESTS
 from .history_requests import HISTORY_REQUESTS
@@ -343,6 +344,7 @@ REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
             *FRIEND_REQUESTS,
             *RATING_REQUESTS,
             *DAILY_REQUESTS,
+            *CHALLENGE_REQUESTS,
         )
     }
 )

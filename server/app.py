@@ -27,6 +27,7 @@ from protocol.wire import JSON, MSGPACK
 
 from . import ids
 from .accounts.store import AccountStore
+from .challenges.store import ChallengeStore
 from .collector import collect_garbage
 from .daily.results import ResultStore
 from .daily.store import DailyStore
@@ -84,6 +85,8 @@ class RaceServer:
         publish_daily: bool = True,
         daily_results: ResultStore | None = None,
         daily_results_factory: Callable[[], Awaitable[ResultStore]] | None = None,
+        challenges: ChallengeStore | None = None,
+        challenges_factory: Callable[[], Awaitable[ChallengeStore]] | None = None,
     ) -> None:
         self.tls = tls  # HTTPS and WSS on the one port (server/net/tls.py)
         self.rp_id = rp_id  # passkeys' RP ID; None: each connection's Host name
@@ -93,6 +96,7 @@ class RaceServer:
         self._accounts_factory = accounts_factory  # beside the room store: server/cli.py
         self._daily_factory = daily_factory  # the daily deals' store, likewise
         self._results_factory = daily_results_factory  # the daily runs' results, likewise
+        self._challenges_factory = challenges_factory  # the challenges, likewise
         # Keep the next days' daily deals published (server/daily/publisher.py);
         # off only for a server in a test that is about something else: it
         # proves sixteen deals in a worker process at start.
@@ -115,6 +119,8 @@ class RaceServer:
             daily,
             daily_results,
         )
+        if challenges is not None:
+            self.service.challenges = challenges
         self.http = HttpRoutes(
             self._health,
             self.metrics.render,
@@ -194,6 +200,9 @@ class RaceServer:
         if self._results_factory is not None:
             self.service.use_daily_results(await self._results_factory())
             self._results_factory = None
+        if self._challenges_factory is not None:
+            self.service.challenges = await self._challenges_factory()
+            self._challenges_factory = None
         if self.clustered:
             from .cluster.leases import Cluster
 
@@ -268,6 +277,7 @@ class RaceServer:
         await self.service.accounts.close()
         await self.service.daily.store.close()
         await self.service.daily_results.close()
+        await self.service.challenges.close()
 
     async def __aenter__(self) -> RaceServer:
         await self.start()

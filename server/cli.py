@@ -195,7 +195,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         (
             "--link-codes-per-minute",
             "wrong_link_codes_per_minute",
-            "wrong link or recovery codes a minute",
+            "wrong link, recovery or challenge codes a minute",
         ),
         ("--friend-asks-per-minute", "friend_asks_per_minute", "friend requests and invitations"),
     ):
@@ -247,6 +247,7 @@ def serve_command(args: argparse.Namespace) -> int:
     accounts: Any = None  # the account store, beside the room store
     daily: Any = None  # the daily deals' store, likewise
     results: Any = None  # the daily runs' results, likewise
+    challenges: Any = None  # the challenges, likewise
     memory = args.memory
     if args.data_dir is not None and (memory or args.redis):
         raise SystemExit("--data-dir is the embedded store's: not with --memory or --redis")
@@ -273,6 +274,11 @@ def serve_command(args: argparse.Namespace) -> int:
         async def results() -> Any:
             return await RedisResults.from_url(url)
 
+        from .challenges.redis import RedisChallenges
+
+        async def challenges() -> Any:
+            return await RedisChallenges.from_url(url)
+
     elif not memory:
         from .store.sqlite import SqliteStore
 
@@ -295,6 +301,11 @@ def serve_command(args: argparse.Namespace) -> int:
 
         async def results() -> Any:
             return await SqliteResults.at(data_dir)
+
+        from .challenges.sqlite import SqliteChallenges
+
+        async def challenges() -> Any:
+            return await SqliteChallenges.at(data_dir)
 
     tls = None
     if (args.tls_cert is None) != (args.tls_key is None):
@@ -331,6 +342,7 @@ def serve_command(args: argparse.Namespace) -> int:
         accounts_factory=accounts,  # None: in memory (--memory)
         daily_factory=daily,  # None: in memory (--memory)
         daily_results_factory=results,  # None: in memory (--memory)
+        challenges_factory=challenges,  # None: in memory (--memory)
         tls=tls,
         rp_id=args.rp_id,
     )

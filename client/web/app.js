@@ -37,6 +37,7 @@
 
 import { initAccount } from "./account.js";
 import { dailyInPath, initDaily, openDaily } from "./daily.js";
+import { initChallenge } from "./challenge.js";
 import { initDailyRun, renderDailyBoard } from "./dailyrun.js";
 import { initFriends, renderFriends } from "./friends.js";
 import { initHost, renderHost } from "./host.js";
@@ -100,4 +101,5 @@ initFriends();
 initLadders();
 initDaily();
 initDailyRun();
+initChallenge();
 restoreSession().finally(() => (dailyInPath() ? openDaily() : openFromPath()));

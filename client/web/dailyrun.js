@@ -4,6 +4,7 @@
 // run is over the room shows the day's leaderboard, everyone's or one's
 // friends', with one's own rank.
 
+import { challengeButton, challengeOf, renderChallengeResult } from "./challenge.js";
 import { compareChart } from "./charts.js";
 import { h, replaceChildren } from "./dom.js";
 import { showLobbyMessage } from "./feedback.js";
@@ -119,7 +120,8 @@ function compareView() {
       h("p", { class: "compare-legend" },
         h("span", { class: "compare-key-you" }, `— ${GHOST_TEXT.you}: ${reply.you.home_at.length} cards home in ${reply.you.seconds.toFixed(1)} s`), " · ",
         h("span", { class: "compare-key-leader" }, `- - ${GHOST_TEXT.leader(reply.leader.name)}: ${reply.leader.home_at.length} in ${reply.leader.seconds.toFixed(1)} s`)),
-      h("p", { id: "compare-gap-text" }, mine ? GHOST_TEXT.youLead : reply.gap ? GHOST_TEXT.gap(reply.gap) : GHOST_TEXT.noGap));
+      h("p", { id: "compare-gap-text" }, mine ? GHOST_TEXT.youLead : reply.gap ? GHOST_TEXT.gap(reply.gap) : GHOST_TEXT.noGap),
+      challengeButton(`daily/${reply.date}/${reply.ladder}`));
   }
   return h("section", { class: "daily-compare", id: "daily-compare" }, h("h3", {}, GHOST_TEXT.compareTitle), body);
 }
@@ -132,6 +134,10 @@ export function renderDailyBoard() {
   panel.hidden = !over;
   if (!over) {
     shown.key = null;
+    return;
+  }
+  if (challengeOf(room.code)) {
+    renderChallengeResult(room);
     return;
   }
   if (shown.key === null || !shown.key.startsWith(`${room.code} `)) {

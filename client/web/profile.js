@@ -10,6 +10,7 @@ import { renderBoard } from "./board.js";
 import { scoreChart, weeksChart } from "./charts.js";
 import { clock, h, replaceChildren, signed } from "./dom.js";
 import { toast } from "./feedback.js";
+import { challengeButton, challengesList } from "./challenge.js";
 import { recordTable } from "./friends.js";
 import { statusText } from "./hud.js";
 import { checkDeal, tellLog } from "./replay.js";
@@ -157,7 +158,7 @@ function dealsTable() {
     h("td", {}, signed(d.score), d.bonus ? h("span", { class: "bonus", title: "race bonus" }, ` ★${d.bonus}`) : null),
     h("td", {}, RESULT_TEXT[d.result] || d.result, d.seconds !== null ? ` in ${seconds(d.seconds)}` : ""),
     h("td", {}, h("button", { type: "button", class: "btn small", dataset: { replay: d.key, focusKey: `replay-${d.key}` },
-      onclick: () => openReplay(d.key) }, "Replay"))));
+      onclick: () => openReplay(d.key) }, "Replay"), view.handle ? null : challengeButton(d.key))));
   return h("section", { class: "profile-deals" }, h("h3", {}, "Deals"),
     view.deals.length
       ? h("table", { class: "sheet deal-list", id: "deal-list" },
@@ -236,6 +237,7 @@ function draw() {
     ratingsCharts(p.ratings),
     roundsList(p.rounds),
     view.friends?.length ? h("section", { class: "profile-friends", id: "profile-friends" }, recordTable(view.friends)) : null,
+    challengesList(p.challenges),
     replayPanel(),
     dealsTable());
 }

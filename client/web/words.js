@@ -98,7 +98,8 @@ export const TEXTS = {
   not_ratable: "A rated room races signed-in players only, and no bots.",
   rated_locked: "A rated round is running: its rules stay as they are until it is over.",
   daily_played: "You have played this daily already: one run a day. Here is the leaderboard.",
-  daily_not_over: "The comparison with the leader comes once your run is over.",
+  daily_not_over: "Not yet: this comes once your own run of that daily is over.",
+  challenge_taken: "You have played this challenge already: one run a challenge. Here are both results.",
 };
 
 function isRed(code) {
@@ -401,7 +402,9 @@ export const ACCOUNT_TEXT = {
 export const GHOST_TEXT = {
   tag: "ghost",
   kind: { leader: "Leader", median: "Median" }, // a friend's ghost shows their handle
-  title: (name, kind) => (kind === "friend" ? `${name}'s run earlier today` : `${kind === "leader" ? "The leader" : "The median run"}: ${name}`),
+  title: (name, kind) => (kind === "friend" ? `${name}'s run earlier today`
+    : kind === "challenger" ? `${name}'s run: they challenged you`
+    : `${kind === "leader" ? "The leader" : "The median run"}: ${name}`),
   compareTitle: "Your run against the leader's",
   compareAxis: "seconds to each card home",
   you: "You",
@@ -411,4 +414,32 @@ export const GHOST_TEXT = {
     : `The gap opened at card ${g.card}: you had it home at ${g.you.toFixed(1)} s, the leader at ${g.leader.toFixed(1)} s (${g.grew.toFixed(1)} s lost on that card).`,
   noGap: "You never fell behind the leader.",
   youLead: "You lead the day: this is your own run.",
+};
+
+// Challenges (challenge.js): a past deal sent to a friend as a link, played once.
+export const CHALLENGE_TEXT = {
+  make: "Challenge a friend",
+  making: "Making the link…",
+  copy: "Copy",
+  copied: "Copied: send it to a friend. Whoever opens it plays this deal once, with your run as a ghost.",
+  linkLabel: "Challenge link",
+  title: "A challenge",
+  from: (name, ladder) => `${name} challenges you to a deal they played (${ladder}). One run: your clock starts at your first move, and their run races you as a ghost.`,
+  hidden: "Their result shows once your run is over.",
+  play: "Play the challenge",
+  resume: "Back to your run",
+  yours: "This is your own challenge: send the link to a friend.",
+  resultTitle: "The challenge: both results",
+  who: "Player",
+  result: "Result",
+  time: "Time",
+  moves: "Moves",
+  score: "Score",
+  won: (a, b) => `${a} won the challenge.`,
+  even: "A tie.",
+  listTitle: "Challenges",
+  made: (ladder) => `You challenged, ${ladder}`,
+  taken: (name, ladder) => `${name} challenged you, ${ladder}`,
+  notYet: "not over yet",
+  ghostKind: "Challenger",
 };

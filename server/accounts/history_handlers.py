@@ -5,7 +5,9 @@ public player id). Another's is seen by their handle, and only as its owner
 lets others see it (``Account.shows_record``). A past deal is shown to the
 players who played it, and to anyone when one of them shows their record; it
 is in no history before it is over for everyone, so nothing hidden can be had
-from it. One refusal, ``no_such_deal``, for a key unknown, expired or not
+from it. A deal a challenge was made of is shown to no one else until their
+take of it is over (server/challenges/handlers.py ``spoils``): its replay is
+the deal the challenge deals. One refusal, ``no_such_deal``, for a key unknown, expired or not
 shown: it tells nothing of which.
 """
 
@@ -18,6 +20,8 @@ from protocol.history_requests import History, PastDeal, Profile
 from protocol.messages import ErrorCode
 from protocol.requests import Request
 
+from ..challenges.handlers import challenge_views, spoils
+from ..challenges.store import ChallengeStore
 from ..core.values import RoomError
 from ..daily.publisher import DailyDeals
 from ..daily.results import ResultStore, day_number, streaks_view
@@ -43,6 +47,7 @@ class Records(Front, Protocol):
     daily: DailyDeals
     daily_results: ResultStore
     runs: RunKeeper
+    challenges: ChallengeStore
 
 
 async def _whose(desk: Records, conn: Peer, handle: str | None) -> tuple[str, Account | None]:
@@ -74,6 +79,8 @@ async def _profile(desk: Records, conn: Peer, req: Profile) -> None:
     today = day_number(desk.daily.today().isoformat())
     view = profile_view(account, totals, rounds, deals, weeks, now, streaks_view(streaks, today))
     view["ratings"] = await _ratings(accounts, player)
+    if player == desk.session_of(conn).player:  # another's would show results a taker may not see
+        view["challenges"] = await challenge_views(desk.challenges, accounts, player)
     conn.send(M.profile(req.id, profile=view))
 
 
@@ -119,7 +126,7 @@ async def _past_deal(desk: Records, conn: Peer, req: PastDeal) -> None:
             if account is not None and account.shows_record:
                 shown = True
                 break
-        if not shown:
+        if not shown or await spoils(desk.challenges, req.key, session.player):
             raise refused
     conn.send(M.past_deal(req.id, deal=deal))
 

@@ -467,18 +467,25 @@ def decide_daily(
     settings: Settings,
     dealt: tuple[str, str | None],
     ctx: Ctx,
+    challenge: str | None = None,
 ) -> Decision:
     """A daily run's room, made whole in one decision: created with the daily's
     settings, ``player`` seated as its one player, and its one deal dealt from
     the daily's seed (and its proof): one append, so no run is left half made.
-    The run's clock starts at its first move, not here (server/daily/runs.py)."""
+    The run's clock starts at its first move, not here (server/daily/runs.py).
+    A take of a challenge is such a run, its challenge's id kept with the daily."""
     if room.n_records:
         raise RoomError(ErrorCode.INTERNAL_ERROR, "a daily run's room is made once")
     seed, proof = dealt
     rules = settings.deal_rules().to_wire()
     return Decision(
         [
-            R.Created(settings.to_wire(), player, ctx.now, list(daily)),
+            R.Created(
+                settings.to_wire(),
+                player,
+                ctx.now,
+                [*daily, *([] if challenge is None else [challenge])],
+            ),
             R.Joined(player, name, Role.PLAYER),
             R.RoundStarted(ctx.now, {}),
             R.DealStarted(1, seed, ctx.now, rules, proof),

@@ -157,7 +157,8 @@ class Created:
     host: str = field(metadata=_meta("host"))
     at: int = field(metadata=_meta("at"))
     # A daily run's room (its date and ladder): a room of one the server made,
-    # which takes no one else and no change (server/core/decide.py).
+    # which takes no one else and no change (server/core/decide.py). A third
+    # element: the run is a take of that challenge (server/challenges/).
     daily: Sequence[str] | None = field(default=None, metadata=_meta("daily", omit=True))
 
 

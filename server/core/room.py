@@ -87,6 +87,8 @@ class Room:
         # A daily run's (date, ladder): a room of one, made by the server
         # (server/daily/runs.py), that takes nobody else and no change.
         self.daily: tuple[str, str] | None = None
+        # A daily-like run taking a challenge: the challenge's id (server/challenges/).
+        self.challenge: str | None = None
         self._sheet: tuple[Any, Sheet] | None = None  # see sheet()
 
     # ------------------------------------------------------------------ fold
@@ -162,6 +164,7 @@ class Room:
         self.host = rec.host
         self.created_at = rec.at
         self.daily = None if rec.daily is None else (rec.daily[0], rec.daily[1])
+        self.challenge = rec.daily[2] if rec.daily is not None and len(rec.daily) > 2 else None
         return []
 
     def _f_joined(self, rec: R.Joined) -> list[_Event]:
@@ -418,7 +421,7 @@ class Room:
             created_at=self.created_at,
             ready=list(self.ready),
             series=self.series.to_wire(),
-            daily=None if self.daily is None else list(self.daily),
+            daily=None if self.daily is None else [*self.daily, *_some(self.challenge)],
             deals=deals,
         )
 
@@ -466,6 +469,7 @@ class Room:
         self.created_at = rec.created_at
         self.series = Series.from_wire(rec.series)
         self.daily = None if rec.daily is None else (rec.daily[0], rec.daily[1])
+        self.challenge = rec.daily[2] if rec.daily is not None and len(rec.daily) > 2 else None
         self.ready = list(rec.ready)
         self._sheet = None
         self.deals = []
@@ -662,3 +666,7 @@ def _checkpoint_deal(deal: Deal) -> CheckpointDeal:
         won={p: r.won_seq for p, r in deal.replays.items() if r.won_seq is not None},
         proof=deal.proof,  # deals: winnable: the line it was proven with
     )
+
+
+def _some(value: str | None) -> list[str]:
+    return [] if value is None else [value]

@@ -1,6 +1,8 @@
 """Ghosts in a daily run, the shell: which runs race the player, and their
 progress sent as the run's clock reaches each of their moves.
 
+A take of a challenge (server/challenges/) races the challenger's run alone.
+
 A run's ghosts are chosen when its player is first seated in it on this node
 (``daily_start``, or a resume's ``welcome``): the runs of their friends over
 by then, the day's leader and its median run (the one with half the board
@@ -31,6 +33,7 @@ from protocol.names import DELETED_PLAYER
 
 from ..accounts.model import FriendState
 from ..accounts.store import AccountStore
+from ..challenges.store import ChallengeStore
 from ..core import records as R
 from ..core.records import Decision
 from ..core.room import Room
@@ -56,6 +59,7 @@ class GhostHome(Protocol):
     daily: DailyDeals
     daily_results: ResultStore
     accounts: AccountStore
+    challenges: ChallengeStore
     rooms: dict[str, RoomRunner]
 
     def peer_of(self, player: str) -> Peer | None: ...
@@ -230,6 +234,8 @@ class Ghosts:
     async def _build(self, runner: RoomRunner, player: str) -> GhostRace | None:
         room = runner.room
         assert room.daily is not None
+        if room.challenge is not None:
+            return await self._challenger(runner, room.challenge, player)
         date, ladder = room.daily
         home = self._home
         deal = await home.daily.deal(dt.date.fromisoformat(date), ladder)
@@ -262,6 +268,19 @@ class Ghosts:
                 continue
             ghosts.append(_Ghost(number, kind, names.get(run.player, run.name), line))
         return GhostRace(runner, player, ghosts)
+
+    async def _challenger(
+        self, runner: RoomRunner, challenge: str, player: str
+    ) -> GhostRace | None:
+        """A take of a challenge races one ghost: the challenger's run."""
+        home = self._home
+        found = await home.challenges.get(challenge)
+        if found is None:
+            return None
+        names = await names_now(home.accounts, [found.run])
+        line = frames(found.seed, found.deal_rules, found.run)
+        name = names.get(found.run.player, found.run.name)
+        return GhostRace(runner, player, [_Ghost(1, "challenger", name, line)])
 
     def _start(self, race: GhostRace) -> None:
         """Its task, once the run's clock runs (its first move) and while it does."""

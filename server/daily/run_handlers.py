@@ -42,7 +42,7 @@ from .results import RankedRun, ResultStore, RunClaim, RunResult
 from .runs import RunKeeper, run_settings
 from .schedule import LADDERS
 
-__all__ = ["RUN_HANDLERS", "RunDesk"]
+__all__ = ["RUN_HANDLERS", "RunDesk", "seat_run"]
 
 
 class RunDesk(Front, Protocol):
@@ -81,7 +81,7 @@ async def _daily_start(desk: RunDesk, conn: Peer, req: DailyStart) -> None:
         claim = await _begin(desk, session, date, ladder)
     if claim.over:
         raise RoomError(ErrorCode.DAILY_PLAYED, f"you have played the {ladder} daily of {date}")
-    await _seat(desk, conn, req, session, claim.code)
+    await seat_run(desk, conn, req, session, claim.code)
 
 
 async def _begin(desk: RunDesk, session: SessionState, date: str, ladder: str) -> RunClaim:
@@ -112,7 +112,9 @@ async def _begin(desk: RunDesk, session: SessionState, date: str, ladder: str) -
     return claim
 
 
-async def _seat(desk: RunDesk, conn: Peer, req: Request, session: SessionState, code: str) -> None:
+async def seat_run(
+    desk: RunDesk, conn: Peer, req: Request, session: SessionState, code: str
+) -> None:
     """Seat the player in their run's room (the view, as a ``joined`` reply)."""
     if session.room_code not in (None, code):
         raise RoomError(ErrorCode.ALREADY_IN_ROOM, "leave your room first")

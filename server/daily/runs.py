@@ -15,6 +15,9 @@ hidden sent). What is the daily's own is here:
   writes history: built right after the commit of the record that ended the
   run, written once that record is durable, again after a rebuild (the store
   keeps it once), and before the room's log is forgotten.
+
+A take of a challenge (server/challenges/) is such a run too, its room made
+alike; its result is written to the challenge's store instead of the daily's.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from typing import Any, Protocol
 from protocol.moves import Status
 from protocol.settings import Settings
 
+from ..challenges.store import ChallengeStore
 from ..core import records as R
 from ..core.records import Decision
 from ..core.room import Room
@@ -104,6 +108,7 @@ class Keeping(Protocol):
     """What keeping needs of the service: where results live."""
 
     daily_results: ResultStore
+    challenges: ChallengeStore
 
 
 class RunKeeper:
@@ -112,11 +117,14 @@ class RunKeeper:
         self._pending: dict[str, asyncio.Task[None]] = {}  # room -> its result's write
         self._players: dict[str, str] = {}  # player -> room of their write under way
         self._unwritten: set[str] = set()  # rooms whose result could not be written
+        self._challenges: dict[str, str] = {}  # room -> the challenge its run takes
 
     def built(self, room: Room, decision: Decision) -> RunResult | None:
         """The result a decision ends a run with (built right after its commit)."""
         if room.daily is None or not any(isinstance(r, R.DealEnded) for r in decision.records):
             return None
+        if room.challenge is not None:
+            self._challenges[room.code] = room.challenge
         return result_of(room)
 
     def keep(self, result: RunResult) -> None:
@@ -130,6 +138,7 @@ class RunKeeper:
         code = result.code
         if self._pending.get(code) is task:
             del self._pending[code]
+            self._challenges.pop(code, None)
         if self._players.get(result.player) == code:
             del self._players[result.player]
         if task.cancelled():
@@ -175,14 +184,20 @@ class RunKeeper:
         if result is None:
             return
         try:
-            await self._home.daily_results.add_result(result)
+            await self._add(result, room.challenge)
         except StoreUnavailable as exc:
             log.warning("room %s: daily result not written again: %s", room.code, exc)
+
+    async def _add(self, result: RunResult, challenge: str | None) -> None:
+        if challenge is None:
+            await self._home.daily_results.add_result(result)
+        else:
+            await self._home.challenges.add_result(challenge, result)
 
     async def _write(self, result: RunResult) -> None:
         for wait in (*_RETRY_S, None):
             try:
-                await self._home.daily_results.add_result(result)
+                await self._add(result, self._challenges.get(result.code))
                 return
             except StoreUnavailable as exc:
                 if wait is None:

@@ -34,7 +34,7 @@ class Quota(StrEnum):
     REACTIONS = "reactions"
     SIGN_UPS = "sign_ups"  # handles taken
     SIGN_INS = "sign_ins"  # failed sign-ins with a device token or a passkey
-    LINK_CODES = "link_codes"  # wrong link and recovery codes: guesses
+    LINK_CODES = "link_codes"  # wrong link, recovery and challenge codes: guesses
     FRIEND_ASKS = "friend_asks"
 
 
@@ -45,7 +45,7 @@ _WHAT = {
     Quota.REACTIONS: "reactions",
     Quota.SIGN_UPS: "handles taken",
     Quota.SIGN_INS: "failed sign-ins",
-    Quota.LINK_CODES: "wrong link or recovery codes",
+    Quota.LINK_CODES: "wrong link, recovery or challenge codes",
     Quota.FRIEND_ASKS: "friend requests and invitations",
 }
 

@@ -24,11 +24,13 @@ from ..accounts.history_handlers import HISTORY_HANDLERS
 from ..accounts.keeping import HistoryKeeper
 from ..accounts.service import NewDevice, account_view
 from ..accounts.store import AccountStore
+from ..challenges.handlers import ChallengeDesk
+from ..challenges.requests import CHALLENGE_HANDLERS
 from ..core.records import Decision
 from ..core.values import RoomError
 from ..core.views import room_view
 from ..daily.handlers import DAILY_HANDLERS, DailyDesk
-from ..daily.run_handlers import RUN_HANDLERS, RunDesk
+from ..daily.run_handlers import RUN_HANDLERS
 from ..net.allowances import Allowances, Quota
 from ..peer import Peer, SessionState
 from ..ratings.handlers import RATING_HANDLERS
@@ -44,7 +46,7 @@ __all__ = ["HANDLERS", "Desk", "check_name", "dispatch"]
 log = logging.getLogger("klondike_race.service")
 
 
-class Desk(AccountDesk, FriendsDesk, DailyDesk, RunDesk, Protocol):
+class Desk(AccountDesk, FriendsDesk, DailyDesk, ChallengeDesk, Protocol):
     """What the handlers need of the service (server/service/service.py): the
     room handlers' :class:`~server.rooms.handlers.Front`, the account handlers'
     additions to it, and the sessions."""
@@ -202,5 +204,6 @@ HANDLERS: dict[type[Request], Handler[Desk]] = dict(
         *RATING_HANDLERS.items(),
         *DAILY_HANDLERS.items(),
         *RUN_HANDLERS.items(),
+        *CHALLENGE_HANDLERS.items(),
     ]
 )

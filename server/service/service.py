@@ -25,6 +25,8 @@ from ..accounts.keeping import HistoryKeeper
 from ..accounts.memory import MemoryAccounts
 from ..accounts.service import Accounts
 from ..accounts.store import AccountStore
+from ..challenges.memory import MemoryChallenges
+from ..challenges.store import ChallengeStore
 from ..core import records as R
 from ..core.durable import DurableLog
 from ..core.records import Decision
@@ -100,6 +102,7 @@ class Service:
         )
         self.runs = RunKeeper(self)  # daily runs' results, written from their rooms
         self.ghosts = Ghosts(self)  # daily runs' ghost races
+        self.challenges: ChallengeStore = MemoryChallenges()
 
     def use_store(self, store: Store) -> None:
         """The store, connected once the event loop runs (server/app.py): the

@@ -1,0 +1,190 @@
+"""The challenge requests: ``challenge`` (a link to one of one's past deals)
+and ``challenges`` (those one made and took, with both results).
+
+A challenge is made by a signed-in player of a deal they played: a deal of
+their history (its replay, while it is kept) or their run of a daily that is
+over. What is read of it to make the challenge (the seed, the timed moves)
+stays in the server; the reply holds the code alone. A taker sees the
+challenger's result only once their own run is over: until then, the
+challenger's numbers would tell them how the deal goes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Protocol
+
+from protocol import messages as M
+from protocol.challenge_requests import Challenge as ChallengeRequest
+from protocol.challenge_requests import Challenges
+from protocol.messages import ErrorCode
+
+from ..accounts.history import read_replay
+from ..accounts.keeping import HistoryKeeper
+from ..accounts.store import AccountStore
+from ..core.values import RoomError
+from ..daily.ghost_race import names_now
+from ..daily.results import RunResult
+from ..daily.run_handlers import RunDesk
+from ..peer import Peer
+from ..store.base import StoreUnavailable, unavailable
+from .model import Challenge, Take, challenge_id, new_challenge_code, run_from_replay
+from .store import ChallengeStore
+
+__all__ = [
+    "ChallengeDesk",
+    "challenge_views",
+    "listed",
+    "made",
+    "result_view",
+    "spoils",
+    "stored",
+]
+
+
+class ChallengeDesk(RunDesk, Protocol):
+    """What the challenge requests need of the service: what a daily run's
+    do, history (a room's past deals) and the challenges."""
+
+    history: HistoryKeeper
+    challenges: ChallengeStore
+
+
+async def stored(what: Any) -> Any:
+    try:
+        return await what
+    except StoreUnavailable as exc:
+        raise unavailable(f"the challenges cannot be reached: {exc}") from None
+
+
+_REFUSED = "no such deal of yours to challenge with"
+
+
+async def _from_daily(
+    desk: ChallengeDesk, player: str, key: str
+) -> tuple[str, dict[str, Any], RunResult]:
+    parts = key.split("/")
+    if len(parts) != 3:
+        raise RoomError(ErrorCode.NO_SUCH_DEAL, _REFUSED)
+    _, date, ladder = parts
+    try:
+        day = dt.date.fromisoformat(date)
+    except ValueError:
+        raise RoomError(ErrorCode.NO_SUCH_DEAL, _REFUSED) from None
+    await desk.runs.settled_player(player)
+    runs: list[RunResult] = await stored(desk.daily_results.results_of(date, ladder, [player]))
+    deal = await stored(desk.daily.deal(day, ladder)) if runs else None
+    if not runs or deal is None:
+        raise RoomError(ErrorCode.NO_SUCH_DEAL, _REFUSED)
+    return deal.seed, deal.rules.to_wire(), runs[0]
+
+
+async def _from_history(
+    desk: ChallengeDesk, player: str, key: str
+) -> tuple[str, dict[str, Any], RunResult]:
+    await desk.history.settled(player)
+    data = await stored(desk.accounts.replay(key))
+    replay = None if data is None else read_replay(data)
+    if replay is None or player not in replay.get("logs", {}):
+        raise RoomError(ErrorCode.NO_SUCH_DEAL, _REFUSED)
+    return str(replay["seed"]), dict(replay["rules"]), run_from_replay(replay, player)
+
+
+async def made(desk: ChallengeDesk, conn: Peer, req: ChallengeRequest) -> None:
+    session = desk.session_of(conn)
+    if session.account is None:
+        raise RoomError(ErrorCode.NOT_SIGNED_IN, "sign in to challenge a friend")
+    player = session.player
+    if req.key.startswith("daily/"):
+        seed, rules, run = await _from_daily(desk, player, req.key)
+    else:
+        seed, rules, run = await _from_history(desk, player, req.key)
+    code = new_challenge_code()
+    now = desk.clock.now() / 1000
+    challenge = Challenge(challenge_id(code), player, req.key, seed, rules, run, now)
+    await stored(desk.challenges.add(challenge))
+    url = f"{conn.link_base or ''}/#challenge={code}"
+    conn.send(M.challenge(req.id, code=code, url=url))
+
+
+def result_view(run: RunResult, name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "result": run.result,
+        "seconds": round(run.ms / 1000, 3),
+        "moves": run.moves,
+        "score": run.score,
+    }
+
+
+async def listed(desk: ChallengeDesk, conn: Peer, req: Challenges) -> None:
+    session = desk.session_of(conn)
+    conn.send(
+        M.challenges(
+            req.id, challenges=await challenge_views(desk.challenges, desk.accounts, session.player)
+        )
+    )
+
+
+async def challenge_views(
+    store: ChallengeStore, accounts: AccountStore, player: str
+) -> list[dict[str, Any]]:
+    """The challenges the player made and took, newest first (``challenges``,
+    and the profile's): the challenger's result hidden from a taker whose run
+    is not over."""
+    made: list[Challenge] = await stored(store.made_by(player))
+    taken: list[Take] = await stored(store.taken_by(player))
+    rows: list[tuple[Challenge, list[Take], str]] = []
+    for challenge in made:
+        rows.append((challenge, await stored(store.takes_of(challenge.id)), "made"))
+    for take in taken:
+        challenge_ = await stored(store.get(take.challenge))
+        if challenge_ is not None and challenge_.challenger != player:
+            rows.append((challenge_, [take], "taken"))
+    runs = [c.run for c, _, _ in rows] + [t.result for _, ts, _ in rows for t in ts if t.result]
+    names = await stored(names_now(accounts, runs))
+    for _, takes, _ in rows:  # a take still going has no result to name it yet
+        for take in takes:
+            if take.player not in names:
+                account = await stored(accounts.account_by_player(take.player))
+                names[take.player] = "" if account is None else account.handle
+    out: list[dict[str, Any]] = []
+    for challenge, takes, role in sorted(rows, key=lambda r: -r[0].created):
+        run = challenge.run
+        mine = takes[0] if role == "taken" else None
+        hidden = mine is not None and mine.result is None
+        out.append(
+            {
+                "id": challenge.id[:16],
+                "role": role,
+                "made": challenge.created,
+                "ladder": challenge.run.ladder,
+                "challenger": names.get(run.player, run.name),
+                "challenger_result": None
+                if hidden
+                else result_view(run, names.get(run.player, run.name)),
+                "takes": [_take_view(t, names) for t in takes],
+            }
+        )
+    return out
+
+
+def _take_view(take: Take, names: dict[str, str]) -> dict[str, Any]:
+    """A take: who, and their result once their run is over (None before)."""
+    result = take.result
+    name = names.get(take.player, "" if result is None else result.name)
+    return {"name": name, "result": None if result is None else result_view(result, name)}
+
+
+async def spoils(store: ChallengeStore, key: str, player: str) -> bool:
+    """Whether the replay of deal ``key`` would show ``player`` a challenge's
+    deal before their run of it is over: it is the deal of a challenge, and
+    they have no take of one that is over. (They may hold the link without
+    having taken it yet, or be sent one later: so a challenged deal is
+    replayed to no one but its players until then.)"""
+    made: list[Challenge] = await stored(store.made_from(key))
+    if not made:
+        return False
+    ids = {c.id for c in made}
+    takes: list[Take] = await stored(store.taken_by(player))
+    return not any(t.challenge in ids and t.result is not None for t in takes)
