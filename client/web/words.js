@@ -98,6 +98,9 @@ export const TEXTS = {
   not_ratable: "A rated room races signed-in players only, and no bots.",
   rated_locked: "A rated round is running: its rules stay as they are until it is over.",
   daily_played: "You have played this daily already: one run a day. Here is the leaderboard.",
+  already_queued: "You are waiting for a quick match: leave the queue first.",
+  not_queued: "You are not waiting for a quick match.",
+  bots_not_yet: "Bots are offered after 30 seconds in the queue.",
   daily_not_over: "The comparison with the leader comes once your run is over.",
 };
 

@@ -29,6 +29,7 @@ from ..core.values import RoomError
 from ..core.views import room_view
 from ..daily.handlers import DAILY_HANDLERS, DailyDesk
 from ..daily.run_handlers import RUN_HANDLERS, RunDesk
+from ..matchmaking.handlers import QUICK_HANDLERS, QuickDesk
 from ..net.allowances import Allowances, Quota
 from ..peer import Peer, SessionState
 from ..ratings.handlers import RATING_HANDLERS
@@ -44,7 +45,7 @@ __all__ = ["HANDLERS", "Desk", "check_name", "dispatch"]
 log = logging.getLogger("klondike_race.service")
 
 
-class Desk(AccountDesk, FriendsDesk, DailyDesk, RunDesk, Protocol):
+class Desk(AccountDesk, FriendsDesk, DailyDesk, RunDesk, QuickDesk, Protocol):
     """What the handlers need of the service (server/service/service.py): the
     room handlers' :class:`~server.rooms.handlers.Front`, the account handlers'
     additions to it, and the sessions."""
@@ -202,5 +203,6 @@ HANDLERS: dict[type[Request], Handler[Desk]] = dict(
         *RATING_HANDLERS.items(),
         *DAILY_HANDLERS.items(),
         *RUN_HANDLERS.items(),
+        *QUICK_HANDLERS.items(),
     ]
 )
