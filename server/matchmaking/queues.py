@@ -35,7 +35,7 @@ from ..rooms.handlers import Front, reserve_code
 from ..rooms.runner import Release, RoomRunner
 from .match import BOTS_AFTER_S, Waiter, bots_offered, form_rooms
 
-__all__ = ["COUNTDOWN_MS", "PASS_MS", "QUICK_DEALS", "QuickMatch", "quick_settings"]
+__all__ = ["COUNTDOWN_MS", "PASS_MS", "QUICK_DEALS", "QuickMatch", "Waiting", "quick_settings"]
 
 log = logging.getLogger("klondike_race.quick")
 
@@ -75,7 +75,9 @@ class Home(Front, Protocol):
 
 
 @dataclass(slots=True)
-class _Entry:
+class Waiting:
+    """A player's place in a queue: whom to seat and tell once matched."""
+
     session: SessionState
     peer: Peer
     ladder: str
@@ -87,7 +89,7 @@ class _Entry:
 class QuickMatch:
     def __init__(self, home: Home) -> None:
         self.home = home
-        self.entries: dict[str, _Entry] = {}  # player -> their place in a queue
+        self.entries: dict[str, Waiting] = {}  # player -> their place in a queue
         self._passes: asyncio.Task[None] | None = None
 
     def queued(self, player: str) -> bool:
@@ -115,7 +117,7 @@ class QuickMatch:
         self._free(session)  # again: a room or a queue may have taken them meanwhile
         rating = shown(stored.get(session.player, Rating()))
         now = self.home.clock.now()
-        self.entries[session.player] = _Entry(session, conn, ladder, rating, now)
+        self.entries[session.player] = Waiting(session, conn, ladder, rating, now)
         conn.send(self.queued_reply(rid, session.player))
         self.pass_now()  # a rival may be waiting already
         self._passes_running()
@@ -195,7 +197,7 @@ class QuickMatch:
 
     # ------------------------------------------------------------------ rooms
 
-    async def _make_room(self, ladder: str, players: list[_Entry], rated: bool) -> None:
+    async def _make_room(self, ladder: str, players: list[Waiting], rated: bool) -> None:
         """Make the room, seat ``players`` (and bots, unrated), tell each, and
         start it after the countdown. A player who cannot be seated (gone into
         another room meanwhile) is left out; fewer than two people in a rated
