@@ -5,8 +5,10 @@ bots offered after 30 s alone. The server's clock is moved by hand."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 
+from client import connect
 from server.matchmaking.match import BOTS_AFTER_S
 from server.matchmaking.queues import COUNTDOWN_MS, QUICK_DEALS
 from tests.support.inprocess import FakeClock, running_server
@@ -92,3 +94,30 @@ async def test_bots_are_offered_after_thirty_seconds_alone_unrated() -> None:
         await ann.event("countdown")
         clock.advance(COUNTDOWN_MS)
         await ann.event("deal_started")
+
+
+async def test_the_python_client_queues_and_is_seated() -> None:
+    clock = FakeClock()
+    async with running_server(clock=clock) as server:
+        ann = await connect(server.url, name="Ann")
+        bob = await connect(server.url, name="Bob")
+        try:
+            await ann.take_handle("AnnQuick")
+            await bob.take_handle("BobQuick")
+            assert (await ann.queue("classic-draw3"))["position"] == 1
+            assert ann.queued == "classic-draw3"
+            await bob.queue("classic-draw3")
+            rooms = [await c.matched(timeout=10) for c in (ann, bob)]
+            assert rooms[0].code == rooms[1].code and rooms[0].settings["rated"] is True
+            assert ann.queued is None
+            async with asyncio.timeout(10):
+                while ann.room is not None and ann.room.starts_at is None:
+                    await ann.wait_update()
+            clock.advance(COUNTDOWN_MS)
+            async with asyncio.timeout(10):
+                while bob.room is not None and bob.room.deal is None:
+                    await bob.wait_update()
+            assert bob.room is not None and bob.room.state == "playing"
+        finally:
+            await ann.close()
+            await bob.close()
