@@ -90,10 +90,14 @@ class QuickMatch:
     def __init__(self, home: Home) -> None:
         self.home = home
         self.entries: dict[str, Waiting] = {}  # player -> their place in a queue
+        # Taken from the queue for a room not made yet: still in no room, but
+        # neither free (a room of their own now would make two).
+        self.seating: set[str] = set()
         self._passes: asyncio.Task[None] | None = None
 
     def queued(self, player: str) -> bool:
-        return player in self.entries
+        """In a queue, or matched and being seated: either way not free."""
+        return player in self.entries or player in self.seating
 
     def _waiters(self, ladder: str, now: int) -> list[Waiter]:
         return [
@@ -125,7 +129,7 @@ class QuickMatch:
     def _free(self, session: SessionState) -> None:
         if session.room_code is not None:
             raise RoomError(ErrorCode.ALREADY_IN_ROOM, "leave your room first")
-        if session.player in self.entries:
+        if self.queued(session.player):
             raise RoomError(ErrorCode.ALREADY_QUEUED, "you wait in a queue already")
 
     def queued_reply(self, rid: M.RequestId, player: str) -> M.Message:
@@ -138,7 +142,10 @@ class QuickMatch:
         )
 
     def leave(self, player: str) -> None:
-        """Out of the queue at once; nothing to undo."""
+        """Out of the queue at once; nothing to undo. Once matched it is too
+        late: the room is being made, and ``matched`` follows."""
+        if player in self.seating:
+            raise RoomError(ErrorCode.NOT_QUEUED, "you are matched already: your room follows")
         if self.entries.pop(player, None) is None:
             raise RoomError(ErrorCode.NOT_QUEUED, "you wait in no queue")
 
@@ -162,7 +169,7 @@ class QuickMatch:
                 after=BOTS_AFTER_S,
             )
         del self.entries[player]
-        self.home.tasks.spawn(self._make_room(entry.ladder, [entry], rated=False))
+        self._seat(entry.ladder, [entry], rated=False)
 
     # ------------------------------------------------------------------ passes
 
@@ -182,8 +189,7 @@ class QuickMatch:
         now = self.home.clock.now()
         for ladder in sorted({e.ladder for e in self.entries.values()}):
             for group in form_rooms(self._waiters(ladder, now)):
-                taken = [self.entries.pop(w.player) for w in group]
-                self.home.tasks.spawn(self._make_room(ladder, taken, rated=True))
+                self._seat(ladder, [self.entries.pop(w.player) for w in group], rated=True)
         for entry in self.entries.values():
             if not entry.offered and bots_offered((now - entry.since) / 1000):
                 entry.offered = True
@@ -197,21 +203,34 @@ class QuickMatch:
 
     # ------------------------------------------------------------------ rooms
 
-    async def _make_room(self, ladder: str, players: list[Waiting], rated: bool) -> None:
+    def _seat(self, ladder: str, players: list[Waiting], rated: bool) -> None:
+        who = {e.session.player for e in players}
+        self.seating |= who
+
+        async def seat() -> None:
+            try:
+                made = await self._make_room(ladder, players, rated)
+            finally:
+                self.seating -= who
+            if not made:  # the store failed us: they wait on, where they were
+                for e in players:
+                    if e.peer.session is e.session and not e.peer.closing:
+                        self.entries[e.session.player] = e
+                self._passes_running()
+
+        self.home.tasks.spawn(seat())
+
+    async def _make_room(self, ladder: str, players: list[Waiting], rated: bool) -> bool:
         """Make the room, seat ``players`` (and bots, unrated), tell each, and
-        start it after the countdown. A player who cannot be seated (gone into
-        another room meanwhile) is left out; fewer than two people in a rated
-        room: the others go back to the queue's front."""
+        start it after the countdown; False when the room could not be made."""
         home = self.home
-        players = [e for e in players if e.session.room_code is None]
-        if rated and len(players) < 2:
-            for e in players:
-                self.entries[e.session.player] = e
-            self._passes_running()
-            return
         settings = quick_settings(ladder, rated)
         signed = frozenset(e.session.player for e in players)
-        code = await reserve_code(home)
+        try:
+            code = await reserve_code(home)
+        except RoomError as exc:
+            log.warning("quick-match room not made: %s", exc.message)
+            return False
         runner = RoomRunner(home, Room(code))
         home.rooms[code] = runner
         host = players[0].session
@@ -236,7 +255,7 @@ class QuickMatch:
             log.warning("quick-match room %s not made: %s", code, exc.message)
             home.rooms.pop(code, None)
             runner.stop()
-            return
+            return False
         starts_at = home.clock.now() + COUNTDOWN_MS
 
         def tell() -> Release:
@@ -256,9 +275,17 @@ class QuickMatch:
             return send
 
         await runner.read(tell)
+        self.seating -= {e.session.player for e in players}  # in the room now
+        home.tasks.spawn(self._count_down(runner, host.player, signed, starts_at))
+        return True
+
+    async def _count_down(
+        self, runner: RoomRunner, host: str, signed: frozenset[str], starts_at: int
+    ) -> None:
+        home, code = self.home, runner.code
         await home.tell_room(code, lambda seq: M.countdown(seq, starts_at=starts_at))
         await home.clock.sleep_until(starts_at)
         try:
-            await runner.run(lambda r, c: D.decide_start(r, r.host or host.player, c, signed))
+            await runner.run(lambda r, c: D.decide_start(r, r.host or host, c, signed))
         except RoomError as exc:  # everyone left meanwhile, or the store is down
             log.warning("quick-match room %s not started: %s", code, exc.message)
