@@ -13,6 +13,7 @@ from server.matchmaking.match import BOTS_AFTER_S
 from server.matchmaking.queues import COUNTDOWN_MS, QUICK_DEALS
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.raw_client import Client, player
+from tests.support.waiting import eventually
 
 _names = itertools.count(1)
 
@@ -121,3 +122,15 @@ async def test_the_python_client_queues_and_is_seated() -> None:
         finally:
             await ann.close()
             await bob.close()
+
+
+async def test_a_closed_connection_leaves_the_queue() -> None:
+    async with running_server(clock=FakeClock()) as server:
+        ann, bob = await signed_in(server.url, "Ann"), await signed_in(server.url, "Bob")
+        await ann.ok("queue", ladder="classic-draw1")
+        await ann.close()
+        quick = server.service.quick
+        await eventually(lambda: ann.player not in quick.entries, what="Ann out of the queue")
+        await bob.ok("queue", ladder="classic-draw1")
+        await bob.caught_up()
+        assert bob.notices("matched") == []
