@@ -80,6 +80,8 @@ class RoomView:
     reactions: list[tuple[str, str]] = field(default_factory=list)
     # A daily run's room: {"date", "ladder"} (docs/protocol.md, "Daily runs").
     daily: dict[str, Any] | None = None
+    # A quick match's room: when its first deal starts by itself (``countdown``).
+    starts_at: int | None = None
 
     @classmethod
     def from_wire(cls, view: Mapping[str, Any]) -> RoomView:
@@ -158,6 +160,8 @@ class RoomView:
             self.players = [_dict(p) for p in _list(event.get("players"))]
             self.spectators = [_dict(p) for p in _list(event.get("spectators"))]
             self.host = event.get("host", self.host)
+        elif kind == "countdown":
+            self.starts_at = event.get("starts_at")
         elif kind == "settings":
             self.settings = _dict(event.get("settings"))
             if "round_ends_at" in event:  # a new time limit applies to the running round

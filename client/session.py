@@ -61,7 +61,7 @@ NO_RESUME = frozenset(
 SIGN_IN = ("name", "token", "device", "link", "recovery")  # a hello carries one of them
 _ROOM_REPLIES = frozenset({"joined", "snapshot"})
 # Room events that carry the seq of the last event, not a new one (docs/protocol.md).
-_NOTICES = frozenset({"finding_deal", "reaction", "ghosts", "ghost_progress"})
+_NOTICES = frozenset({"finding_deal", "reaction", "ghosts", "ghost_progress", "countdown"})
 
 
 async def say_hello(
@@ -120,6 +120,8 @@ class Session(EventHub, RoomRequests, AccountRequests):
         self.account: dict[str, Any] | None = None  # the own-account view, when signed in
         self.device_token: str | None = None  # this device's, when a sign-in made it
         self.room: RoomView | None = None
+        self.queued: str | None = None  # the ladder whose quick-match queue we wait in
+        self.bots_offered = False  # waited long enough: accept_bots is open
         self.close_code: int | None = None
         self._limiter = RateLimiter(rate, burst)
         self._ws: ClientConnection | None = None
@@ -293,6 +295,14 @@ class Session(EventHub, RoomRequests, AccountRequests):
             self._on_unsolicited_error(frame)
         elif isinstance(frame.get("seq"), int):
             self._on_event(frame)
+        elif frame.get("type") == "matched" and isinstance(frame.get("room"), Mapping):
+            self.queued = None  # the server seated us: the room is ours now
+            self._install(frame["room"], "matched")
+            if self.room is not None:
+                self.room.starts_at = frame.get("starts_at")
+        elif frame.get("type") == "bots_offered":
+            self.bots_offered = True
+            self._notify()
 
     def _on_unsolicited_error(self, frame: dict[str, Any]) -> None:
         """An error that answers no waiting request: one for a request that already

@@ -55,7 +55,12 @@ class RoomRequests:
     """Room requests on top of :meth:`request`; :class:`client.session.Session` uses it."""
 
     room: RoomView | None
+    queued: str | None  # the ladder whose quick-match queue we wait in
+    bots_offered: bool
     _moving: asyncio.Lock  # one move at a time: each takes its number from the last reply
+
+    async def wait_update(self, timeout: float | None = None) -> bool:
+        raise NotImplementedError
 
     async def _reconnected(self) -> bool:
         """Wait until the session is on an open connection again (resumed after a
@@ -133,6 +138,31 @@ class RoomRequests:
         fields: dict[str, Any] = {"ladder": ladder} | ({"friends": True} if friends else {})
         reply = await self.request("ladder", **fields)
         return {k: v for k, v in reply.items() if k not in ("type", "id")}
+
+    async def queue(self, ladder: str = "classic-draw1") -> dict[str, Any]:
+        """ "Race now" on ``ladder`` (signed in): wait for rivals of close rating.
+        The reply's ``position`` and ``waited``; once matched the server seats us
+        and :attr:`room` is the room (:meth:`matched` waits for it), rated, its
+        first deal starting by itself at ``room.starts_at``."""
+        reply = await self.request("queue", ladder=ladder)
+        self.queued, self.bots_offered = ladder, False
+        return {k: v for k, v in reply.items() if k not in ("type", "id")}
+
+    async def unqueue(self) -> None:
+        """Leave the queue (at once)."""
+        await self.request("unqueue")
+        self.queued = None
+
+    async def accept_bots(self) -> None:
+        """After 30 s in the queue: race two bots instead, unrated."""
+        await self.request("accept_bots")
+
+    async def matched(self, timeout: float | None = None) -> RoomView:
+        """The room the queue seated us in, once it has."""
+        async with asyncio.timeout(timeout):
+            while self.room is None:
+                await self.wait_update()
+        return self.room
 
     async def rematch(self) -> None:
         """Host: start another round once the last is over."""

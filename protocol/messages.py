@@ -142,6 +142,9 @@ class ErrorCode(StrEnum):
     DAILY_PLAYED = "daily_played"  # one run a daily: this one is over
     DAILY_NOT_OVER = "daily_not_over"  # daily_compare before one's run is over
     CHALLENGE_TAKEN = "challenge_taken"  # one take a challenge a player: this one is over
+    ALREADY_QUEUED = "already_queued"  # one quick-match queue at a time
+    NOT_QUEUED = "not_queued"
+    BOTS_NOT_YET = "bots_not_yet"  # carries ``after``: seconds waited before bots are offered
 
 
 Code = ErrorCode | Reason
@@ -470,6 +473,27 @@ def friend_invite(*, sender: str, player: str, room: str, role: Role) -> Message
     return _make("friend_invite", fields)
 
 
+@_message
+def queued(rid: RequestId, *, ladder: str, position: int, waited: float) -> Message:
+    """In ``ladder``'s quick-match queue: ``position`` from 1 (the longest waiter
+    first) and the seconds waited."""
+    return _make("queued", {"id": rid, "ladder": ladder, "position": position, "waited": waited})
+
+
+@_message
+def matched(*, ladder: str, rated: bool, room: Mapping[str, Any], starts_at: int) -> Message:
+    """The queue made a room and seated you in it (``room``: its view for you);
+    its first deal starts at ``starts_at``. Not a room event: no seq, no id."""
+    fields = {"ladder": ladder, "rated": rated, "room": room, "starts_at": starts_at}
+    return _make("matched", fields)
+
+
+@_message
+def bots_offered(*, ladder: str, waited: float) -> Message:
+    """Alone in the queue long enough: ``accept_bots`` is open. No seq, no id."""
+    return _make("bots_offered", {"ladder": ladder, "waited": waited})
+
+
 # ---------------------------------------------------------------------- room events
 
 
@@ -527,6 +551,13 @@ def progress(
     if board is not None:
         fields["board"] = board
     return _make("progress", fields)
+
+
+@_message
+def countdown(seq: int, *, starts_at: int) -> Message:
+    """A quick-match room starts by itself at ``starts_at`` (the seq of the last
+    event, like a tick)."""
+    return _make("countdown", {"seq": seq, "starts_at": starts_at})
 
 
 @_message

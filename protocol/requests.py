@@ -24,6 +24,7 @@ from .friend_requests import FRIEND_REQUESTS
 from .history_requests import HISTORY_REQUESTS
 from .messages import ErrorCode, Reaction, RequestId, Role
 from .moves import Move, UnreadableMove, read_move
+from .quick_requests import QUICK_REQUESTS
 from .rating_requests import RATING_REQUESTS
 from .request_fields import (
     _MAX_SAFE_INT,
@@ -345,6 +346,7 @@ REQUESTS: Mapping[str, type[Request]] = MappingProxyType(
             *RATING_REQUESTS,
             *DAILY_REQUESTS,
             *CHALLENGE_REQUESTS,
+            *QUICK_REQUESTS,
         )
     }
 )

@@ -16,6 +16,8 @@
   timer) and the room requests' handlers.
 - ``daily/`` — the daily deal: published days (their own stores), the task that
   keeps the next week published, the ``daily`` request.
+- ``matchmaking/`` — quick match: the matchmaker (``match.py``, pure) and the
+  ladders' queues, which make and start the rooms they form.
 - ``service/`` — sessions, and which room a request goes to: its pieces
   (sessions, room adoption, dispatch, seeds) each a module.
 - ``cluster/`` — several nodes on one Redis: leases, the relay, tunnels.

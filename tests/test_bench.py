@@ -221,3 +221,12 @@ def test_daily_bench() -> None:
         assert figures["rank"]["p50_ms"] > 0 and figures["page"]["p50_ms"] > 0
         assert figures["bytes_per_result"] > 0
     assert result["redis_day"]["results"] == 300
+
+
+def test_matchmaking_bench() -> None:
+    table, figures = run_bench("bench.matchmaking", "--players", "40", "--baseline", "8")
+    assert table[0].split()[:2] == ["players", "rooms"]
+    assert figures["queued"]["players"] == 40 and figures["baseline"]["players"] == 8
+    for key in ("match_ms", "match_cpu_ms", "rooms_ms", "rooms_cpu_ms"):
+        assert is_figure(figures["queued"][key]), key
+    assert figures["queued"]["rooms"] >= 1

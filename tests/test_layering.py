@@ -23,6 +23,7 @@ IMPURE = ("asyncio", "time", "socket", "os", "random", "secrets", "threading")
 SERVER_LAYERS = [
     ("server.core",),
     ("server.ratings.model",),  # pure: the rating of a round, below the store that keeps it
+    ("server.matchmaking.match",),  # pure: who races whom, from a queue
     ("server.peer", "server.ids"),
     ("server.store",),
     ("server.net",),
@@ -30,6 +31,7 @@ SERVER_LAYERS = [
     ("server.accounts",),
     ("server.ratings",),
     ("server.daily",),
+    ("server.matchmaking",),  # quick match's queues: rooms made as a handler makes them
     # server/service/'s pieces (server/service/__init__.py), in their own order
     (
         "server.service.tasks",

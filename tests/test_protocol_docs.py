@@ -174,7 +174,7 @@ def _documented_fields(cell: str) -> dict[str, str]:
 
 def test_the_room_requests_are_the_documented_ones_with_their_fields() -> None:
     """The request tables ("Rooms", "Accounts", "Profile and history", "Friends", "Daily
-    deal", "Challenges") against the
+    deal", "Challenges", "Quick match") against the
     codec (protocol/requests.py): the same requests, the same fields, "optional"
     exactly where the codec takes a request without the field, and for a field
     naming an enum member, its members and default."""
@@ -193,6 +193,7 @@ def test_the_room_requests_are_the_documented_ones_with_their_fields() -> None:
         "Ratings",
         "Daily deal",
         "Challenges",
+        "Quick match",
     )
     table = dict(row for title in titles for row in re.findall(pattern, section(title), re.M))
     assert set(table) == set(REQUESTS) - {"hello", "ping"}

@@ -29,6 +29,7 @@
 //   ladders.js   ratings: the Ladders screen, a rated room's forecast, rating changes
 //   daily.js     the daily deal: the lobby's panel, the Daily screen (/daily)
 //   dailyrun.js  a run of the daily: Play today's draw 1 / 3, the leaderboard at its end
+//   quick.js     Race now: a ladder's queue, waiting, bots instead, the countdown
 //
 // Underneath: net.js (the wire), board.js (drawing boards), gestures.js (clicks,
 // drags, keys to moves), motion.js (glides, the deal, the win cascade), cards.js
@@ -49,6 +50,7 @@ import { initPasskeys } from "./passkeys.js";
 import { initMyData } from "./mydata.js";
 import { renderPast } from "./past.js";
 import { initProfile, openFromPath } from "./profile.js";
+import { initQuick, renderCountdown } from "./quick.js";
 import { renderResults } from "./results.js";
 import { initPlay, renderControls } from "./play.js";
 import { initReactions } from "./reactions.js";
@@ -70,6 +72,7 @@ function renderAll() {
   // Nobody joins a daily run: no invitation to it.
   $("invite-link").hidden = $("copy-invite").hidden = Boolean(room.daily);
   renderHud();
+  renderCountdown();
   renderNotices();
   renderPodium();
   renderRated();
@@ -102,4 +105,5 @@ initLadders();
 initDaily();
 initDailyRun();
 initChallenge();
+initQuick();
 restoreSession().finally(() => (dailyInPath() ? openDaily() : openFromPath()));

@@ -173,9 +173,9 @@ export class Connection {
   _event(frame) {
     if (this.seq === null) return; // not in a room (yet): the join reply carries the state
     if (this.resyncing) return; // the snapshot on its way covers it
-    // A Timed tick, a finding_deal notice, a reaction, rating changes and a daily
-    // run's ghosts carry the seq of the last event instead of a new one.
-    const notice = ["finding_deal", "reaction", "rating_changes", "ghosts", "ghost_progress"].includes(frame.type);
+    // A Timed tick, a finding_deal notice, a reaction, rating changes, a daily
+    // run's ghosts and a quick match's countdown carry the seq of the last event instead of a new one.
+    const notice = ["finding_deal", "reaction", "rating_changes", "ghosts", "ghost_progress", "countdown"].includes(frame.type);
     if ((frame.tick !== undefined || notice) && frame.seq === this.seq) {
       this.handlers.onEvent?.(frame);
       return;

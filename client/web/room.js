@@ -152,6 +152,9 @@ export function applyEvent(ev) {
       room.ready = [];
       setMoveStatus("");
       break;
+    case "countdown":
+      room.starts_at = ev.starts_at; // a quick match: its first deal starts by itself then
+      break;
     case "finding_deal":
       room.finding_deal = ev.finding ? ev.deal : null;
       break;

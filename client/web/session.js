@@ -9,6 +9,7 @@
 import { CLOSE } from "./codes.js";
 import { hideBanner, showBanner, showLobbyMessage, toast } from "./feedback.js";
 import { friendInvite } from "./friends.js";
+import { quickNotice } from "./quick.js";
 import { Connection, ServerError, VERSION, wsUrl } from "./net.js";
 import { applyEvent, leaveToLobby, setRoom, showScreen } from "./room.js";
 import { $, DEVICE_KEY, NAME_KEY, TOKEN_KEY, render, sessionChanged, settleResume, state, storage } from "./state.js";
@@ -38,7 +39,9 @@ function dial() {
       if (conn === state.conn) setRoom(room);
     },
     onNotice: (frame) => {
-      if (conn === state.conn && frame.type === "friend_invite") friendInvite(frame);
+      if (conn !== state.conn) return;
+      if (frame.type === "friend_invite") friendInvite(frame);
+      else quickNotice(frame); // matched, bots_offered
     },
     onError: (err) => toast(refusalText(err)),
     onClose: (code) => {

@@ -100,6 +100,9 @@ export const TEXTS = {
   daily_played: "You have played this daily already: one run a day. Here is the leaderboard.",
   daily_not_over: "Not yet: this comes once your own run of that daily is over.",
   challenge_taken: "You have played this challenge already: one run a challenge. Here are both results.",
+  already_queued: "You are waiting for a quick match: leave the queue first.",
+  not_queued: "You are not waiting for a quick match.",
+  bots_not_yet: "Bots are offered after 30 seconds in the queue.",
 };
 
 function isRed(code) {

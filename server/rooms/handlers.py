@@ -74,6 +74,9 @@ class Front(Venue, Protocol):
 
     def save_session(self, session: SessionState) -> None: ...
 
+    def in_queue(self, player: str) -> bool:
+        """Whether ``player`` waits in a quick-match queue (server/matchmaking/)."""
+
 
 _F = TypeVar("_F", bound=Front)
 _R = TypeVar("_R", bound=Request)
@@ -132,14 +135,16 @@ async def _signed(front: Front, runner: RoomRunner, wanted: bool) -> frozenset[s
     return frozenset(found)
 
 
-def _not_in_a_room(session: SessionState) -> None:
+def _not_in_a_room(front: Front, session: SessionState) -> None:
     if session.room_code is not None:
         raise RoomError(M.ErrorCode.ALREADY_IN_ROOM, "leave your room first")
+    if front.in_queue(session.player):
+        raise RoomError(M.ErrorCode.ALREADY_QUEUED, "leave the quick-match queue first")
 
 
 async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
     session = front.session_of(conn)
-    _not_in_a_room(session)
+    _not_in_a_room(front, session)
     D.validate_settings(req.settings)  # before a code is reserved for nothing
     front.allowances.admit(Quota.ROOMS, conn)
     code = await reserve_code(front)
@@ -185,7 +190,7 @@ def _room_by_code(front: Front, conn: Peer, code: str) -> RoomRunner:
 
 async def _join(front: Front, conn: Peer, req: JoinRoom) -> None:
     session = front.session_of(conn)
-    _not_in_a_room(session)
+    _not_in_a_room(front, session)
     runner = _room_by_code(front, conn, req.code)
     await runner.run(
         lambda r, c: D.decide_join(

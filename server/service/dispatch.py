@@ -31,6 +31,7 @@ from ..core.values import RoomError
 from ..core.views import room_view
 from ..daily.handlers import DAILY_HANDLERS, DailyDesk
 from ..daily.run_handlers import RUN_HANDLERS
+from ..matchmaking.handlers import QUICK_HANDLERS, QuickDesk
 from ..net.allowances import Allowances, Quota
 from ..peer import Peer, SessionState
 from ..ratings.handlers import RATING_HANDLERS
@@ -46,7 +47,7 @@ __all__ = ["HANDLERS", "Desk", "check_name", "dispatch"]
 log = logging.getLogger("klondike_race.service")
 
 
-class Desk(AccountDesk, FriendsDesk, DailyDesk, ChallengeDesk, Protocol):
+class Desk(AccountDesk, FriendsDesk, DailyDesk, ChallengeDesk, QuickDesk, Protocol):
     """What the handlers need of the service (server/service/service.py): the
     room handlers' :class:`~server.rooms.handlers.Front`, the account handlers'
     additions to it, and the sessions."""
@@ -205,5 +206,6 @@ HANDLERS: dict[type[Request], Handler[Desk]] = dict(
         *DAILY_HANDLERS.items(),
         *RUN_HANDLERS.items(),
         *CHALLENGE_HANDLERS.items(),
+        *QUICK_HANDLERS.items(),
     ]
 )

@@ -38,6 +38,7 @@ from ..daily.publisher import DailyDeals
 from ..daily.results import ResultStore
 from ..daily.runs import RunKeeper
 from ..daily.store import DailyStore
+from ..matchmaking.queues import QuickMatch
 from ..net.allowances import Allowances
 from ..net.clock import Clock
 from ..net.connection import Limits
@@ -103,6 +104,7 @@ class Service:
         self.runs = RunKeeper(self)  # daily runs' results, written from their rooms
         self.ghosts = Ghosts(self)  # daily runs' ghost races
         self.challenges: ChallengeStore = MemoryChallenges()
+        self.quick = QuickMatch(self)  # "Race now": the ladders' queues
 
     def use_store(self, store: Store) -> None:
         """The store, connected once the event loop runs (server/app.py): the
@@ -236,6 +238,7 @@ class Service:
         """At shutdown: give up rebuilds under way, stop every runner, and let
         the history writes under way end before the account store closes."""
         await self.adoption.stop()
+        self.quick.stop()
         await self.daily.stop()
         self.ghosts.stop()
         for runner in self.rooms.values():
@@ -265,6 +268,7 @@ class Service:
         session = self.sessions.detach(conn)
         if session is None:
             return  # never said hello, or resumed elsewhere
+        self.quick.dropped(session.player, conn)
         runner = self.rooms.get(session.room_code) if session.room_code else None
         if runner is None:
             self.sessions.forget_if_idle(session)
@@ -285,6 +289,9 @@ class Service:
         if runner is None:
             raise RoomError(ErrorCode.NOT_IN_ROOM, "you are not in a room")
         return session, runner
+
+    def in_queue(self, player: str) -> bool:
+        return self.quick.queued(player)
 
     def save_session(self, session: SessionState) -> None:
         self.sessions.save(session)
