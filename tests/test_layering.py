@@ -30,7 +30,7 @@ SERVER_LAYERS = [
     ("server.rooms",),
     ("server.accounts",),
     ("server.ratings",),
-    ("server.daily",),
+    ("server.daily", "server.challenges"),  # a challenge is a daily run's kind of room
     ("server.matchmaking",),  # quick match's queues: rooms made as a handler makes them
     # server/service/'s pieces (server/service/__init__.py), in their own order
     (
@@ -51,6 +51,9 @@ SERVER_LAYERS = [
         "server.accounts.friend_handlers",
         "server.daily.handlers",
         "server.daily.run_handlers",
+        "server.challenges.handlers",
+        "server.challenges.takes",
+        "server.challenges.requests",
     ),
     ("server.service",),
     ("server.cluster",),
