@@ -120,7 +120,7 @@ TRANSITIONS: dict[type[R.Record], dict[RoomState, RoomState]] = {
     R.Closed: {s: _C for s in _OPEN},
 }
 """Record kind × the state it is folded in → the state after it. A pair missing
-here is a log no decider writes, and the fold refuses it. A ``snapshot`` is not
+here is a log no decider writes, and the fold refuses it. A checkpoint is not
 here: it replaces the whole state, its own included (:func:`next_state`)."""
 
 
