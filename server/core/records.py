@@ -235,7 +235,7 @@ class DealStarted:
 class MovePlayed:
     KIND: ClassVar[str] = "move"
     player: str = field(metadata=_meta("p"))
-    deal: int = field(metadata=_meta("d"))
+    deal_number: int = field(metadata=_meta("d"))
     t: int = field(metadata=_meta("t"))
     index: int = field(metadata=_meta("s"))
     move: Move = field(metadata=_meta("m", wire=_MOVE))

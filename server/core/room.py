@@ -287,7 +287,7 @@ class Room:
         return [started, self._members] if joined else [started]
 
     def _f_move(self, rec: R.MovePlayed) -> list[_Event]:
-        deal = self.deals[rec.deal - 1]
+        deal = self.deals[rec.deal_number - 1]
         player = rec.player
         replay = deal.replays[player]
         # Played on the board itself, which lives as long as the deal: decide_move
