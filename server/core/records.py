@@ -312,7 +312,7 @@ class Checkpoint:
     closed: ClosedReason | None = field(metadata=_meta("closed", wire=_MAYBE_CLOSED))
     created_at: int = field(default=0, metadata=_meta("created_at"))
     ready: Sequence[str] = field(default=(), metadata=_meta("ready"))
-    series: Any = field(default=None, metadata=_meta("series"))
+    series: Mapping[str, Any] | None = field(default=None, metadata=_meta("series"))
     daily: Sequence[str] | None = field(default=None, metadata=_meta("daily", omit=True))
     # Each deal, or its stored form (CheckpointDeal.packed) when the writer has it
     # already: a deal over changes no more, so a checkpoint late in a round encodes
