@@ -30,8 +30,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocol.messages import Message
-from server.matchmaking.match import Waiter, form_rooms
 from server.matchmaking.book import Entry
+from server.matchmaking.match import Waiter, form_rooms
 from server.matchmaking.queues import Waiting
 from server.net.clock import SystemClock
 from server.net.metrics import Metrics
@@ -90,7 +90,7 @@ async def time_rooms(waiters: list[Waiter]) -> tuple[float, float, int]:
             w.player, w.player, "classic-draw1", w.rating, now - int(w.waited * 1000), "", w.player
         )
         await quick.book.put(entry)
-        quick.entries[w.player] = Waiting(session, peer, entry)
+        quick.entries[w.player] = Waiting(session, peer, entry, booked=True)
     expected = sum(len(r) for r in form_rooms(waiters))
     wall, cpu = time.perf_counter(), time.process_time()
     await quick.pass_now()

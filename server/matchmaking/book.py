@@ -49,12 +49,14 @@ class Removal(enum.Enum):
     ABSENT = "absent"  # not in the queue (never, or their entry lapsed)
 
 
-def position_of(entries: Sequence[Entry], player: str) -> int:
-    """``player``'s place in their ladder's queue, from 1: the longest waiter
-    first (ties: the lower player id), the order the matchmaker serves."""
-    mine = next(e for e in entries if e.player == player)
+def position_of(entries: Sequence[Entry], mine: Entry) -> int:
+    """``mine``'s place in its ladder's queue of ``entries``, from 1: the longest
+    waiter first (ties: the lower player id), the order the matchmaker serves.
+    (``mine`` may be taken for a room already, by another node's pass.)"""
     ahead = [
-        e for e in entries if e.ladder == mine.ladder and (e.since, e.player) < (mine.since, player)
+        e
+        for e in entries
+        if e.ladder == mine.ladder and (e.since, e.player) < (mine.since, mine.player)
     ]
     return 1 + len(ahead)
 
@@ -86,8 +88,9 @@ class QueueBook(Protocol):
     async def put_back(self, group: Sequence[Entry]) -> None:
         """The room of ``group`` could not be made: they wait on, where they were."""
 
-    async def told(self, entries: Sequence[Entry]) -> None:
-        """The players of ``entries`` know their room now: no longer matched."""
+    async def told(self, player: str, ticket: str) -> None:
+        """``player`` (matched from the queuing ``ticket``) knows their room now:
+        no longer matched."""
 
     async def refresh(self, entries: Sequence[Entry]) -> list[str]:
         """This node's entries are still wanted (they lapse otherwise); the
@@ -149,8 +152,8 @@ class LocalBook:
             self.matched.discard(e.player)
             self.queued[e.player] = e
 
-    async def told(self, entries: Sequence[Entry]) -> None:
-        self.matched.difference_update(e.player for e in entries)
+    async def told(self, player: str, ticket: str) -> None:
+        self.matched.discard(player)
 
     async def refresh(self, entries: Sequence[Entry]) -> list[str]:
         return [

@@ -89,6 +89,7 @@ class Waiting:
     session: SessionState
     peer: Peer
     entry: Entry
+    booked: bool = False  # in the book (a join reserves the place here first)
     offered: bool = False
 
 
@@ -132,9 +133,7 @@ class QuickMatch:
             if self.entries.get(session.player) is waiting:
                 del self.entries[session.player]
             raise
-        conn.send(
-            M.queued(rid, ladder=ladder, position=position_of(everyone, entry.player), waited=0)
-        )
+        conn.send(M.queued(rid, ladder=ladder, position=position_of(everyone, entry), waited=0))
         self.home.tasks.spawn(self.pass_now())  # a rival may be waiting already
         self._passes_running()
 
@@ -227,12 +226,14 @@ class QuickMatch:
         node could not refresh it, or was told of a room the message for which
         was lost: its connection is closed, and its resume says which (a room,
         or none)."""
-        mine = [w.entry for w in self.entries.values()]
+        mine = [w.entry for w in self.entries.values() if w.booked]
         if not mine:
             return
+        tickets = {e.player: e.ticket for e in mine}
         for player in await self.book.refresh(mine):
-            waiting = self.entries.pop(player, None)
-            if waiting is not None:
+            waiting = self.entries.get(player)
+            if waiting is not None and waiting.entry.ticket == tickets[player]:
+                del self.entries[player]
                 waiting.peer.close(M.CloseCode.GOING_AWAY, "the queue lost your place; resume")
 
     async def _form_rooms(self) -> None:
@@ -320,7 +321,7 @@ class QuickMatch:
             def send() -> None:
                 for e, msg in sends:
                     if e.node == self.book.node:
-                        self.arrived(e, code, self.book.node, msg)
+                        self.arrived(e.player, e.ticket, code, self.book.node, msg)
                     else:
                         self.book.tell(e, code, msg)
 
@@ -330,20 +331,20 @@ class QuickMatch:
         home.tasks.spawn(self._count_down(runner, host.player, signed, starts_at))
         return True
 
-    def arrived(self, entry: Entry, code: str, node: str, message: M.Message) -> None:
-        """``matched`` for a player of this node, from ``node`` (this one, or the
-        node that made the room): they are in room ``code`` now, and free of
-        the queue."""
-        waiting = self.entries.get(entry.player)
-        if waiting is not None and waiting.entry.ticket == entry.ticket:
-            del self.entries[entry.player]
+    def arrived(self, player: str, ticket: str, code: str, node: str, message: M.Message) -> None:
+        """``matched`` for a player of this node (queued with ``ticket``), from
+        ``node`` (this one, or the node that made the room): they are in room
+        ``code`` now, and free of the queue."""
+        waiting = self.entries.get(player)
+        if waiting is not None and waiting.entry.ticket == ticket:
+            del self.entries[player]
             session, peer = waiting.session, waiting.peer
             session.room_code = code
             self.home.save_session(session)
             if node != self.book.node and peer.session is session and not peer.closing:
                 self.book.follow(peer, node)
             peer.send(message)
-        self.home.tasks.spawn(self.book.told([entry]))
+        self.home.tasks.spawn(self.book.told(player, ticket))
 
     async def _count_down(
         self, runner: RoomRunner, host: str, signed: frozenset[str], starts_at: int
