@@ -13,6 +13,7 @@ from typing import Any
 
 from tests.support.processes import RedisServer, running_servers
 from tests.support.raw_client import Client, Player, player
+from tests.support.waiting import eventually
 
 _names = itertools.count(1)
 
@@ -126,4 +127,21 @@ async def test_churn_across_nodes_never_seats_a_player_twice(
         everyone = [pid for seated in rooms.values() for pid in seated]
         assert len(everyone) == len(set(everyone))  # nobody in two rooms
         assert set(everyone) == set(matched)  # every seated player was told
+        assert queued_players(redis) == set()
+
+
+async def test_a_dead_nodes_players_leave_the_queue(redis: RedisServer, tmp_path: Path) -> None:
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann = await signed_in(a.url, "Ann")
+        bob, cid = await signed_in(b.url, "Bob"), await signed_in(b.url, "Cid")
+        await ann.ok("queue", ladder="double-draw1")
+        a.kill()  # nobody refreshes Ann's entry any more: it lapses
+        await eventually(
+            lambda: redis("EXISTS", f"klondike:quick:entry:{ann.player}") == 0,
+            what="Ann's entry to lapse",
+        )
+        assert (await bob.ok("queue", ladder="double-draw1"))["position"] == 1
+        await cid.ok("queue", ladder="double-draw1")
+        room = (await bob.notice("matched"))["room"]
+        assert {p["id"] for p in room["players"]} == {bob.player, cid.player}
         assert queued_players(redis) == set()

@@ -261,7 +261,8 @@ class SharedBook:
 
     def tell(self, entry: Entry, code: str, message: M.Message) -> None:
         e = entry
-        payload = [e.player, e.ticket, code, dict(message)]
+        fields = {k: message[k] for k in ("ladder", "rated", "room", "starts_at")}
+        payload = [e.player, e.ticket, code, fields]
         self.tunnels.outbox.put(e.node, [MATCHED, self.node, 0, 0, payload])
 
     def follow(self, peer: Peer, node: str) -> None:

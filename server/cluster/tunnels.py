@@ -261,8 +261,14 @@ class Tunnels:
             invitation = Invitation(player, sender, sender_player, room, Role(role))
             SessionsReach(self.service.sessions).hand_over(invitation)
         elif kind == MATCHED:
-            player, ticket, code, message = payload
-            self.service.quick.arrived(player, ticket, code, src, M.Message(message))
+            player, ticket, code, fields = payload
+            message = M.matched(
+                ladder=fields["ladder"],
+                rated=fields["rated"],
+                room=fields["room"],
+                starts_at=fields["starts_at"],
+            )
+            self.service.quick.arrived(player, ticket, code, src, message)
 
     def _to_client(self, kind: str, conn_id: int, n: int, payload: Any) -> None:
         tunnel = self._tunnels.get(conn_id)
