@@ -308,13 +308,15 @@ class QuickMatch:
             home.rooms.pop(code, None)
             runner.stop()
             return False
-        starts_at = home.clock.now() + COUNTDOWN_MS
+        starts_at = runner.starts_at = home.clock.now() + COUNTDOWN_MS
 
         def tell() -> Release:
             now = home.clock.now()
             sends = []
             for e in players:
-                view = room_view(runner.room, e.player, now, runner.seeds.finding)
+                view = room_view(
+                    runner.room, e.player, now, runner.seeds.finding, starts_at=starts_at
+                )
                 msg = M.matched(ladder=ladder, rated=rated, room=view, starts_at=starts_at)
                 sends.append((e, msg))
 
@@ -356,3 +358,5 @@ class QuickMatch:
             await runner.run(lambda r, c: D.decide_start(r, r.host or host, c, signed))
         except RoomError as exc:  # everyone left meanwhile, or the store is down
             log.warning("quick-match room %s not started: %s", code, exc.message)
+        finally:
+            runner.starts_at = None
