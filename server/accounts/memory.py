@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..ratings.model import (
     Applied,
@@ -294,7 +294,11 @@ class MemoryAccounts:
     async def rated_rounds(self, ladder: str) -> list[RatedRound]:
         return list(self._rated.get(ladder, []))
 
-    async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
+    async def replace_ladder(
+        self, ladder: str, rounds: list[RatedRound], read: Sequence[str]
+    ) -> bool:
+        if [r.key for r in self._rated.get(ladder, [])] != list(read):
+            return False
         ratings, charts = replay_with_chart(rounds)
         ratings = {p: r for p, r in ratings.items() if p not in self._deleted}
         charts = {p: c for p, c in charts.items() if p not in self._deleted}
@@ -305,6 +309,7 @@ class MemoryAccounts:
         self._ratings[ladder] = ratings
         self._charts = {k: v for k, v in self._charts.items() if k[0] != ladder}
         self._charts.update(((ladder, p), points) for p, points in charts.items())
+        return True
 
     def _table(self, ladder: str) -> list[tuple[str, Rating]]:
         kept = self._ratings.get(ladder, {})

@@ -660,10 +660,13 @@ class RedisAccounts:
         entries = await self._list(rk.log(self.keys.base, ladder))
         return [RatedRound.from_wire(e) for e in entries]
 
-    async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
+    async def replace_ladder(
+        self, ladder: str, rounds: list[RatedRound], read: Sequence[str]
+    ) -> bool:
         base = self.keys.base
         ratings, charts = replay_with_chart(rounds)
-        args = [base.encode(), ladder.encode(), b"%d" % len(rounds)]
+        args = [base.encode(), ladder.encode(), b"%d" % len(read), *(k.encode() for k in read)]
+        args.append(b"%d" % len(rounds))
         for rnd in rounds:
             args += [_round_json(rnd), rnd.key.encode()]
         for p, r in ratings.items():
@@ -671,7 +674,7 @@ class RedisAccounts:
             args += [p.encode(), _rating_json(r), b"%d" % -shown(r), b"%d" % len(points)]
             args += [_point_json(pt) for pt in points]
         keys = [rk.ratings(base, ladder), rk.table(base, ladder), rk.log(base, ladder)]
-        await self._run("replace a ladder", rk.REPLACE, keys, args)
+        return bool(await self._run("replace a ladder", rk.REPLACE, keys, args))
 
     async def ladder_table(self, ladder: str, start: int, count: int) -> list[Standing]:
         if count <= 0:
