@@ -289,6 +289,10 @@ async def test_an_account_reads_back_exactly_by_id_handle_and_player(store: Acco
     assert await store.account_by_handle("nobody here") is None
     assert await store.account_by_player("p9999") is None
     assert not await store.is_deleted(ann.player)
+    # Many players' handles in one read: those without an account are left out.
+    wanted = [bob.player, "p9999", ann.player, bob.player]
+    assert await store.handles(wanted) == {ann.player: "Åse 🂡", bob.player: "bob"}
+    assert await store.handles([]) == {}
 
 
 async def test_a_handle_is_taken_once_whatever_its_case_or_unicode_form(

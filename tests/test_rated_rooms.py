@@ -180,3 +180,31 @@ async def test_friends_only_ladder_and_the_same_address_counter() -> None:
         table = await ann.ok("ladder", ladder="classic-draw1", friends=True)
         assert {r["player"] for r in table["friends"]} == {ann.player, bob.player}
         assert len(table["top"]) == 3
+
+
+async def test_a_ladders_names_are_read_in_one_store_call_per_table() -> None:
+    async with running_server(clock=FakeClock(1_800_000_000_000)) as server:
+        people = [await signed_in(server.url, p) for p in ("Ann", "Bob", "Cat", "Dan")]
+        ann = people[0]
+        code = (await ann.ok("create_room", settings={"rated": True, **QUICK}))["room"]["code"]
+        for c in people[1:]:
+            await c.ok("join_room", code=code, role="player")
+        await ann.ok("start")
+        await ann.event("deal_started")
+        for c in people:
+            await c.ok("move", deal=1, move={"kind": "resign"})
+        await ann.event("rating_changes")
+        store = server.service.accounts
+        calls: dict[str, int] = {"handles": 0, "account_by_player": 0}
+        for name in calls:
+            real = getattr(store, name)
+
+            def counting(*args: Any, _real: Any = real, _name: str = name) -> Any:
+                calls[_name] += 1
+                return _real(*args)
+
+            setattr(store, name, counting)
+        table = await ann.ok("ladder", ladder="classic-draw1")
+        assert {r["name"] for r in table["top"]} == {c.name for c in people}
+        assert len(table["top"]) == 4 and table["around"] == table["top"]
+        assert calls == {"handles": 2, "account_by_player": 0}  # the top, and around one

@@ -82,6 +82,10 @@ class MemoryAccounts:
         found = self._by_player.get(player)
         return self._accounts.get(found) if found is not None else None
 
+    async def handles(self, players: Sequence[str]) -> dict[str, str]:
+        found = {p: self._accounts.get(self._by_player.get(p, "")) for p in players}
+        return {p: a.handle for p, a in found.items() if a is not None}
+
     async def update_account(self, account: Account) -> bool:
         old = self._accounts.get(account.account)
         if old is None:

@@ -325,6 +325,15 @@ class RedisAccounts:
         )
         return _to_account(f) if f else None
 
+    async def handles(self, players: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(players))
+        if not wanted:
+            return {}
+        keys = [self.keys.player(p) for p in wanted]
+        args = [self.keys.account("")] + [p.encode() for p in wanted]
+        found = json.loads(await self._run("handles", lua.HANDLES, keys, args))
+        return dict(found) if isinstance(found, dict) else {}
+
     async def update_account(self, account: Account) -> bool:
         k = self.keys
         hkey = handle_key(account.handle)

@@ -235,6 +235,16 @@ class SqliteAccounts(SqliteFile):
         sql = f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE player = ?"
         return _account(await self._one(sql, (player,)))
 
+    async def handles(self, players: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(players))
+        if not wanted:
+            return {}
+        marks = ", ".join("?" * len(wanted))
+        rows = await self._all(
+            f"SELECT player, handle FROM accounts WHERE player IN ({marks})", tuple(wanted)
+        )
+        return {p: h for p, h in rows}
+
     async def update_account(self, account: Account) -> bool:
         a = account
         sql = (

@@ -107,6 +107,10 @@ class AccountStore(Protocol):
 
     async def account_by_player(self, player: str) -> Account | None: ...
 
+    async def handles(self, players: Sequence[str]) -> dict[str, str]:
+        """The handle of each of ``players`` who has an account, in one read (a
+        ladder's table names up to a hundred players)."""
+
     async def update_account(self, account: Account) -> bool:
         """Replace the stored account of the same id; when the handle changes,
         the new one is claimed atomically: False (nothing written) if taken."""

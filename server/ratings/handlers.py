@@ -32,20 +32,18 @@ class Ladders(Front, Protocol):
 
 
 async def _rows(desk: Ladders, rows: list[Standing], first: int) -> list[dict[str, Any]]:
-    out = []
-    for i, row in enumerate(rows):
-        account = await desk.accounts.account_by_player(row.player)
-        out.append(
-            {
-                "position": first + i + 1,
-                "player": row.player,
-                "name": account.handle if account is not None else None,
-                "rating": row.rating,
-                "rounds": row.rounds,
-                "provisional": row.provisional,
-            }
-        )
-    return out
+    names = await desk.accounts.handles([row.player for row in rows])  # one read, not a row's
+    return [
+        {
+            "position": first + i + 1,
+            "player": row.player,
+            "name": names.get(row.player),
+            "rating": row.rating,
+            "rounds": row.rounds,
+            "provisional": row.provisional,
+        }
+        for i, row in enumerate(rows)
+    ]
 
 
 async def _ladder(desk: Ladders, conn: Peer, req: LadderRequest) -> None:
