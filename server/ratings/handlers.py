@@ -89,6 +89,9 @@ async def _forecast(desk: Ladders, conn: Peer, req: Forecast) -> None:
     room = runner.room
     ladder = room.settings.deal_rules().ladder
     players = [p for p in room.players() if room.members[p].bot is None]
+    # Not from before a round of theirs that is being applied (the last one
+    # of this room, typically): its changes first, or say they are pending.
+    settled = await desk.ratings.settled_for(players)
     ratings = await desk.accounts.ratings(ladder, players)
     predicted = predicted_places(ratings, players)
 
@@ -99,7 +102,7 @@ async def _forecast(desk: Ladders, conn: Peer, req: Forecast) -> None:
     wire = {p: view(p) for p in players}
 
     def make() -> Release:
-        msg = M.forecast(req.id, ladder=ladder, players=wire)
+        msg = M.forecast(req.id, ladder=ladder, players=wire, pending=not settled)
         return lambda: conn.send(msg)
 
     await runner.read(make)
