@@ -299,10 +299,11 @@ class QuickMatch:
                     await runner.run(
                         lambda r, c, b=bot: D.decide_add_bot(r, host.player, b, Pace.STEADY, c)  # type: ignore[misc]
                     )
-            # Each player finds the room on their account, should their
-            # connection drop or the message to their node be lost.
+            # A player of another node finds the room on their account, should
+            # the message to their node be lost or their connection drop.
             for e in players:
-                await home.account_service.save_room(e.player, code)
+                if e.node != self.book.node:
+                    await home.account_service.save_room(e.player, code)
         except (RoomError, StoreUnavailable) as exc:
             log.warning("quick-match room %s not made: %s", code, exc)
             home.rooms.pop(code, None)
@@ -321,11 +322,14 @@ class QuickMatch:
                 sends.append((e, msg))
 
             def send() -> None:
+                here = []
                 for e, msg in sends:
                     if e.node == self.book.node:
                         self.arrived(e.player, e.ticket, code, self.book.node, msg)
+                        here.append(e)
                     else:
                         self.book.tell(e, code, msg)
+                home.tasks.spawn(self._told(here))
 
             return send
 
@@ -336,7 +340,8 @@ class QuickMatch:
     def arrived(self, player: str, ticket: str, code: str, node: str, message: M.Message) -> None:
         """``matched`` for a player of this node (queued with ``ticket``), from
         ``node`` (this one, or the node that made the room): they are in room
-        ``code`` now, and free of the queue."""
+        ``code`` now, and free of the queue (the book is told by the caller
+        for this node's rooms)."""
         waiting = self.entries.get(player)
         if waiting is not None and waiting.entry.ticket == ticket:
             del self.entries[player]
@@ -346,7 +351,14 @@ class QuickMatch:
             if node != self.book.node and peer.session is session and not peer.closing:
                 self.book.follow(peer, node)
             peer.send(message)
-        self.home.tasks.spawn(self.book.told(player, ticket))
+        elif node == self.book.node:  # gone meanwhile: they resume in the room
+            self.home.tasks.spawn(self.home.account_service.save_room(player, code))
+        if node != self.book.node:
+            self.home.tasks.spawn(self.book.told(player, ticket))
+
+    async def _told(self, entries: list[Entry]) -> None:
+        for e in entries:
+            await self.book.told(e.player, e.ticket)
 
     async def _count_down(
         self, runner: RoomRunner, host: str, signed: frozenset[str], starts_at: int
