@@ -30,6 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocol.messages import Message
+from server.matchmaking.book import Entry
 from server.matchmaking.match import Waiter, form_rooms
 from server.matchmaking.queues import Waiting
 from server.net.clock import SystemClock
@@ -85,12 +86,14 @@ async def time_rooms(waiters: list[Waiter]) -> tuple[float, float, int]:
     for w in waiters:
         session = SessionState(f"t{w.player}", w.player, w.player, account=f"a{w.player}")
         peer = Inbox(told)
-        quick.entries[w.player] = Waiting(
-            session, peer, "classic-draw1", w.rating, now - int(w.waited * 1000)
+        entry = Entry(
+            w.player, w.player, "classic-draw1", w.rating, now - int(w.waited * 1000), "", w.player
         )
+        await quick.book.put(entry)
+        quick.entries[w.player] = Waiting(session, peer, entry, booked=True)
     expected = sum(len(r) for r in form_rooms(waiters))
     wall, cpu = time.perf_counter(), time.process_time()
-    quick.pass_now()
+    await quick.pass_now()
     while told[0] < expected:
         await asyncio.sleep(0)
     spent = (time.perf_counter() - wall) * 1e3, (time.process_time() - cpu) * 1e3

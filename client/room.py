@@ -109,6 +109,7 @@ class RoomView:
             next_deal_at=view.get("next_deal_at"),
             ready=[str(p) for p in _list(view.get("ready"))],
             daily=_dict(view["daily"]) if isinstance(view.get("daily"), Mapping) else None,
+            starts_at=view.get("starts_at"),
         )
 
     # ---------------------------------------------------------------- queries

@@ -294,9 +294,12 @@ def ladder(
 
 
 @_message
-def forecast(rid: RequestId, *, ladder: str, players: Mapping[str, Any]) -> Message:
-    """Each player's rating on the room's ladder and predicted placing."""
-    return _make("forecast", {"id": rid, "ladder": ladder, "players": players})
+def forecast(rid: RequestId, *, ladder: str, players: Mapping[str, Any], pending: bool) -> Message:
+    """Each player's rating on the room's ladder and predicted placing;
+    ``pending``: a rated round of theirs is still being applied (the ratings
+    are from before it)."""
+    fields = {"id": rid, "ladder": ladder, "players": players, "pending": pending}
+    return _make("forecast", fields)
 
 
 @_message

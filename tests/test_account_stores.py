@@ -50,6 +50,7 @@ from server.ratings.model import (
     replay_with_chart,
     shown,
 )
+from server.ratings.operator import remove_result
 from server.store.base import StoreUnavailable, StoreUncertain
 from tests.support.processes import RedisServer
 from tests.support.redis_proxy import RedisProxy
@@ -288,6 +289,10 @@ async def test_an_account_reads_back_exactly_by_id_handle_and_player(store: Acco
     assert await store.account_by_handle("nobody here") is None
     assert await store.account_by_player("p9999") is None
     assert not await store.is_deleted(ann.player)
+    # Many players' handles in one read: those without an account are left out.
+    wanted = [bob.player, "p9999", ann.player, bob.player]
+    assert await store.handles(wanted) == {ann.player: "Åse 🂡", bob.player: "bob"}
+    assert await store.handles([]) == {}
 
 
 async def test_a_handle_is_taken_once_whatever_its_case_or_unicode_form(
@@ -784,7 +789,7 @@ async def test_replacing_a_ladder_replays_it(store: AccountStore) -> None:
         await rate(store, key, places, T0 + i)
     logged = await store.rated_rounds(LADDER)
     kept = [r for r in logged if r.key != "R1-1/2"]
-    await store.replace_ladder(LADDER, kept)
+    assert await store.replace_ladder(LADDER, kept, [r.key for r in logged])
     ratings, charts = replay_with_chart(kept)
     assert await store.rated_rounds(LADDER) == kept
     assert await store.rated_round("R1-1/2") is None
@@ -795,11 +800,59 @@ async def test_replacing_a_ladder_replays_it(store: AccountStore) -> None:
     )
     # The removed round may be rated anew (a key freed), and the empty ladder is empty
     assert await rate(store, "R1-1/2", {"p1": 1, "p2": 2}, T0 + 10) is Applied.NEW
-    await store.replace_ladder(LADDER, [])
+    logged = await store.rated_rounds(LADDER)
+    assert await store.replace_ladder(LADDER, [], [r.key for r in logged])
     assert await store.ladder_table(LADDER, 0, 10) == []
     assert await store.ratings(LADDER, ["p1"]) == {}
     assert await store.rating_chart(LADDER, "p1") == []
     assert Rating().rounds == 0
+
+
+async def test_a_ladder_replaced_over_a_log_that_moved_is_not_replaced(
+    store: AccountStore,
+) -> None:
+    """The operator's removal read the log, then a room applied a round: the
+    replace writes nothing (the caller replays again), so the round stays."""
+    for i, (key, places) in enumerate(ROUNDS[:2]):
+        await rate(store, key, places, T0 + i)
+    logged = await store.rated_rounds(LADDER)
+    assert await rate(store, "R9-1/1", {"p1": 2, "p4": 1}, T0 + 5) is Applied.NEW
+    kept = [r for r in logged if r.key != ROUNDS[0][0]]
+    assert not await store.replace_ladder(LADDER, kept, [r.key for r in logged])
+    now = await store.rated_rounds(LADDER)
+    assert [r.key for r in now] == [ROUNDS[0][0], ROUNDS[1][0], "R9-1/1"]
+    assert await store.ratings(LADDER, ["p1", "p2", "p3", "p4"]) == replay(now)
+    # Nor over a log that lost a round meanwhile (another removal).
+    assert await store.replace_ladder(LADDER, now[1:], [r.key for r in now])
+    assert not await store.replace_ladder(LADDER, [], [r.key for r in now])
+    assert await store.rated_rounds(LADDER) == now[1:]
+
+
+async def test_removing_a_result_while_a_room_applies_a_round_keeps_that_round(
+    store: AccountStore,
+) -> None:
+    """``klondike-race ratings --remove`` on a live store: a round applied between
+    the removal's read of the log and its write is kept, and the ladder is the
+    replay of the log without the removed round alone."""
+    for i, (key, places) in enumerate(ROUNDS[:3]):
+        await rate(store, key, places, T0 + i)
+    read = store.rated_rounds
+    reads: list[str] = []
+
+    async def rated_rounds(ladder: str) -> list[RatedRound]:
+        logged = await read(ladder)
+        if not reads:  # a room's round lands right after the first read
+            assert await rate(store, "R9-1/1", {"p3": 2, "p4": 1}, T0 + 9) is Applied.NEW
+        reads.append(ladder)
+        return logged
+
+    store.rated_rounds = rated_rounds  # type: ignore[method-assign]
+    removed = await remove_result(store, "R1-1/2")
+    assert removed is not None and removed.key == "R1-1/2"
+    assert len(reads) == 2  # replayed again, with the round applied meanwhile
+    now = await read(LADDER)
+    assert [r.key for r in now] == ["R1-1/1", "R2-1/1", "R9-1/1"]
+    assert await store.ratings(LADDER, ["p1", "p2", "p3", "p4"]) == replay(now)
 
 
 async def test_a_deleted_account_leaves_no_rating_and_none_comes_back(
@@ -823,7 +876,7 @@ async def test_a_deleted_account_leaves_no_rating_and_none_comes_back(
     assert set(await store.ratings(LADDER, [p, q])) == {q}
     logged = await store.rated_rounds(LADDER)
     assert [r.places for r in logged] == [{p: 1, q: 2}, {p: 2, q: 1}]  # placings kept
-    await store.replace_ladder(LADDER, logged)
+    assert await store.replace_ladder(LADDER, logged, [r.key for r in logged])
     assert await store.ratings(LADDER, [p, q]) == {q: replay(logged)[q]}
     assert await store.rating_chart(LADDER, p) == []
     assert [r.player for r in await store.ladder_table(LADDER, 0, 10)] == [q]
@@ -872,7 +925,7 @@ def _every_operation(store: AccountStore) -> list[Callable[[], Awaitable[object]
         lambda: store.apply_rated_round(RatedRound("k", "classic-draw1", T0, {"p1": 1}), {}, {}),
         lambda: store.rated_round("k"),
         lambda: store.rated_rounds("classic-draw1"),
-        lambda: store.replace_ladder("classic-draw1", []),
+        lambda: store.replace_ladder("classic-draw1", [], []),
         lambda: store.ladder_table("classic-draw1", 0, 10),
         lambda: store.ladder_position("classic-draw1", "p1"),
         lambda: store.rating_chart("classic-draw1", "p1"),

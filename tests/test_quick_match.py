@@ -12,7 +12,7 @@ from client import connect
 from server.matchmaking.match import BOTS_AFTER_S
 from server.matchmaking.queues import COUNTDOWN_MS, QUICK_DEALS
 from tests.support.inprocess import FakeClock, running_server
-from tests.support.raw_client import Client, player
+from tests.support.raw_client import Client, player, resume
 from tests.support.waiting import eventually
 
 _names = itertools.count(1)
@@ -134,3 +134,22 @@ async def test_a_closed_connection_leaves_the_queue() -> None:
         await bob.ok("queue", ladder="classic-draw1")
         await bob.caught_up()
         assert bob.notices("matched") == []
+
+
+async def test_a_client_back_during_the_countdown_gets_it_in_its_room_view() -> None:
+    clock = FakeClock()
+    async with running_server(clock=clock) as server:
+        ann, bob = await signed_in(server.url, "Ann"), await signed_in(server.url, "Bob")
+        for c in (ann, bob):
+            await c.ok("queue", ladder="classic-draw1")
+        starts_at = (await bob.notice("matched"))["starts_at"]
+        assert starts_at == clock.now() + COUNTDOWN_MS
+        await bob.close()  # a reload mid-countdown
+        back, welcome = await resume(server.url, bob.token)
+        assert welcome["room"]["starts_at"] == starts_at
+        assert welcome["room"]["state"] == "lobby"
+        assert (await back.ok("snapshot"))["room"]["starts_at"] == starts_at
+        clock.advance(COUNTDOWN_MS)
+        await back.event("deal_started")
+        assert (await back.ok("snapshot"))["room"]["starts_at"] is None
+        assert (await ann.ok("snapshot"))["room"]["starts_at"] is None

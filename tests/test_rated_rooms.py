@@ -4,9 +4,13 @@ change after it (a player who left mid-way placed last), the ladders."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from typing import Any
 
+import pytest
+
+from server.ratings import keeping
 from server.ratings.model import predicted_places, rate_round, shown
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.raw_client import Client, player
@@ -180,3 +184,107 @@ async def test_friends_only_ladder_and_the_same_address_counter() -> None:
         table = await ann.ok("ladder", ladder="classic-draw1", friends=True)
         assert {r["player"] for r in table["friends"]} == {ann.player, bob.player}
         assert len(table["top"]) == 3
+
+
+async def test_a_ladders_names_are_read_in_one_store_call_per_table() -> None:
+    async with running_server(clock=FakeClock(1_800_000_000_000)) as server:
+        people = [await signed_in(server.url, p) for p in ("Ann", "Bob", "Cat", "Dan")]
+        ann = people[0]
+        code = (await ann.ok("create_room", settings={"rated": True, **QUICK}))["room"]["code"]
+        for c in people[1:]:
+            await c.ok("join_room", code=code, role="player")
+        await ann.ok("start")
+        await ann.event("deal_started")
+        for c in people:
+            await c.ok("move", deal=1, move={"kind": "resign"})
+        await ann.event("rating_changes")
+        store = server.service.accounts
+        calls: dict[str, int] = {"handles": 0, "account_by_player": 0}
+        for name in calls:
+            real = getattr(store, name)
+
+            def counting(*args: Any, _real: Any = real, _name: str = name) -> Any:
+                calls[_name] += 1
+                return _real(*args)
+
+            setattr(store, name, counting)
+        table = await ann.ok("ladder", ladder="classic-draw1")
+        assert {r["name"] for r in table["top"]} == {c.name for c in people}
+        assert len(table["top"]) == 4 and table["around"] == table["top"]
+        assert calls == {"handles": 2, "account_by_player": 0}  # the top, and around one
+
+
+async def rated_round_over(url: str) -> tuple[list[Client], str]:
+    """Three signed-in players in a rated room of one deal, each resigned: the
+    round is over, its rating being applied."""
+    people = [await signed_in(url, p) for p in ("Ann", "Bob", "Cat")]
+    ann = people[0]
+    code = (await ann.ok("create_room", settings={"rated": True, **QUICK}))["room"]["code"]
+    for c in people[1:]:
+        await c.ok("join_room", code=code, role="player")
+    await ann.ok("start")
+    await ann.event("deal_started")
+    for c in people:
+        await c.ok("move", deal=1, move={"kind": "resign"})
+    await ann.event("round_over")
+    return people, code
+
+
+def held_ratings(server: Any) -> tuple[asyncio.Event, asyncio.Event]:
+    """The account store's application of a rated round held at a gate: (asked,
+    open)."""
+    store = server.service.accounts
+    real = store.apply_rated_round
+    asked, gate = asyncio.Event(), asyncio.Event()
+
+    async def apply(*args: Any) -> Any:
+        asked.set()
+        await gate.wait()
+        return await real(*args)
+
+    store.apply_rated_round = apply
+    return asked, gate
+
+
+async def test_a_forecast_waits_for_the_round_being_applied() -> None:
+    async with running_server(clock=FakeClock(1_800_000_000_000)) as server:
+        asked, gate = held_ratings(server)
+        keeper = server.service.ratings
+        real_settled = keeper.settled_for
+
+        async def settled_for(players: Any) -> bool:
+            # The forecast is asked while the round is still being applied;
+            # let the application go on from here.
+            assert asked.is_set() and not gate.is_set()
+            gate.set()
+            return bool(await real_settled(players))
+
+        keeper.settled_for = settled_for
+        bob = (await rated_round_over(server.url))[0][1]
+        await asked.wait()
+        forecast = await bob.ok("forecast")
+        assert gate.is_set()
+        assert forecast["pending"] is False
+        assert {v["rounds"] for v in forecast["players"].values()} == {1}
+        changes = (await bob.event("rating_changes"))["changes"]
+        assert {p: v["rating"] for p, v in forecast["players"].items()} == {
+            p: c["after"] for p, c in changes.items()
+        }
+
+
+async def test_a_forecast_says_when_the_round_is_still_being_applied(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(keeping, "SETTLE_S", 0.0)  # the store away for good, as it were
+    async with running_server(clock=FakeClock(1_800_000_000_000)) as server:
+        asked, gate = held_ratings(server)
+        bob = (await rated_round_over(server.url))[0][1]
+        await asked.wait()
+        forecast = await bob.ok("forecast")
+        assert forecast["pending"] is True
+        assert {v["rounds"] for v in forecast["players"].values()} == {0}
+        gate.set()
+        await bob.event("rating_changes")
+        again = await bob.ok("forecast")
+        assert again["pending"] is False
+        assert {v["rounds"] for v in again["players"].values()} == {1}

@@ -2,17 +2,23 @@
 server: Ann and Bob keep their names as handles and press Race now on one
 ladder; both pages are seated in one rated room, show its countdown, and the race
 starts by itself. A guest is told to keep a name first; Leave queue takes the
-page out at once. Waits on what the pages show (Playwright ``expect``)."""
+page out at once; a page reloaded mid-countdown shows the countdown again.
+Waits on what the pages show (Playwright ``expect``)."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.support.web import WAIT_MS, Client
+from server.app import DEFAULT_STATIC, RaceServer
+from server.matchmaking.queues import COUNTDOWN_MS
+from tests.support.inprocess import UNLIMITED, FakeClock
+from tests.support.web import WAIT_MS, Client, no_errors
 
 LAPTOP = (1280, 800)
 
@@ -70,3 +76,66 @@ def test_race_now_matches_two_pages_counts_down_and_starts(people: Any) -> None:
         )
         expect(page.locator("#quick-countdown")).to_be_hidden()
     ap.screenshot(path="artifacts/quick-match.png")
+
+
+class ClockedServer:
+    """A RaceServer on its own event loop in a thread, on a clock the test moves:
+    the countdown lasts until the test ends it, however slow the page is."""
+
+    def __init__(self) -> None:
+        self.clock = FakeClock()
+        self.loop = asyncio.new_event_loop()
+        self.server = RaceServer(
+            port=0,
+            static_dir=DEFAULT_STATIC,
+            limits=UNLIMITED,
+            clock=self.clock,
+            publish_daily=False,
+        )
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+
+    def __enter__(self) -> ClockedServer:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(30)
+        self.loop.close()
+
+    def advance(self, ms: int) -> None:
+        self.loop.call_soon_threadsafe(self.clock.advance, ms)
+
+    @property
+    def http(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}"
+
+
+def test_a_page_reloaded_during_the_countdown_shows_it_again(browser: Browser) -> None:
+    with ClockedServer() as server:
+        ann, bob = (
+            Client(browser, server.http, "ann-back"),
+            Client(browser, server.http, "bob-back"),
+        )
+        try:
+            ap, bp = keep_name(ann, "AnnBack"), keep_name(bob, "BobBack")
+            for page in (ap, bp):
+                page.select_option("#quick-ladder", "classic-draw1")
+                page.click("#quick-race")
+            for page in (ap, bp):
+                expect(page.locator("#quick-countdown")).to_contain_text("The race starts in")
+            code = ap.locator("#room-code").inner_text()
+            bp.reload()  # back mid-countdown: its welcome's room view says when
+            expect(bp.locator("#room-screen")).to_be_visible()
+            assert bp.locator("#room-code").inner_text() == code
+            expect(bp.locator("#quick-countdown")).to_contain_text("The race starts in")
+            server.advance(COUNTDOWN_MS)
+            for page in (ap, bp):
+                expect(page.locator("#room-screen")).to_have_attribute("data-state", "playing")
+                expect(page.locator("#quick-countdown")).to_be_hidden()
+            no_errors(ann, bob)
+        finally:
+            ann.close()
+            bob.close()

@@ -29,10 +29,11 @@ function showWaited() {
   $("quick-status").textContent = `Looking for rivals… ${seconds} s`;
 }
 
-/** `matched`: the server seated us; the room shows its countdown. */
+/** `matched`: the server seated us; the room shows its countdown (its view's
+ * `starts_at`, which a page back mid-countdown gets in its welcome too). */
 function matched(frame) {
   showWaiting(false);
-  setRoom({ ...frame.room, starts_at: frame.starts_at });
+  setRoom(frame.room);
   render();
 }
 

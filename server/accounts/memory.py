@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from ..ratings.model import (
     Applied,
@@ -81,6 +81,10 @@ class MemoryAccounts:
     async def account_by_player(self, player: str) -> Account | None:
         found = self._by_player.get(player)
         return self._accounts.get(found) if found is not None else None
+
+    async def handles(self, players: Sequence[str]) -> dict[str, str]:
+        found = {p: self._accounts.get(self._by_player.get(p, "")) for p in players}
+        return {p: a.handle for p, a in found.items() if a is not None}
 
     async def update_account(self, account: Account) -> bool:
         old = self._accounts.get(account.account)
@@ -294,7 +298,11 @@ class MemoryAccounts:
     async def rated_rounds(self, ladder: str) -> list[RatedRound]:
         return list(self._rated.get(ladder, []))
 
-    async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
+    async def replace_ladder(
+        self, ladder: str, rounds: list[RatedRound], read: Sequence[str]
+    ) -> bool:
+        if [r.key for r in self._rated.get(ladder, [])] != list(read):
+            return False
         ratings, charts = replay_with_chart(rounds)
         ratings = {p: r for p, r in ratings.items() if p not in self._deleted}
         charts = {p: c for p, c in charts.items() if p not in self._deleted}
@@ -305,6 +313,7 @@ class MemoryAccounts:
         self._ratings[ladder] = ratings
         self._charts = {k: v for k, v in self._charts.items() if k[0] != ladder}
         self._charts.update(((ladder, p), points) for p, points in charts.items())
+        return True
 
     def _table(self, ladder: str) -> list[tuple[str, Rating]]:
         kept = self._ratings.get(ladder, {})

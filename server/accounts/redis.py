@@ -325,6 +325,15 @@ class RedisAccounts:
         )
         return _to_account(f) if f else None
 
+    async def handles(self, players: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(players))
+        if not wanted:
+            return {}
+        keys = [self.keys.player(p) for p in wanted]
+        args = [self.keys.account("")] + [p.encode() for p in wanted]
+        found = json.loads(await self._run("handles", lua.HANDLES, keys, args))
+        return dict(found) if isinstance(found, dict) else {}
+
     async def update_account(self, account: Account) -> bool:
         k = self.keys
         hkey = handle_key(account.handle)
@@ -660,10 +669,13 @@ class RedisAccounts:
         entries = await self._list(rk.log(self.keys.base, ladder))
         return [RatedRound.from_wire(e) for e in entries]
 
-    async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
+    async def replace_ladder(
+        self, ladder: str, rounds: list[RatedRound], read: Sequence[str]
+    ) -> bool:
         base = self.keys.base
         ratings, charts = replay_with_chart(rounds)
-        args = [base.encode(), ladder.encode(), b"%d" % len(rounds)]
+        args = [base.encode(), ladder.encode(), b"%d" % len(read), *(k.encode() for k in read)]
+        args.append(b"%d" % len(rounds))
         for rnd in rounds:
             args += [_round_json(rnd), rnd.key.encode()]
         for p, r in ratings.items():
@@ -671,7 +683,7 @@ class RedisAccounts:
             args += [p.encode(), _rating_json(r), b"%d" % -shown(r), b"%d" % len(points)]
             args += [_point_json(pt) for pt in points]
         keys = [rk.ratings(base, ladder), rk.table(base, ladder), rk.log(base, ladder)]
-        await self._run("replace a ladder", rk.REPLACE, keys, args)
+        return bool(await self._run("replace a ladder", rk.REPLACE, keys, args))
 
     async def ladder_table(self, ladder: str, start: int, count: int) -> list[Standing]:
         if count <= 0:

@@ -69,21 +69,29 @@ return 'new'
 """,
 )
 
-# KEYS: ratings, table, log. ARGV: base, ladder, the number of rounds, their
-# JSON and keys (pairs), then per player: id, rating JSON, minus shown, the
-# number of chart points, the points' JSON. Forgets the ladder, writes it anew.
+# KEYS: ratings, table, log. ARGV: base, ladder, the number of the log's round
+# keys as the caller read it, those keys, the number of rounds, their JSON and
+# keys (pairs), then per player: id, rating JSON, minus shown, the number of
+# chart points, the points' JSON. Forgets the ladder, writes it anew (1); 0,
+# writing nothing, when the log is not as read (a round applied meanwhile).
 REPLACE = Script(
     "ratings_replace",
     """
 local base, ladder = ARGV[1], ARGV[2]
-for _, entry in ipairs(redis.call('LRANGE', KEYS[3], 0, -1)) do
+local logged = redis.call('LRANGE', KEYS[3], 0, -1)
+local nread = tonumber(ARGV[3])
+if #logged ~= nread then return 0 end
+for j, entry in ipairs(logged) do
+  if cjson.decode(entry)['key'] ~= ARGV[3 + j] then return 0 end
+end
+for _, entry in ipairs(logged) do
   redis.call('DEL', base .. 'rated:' .. cjson.decode(entry)['key'])
 end
 for _, p in ipairs(redis.call('HKEYS', KEYS[1])) do
   redis.call('DEL', base .. 'ratings:' .. ladder .. ':chart:' .. p)
 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
-local i = 3
+local i = 4 + nread
 local rounds = tonumber(ARGV[i])
 for _ = 1, rounds do
   redis.call('RPUSH', KEYS[3], ARGV[i + 1])

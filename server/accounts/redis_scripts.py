@@ -96,6 +96,24 @@ return cjson.encode(record(ARGV[1] .. id) or false)
 """,
 )
 
+# KEYS: player indexes. ARGV: the name of records before the id, then the
+# players. {player: handle} of those with an account, as JSON.
+HANDLES = Script(
+    "accounts_handles",
+    """
+local out = {}
+for i, key in ipairs(KEYS) do
+  local id = redis.call('GET', key)
+  if id then
+    local handle = redis.call('HGET', ARGV[1] .. id, 'handle')
+    if handle then out[ARGV[i + 1]] = handle end
+  end
+end
+if next(out) == nil then return '{}' end
+return cjson.encode(out)
+""",
+)
+
 # ARGV: a set of ids, the name of records before the id. Those records, as a list.
 READ_MEMBERS = Script(
     "accounts_read_members",

@@ -28,7 +28,7 @@ import dataclasses
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..ratings.model import (
@@ -234,6 +234,16 @@ class SqliteAccounts(SqliteFile):
     async def account_by_player(self, player: str) -> Account | None:
         sql = f"SELECT {_ACCOUNT_COLUMNS} FROM accounts WHERE player = ?"
         return _account(await self._one(sql, (player,)))
+
+    async def handles(self, players: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(players))
+        if not wanted:
+            return {}
+        marks = ", ".join("?" * len(wanted))
+        rows = await self._all(
+            f"SELECT player, handle FROM accounts WHERE player IN ({marks})", tuple(wanted)
+        )
+        return {p: h for p, h in rows}
 
     async def update_account(self, account: Account) -> bool:
         a = account
@@ -515,10 +525,17 @@ class SqliteAccounts(SqliteFile):
         )
         return [_rated(row) for row in rows]
 
-    async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
+    async def replace_ladder(
+        self, ladder: str, rounds: list[RatedRound], read: Sequence[str]
+    ) -> bool:
         ratings, charts = replay_with_chart(rounds)
 
-        def run(c: sqlite3.Connection) -> None:
+        def run(c: sqlite3.Connection) -> bool:
+            logged = c.execute(
+                "SELECT key FROM rated_rounds WHERE ladder = ? ORDER BY seq", (ladder,)
+            ).fetchall()
+            if [k for (k,) in logged] != list(read):
+                return False
             for table in ("ratings", "rated_rounds", "rating_points"):
                 c.execute(f"DELETE FROM {table} WHERE ladder = ?", (ladder,))
             gone = _deleted(c, list(ratings))
@@ -542,8 +559,9 @@ class SqliteAccounts(SqliteFile):
                 ],
             )
             _put_ratings(c, ladder, {p: r for p, r in ratings.items() if p not in gone})
+            return True
 
-        await self._tx(run)
+        return await self._tx(run)
 
     async def ladder_table(self, ladder: str, start: int, count: int) -> list[Standing]:
         rows = await self._all(

@@ -16,7 +16,7 @@ same code cannot both win.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -106,6 +106,10 @@ class AccountStore(Protocol):
         """By ``handle_key(handle)``."""
 
     async def account_by_player(self, player: str) -> Account | None: ...
+
+    async def handles(self, players: Sequence[str]) -> dict[str, str]:
+        """The handle of each of ``players`` who has an account, in one read (a
+        ladder's table names up to a hundred players)."""
 
     async def update_account(self, account: Account) -> bool:
         """Replace the stored account of the same id; when the handle changes,
@@ -228,10 +232,16 @@ class AccountStore(Protocol):
     async def rated_rounds(self, ladder: str) -> list[RatedRound]:
         """The ladder's log, in the order its rounds were applied."""
 
-    async def replace_ladder(self, ladder: str, rounds: list[RatedRound]) -> None:
+    async def replace_ladder(
+        self, ladder: str, rounds: list[RatedRound], read: Sequence[str]
+    ) -> bool:
         """The ladder's log becomes ``rounds`` and its ratings and charts their
         replay (model.py ``replay_with_chart``), in one step: an operator's
-        removal of a result. Deleted accounts' players get no rating back."""
+        removal of a result. Deleted accounts' players get no rating back.
+        Only while the log still holds the round keys ``read``, in that order
+        (what the caller replayed): False, nothing written, when a round was
+        applied (or removed) since, in the same step as :meth:`apply_rated_round`
+        writes its round, so neither undoes the other."""
 
     async def ladder_table(self, ladder: str, start: int, count: int) -> list[Standing]:
         """Rows ``start`` … ``start + count - 1`` of the table (model.py

@@ -59,6 +59,7 @@ from ..store.base import StoreUnavailable, unavailable
 from ..store.redis import RedisStore
 from ..store.redis_conn import Script, guard
 from .friends import ClusterReach
+from .queue import SharedBook
 from .relay import RemoteConn
 from .tunnels import Tunnels
 
@@ -140,6 +141,8 @@ class Cluster:
         cluster = cls(service, store, **options)
         await cluster.tunnels.start()
         cluster.friends.start()
+        token = cluster.new_token()
+        service.quick.book = SharedBook(store, cluster.tunnels, token, cluster.lease_ms, _RELEASE)
         store.owner = cluster
         loop = asyncio.get_running_loop()
         period = cluster.lease_ms / 1000

@@ -29,6 +29,11 @@ kind     direction   payload
 ``invite`` any→any   ``[player, from, from_player, room, role]``: a friend's
                      ``friend_invite`` for the player whose socket is on the
                      receiving node (server/cluster/friends.py); no tunnel
+``matched`` any→any  ``[player, ticket, room, fields]``: the quick match
+                     seated the player, whose socket is on the receiving node,
+                     in a room of the sender's (server/cluster/queue.py): that
+                     node tunnels them to it and hands them ``matched`` (its
+                     ``fields``)
 ======== =========== ====================================================
 
 Pub/sub drops messages while a connection to Redis is down. ``n`` numbers the
@@ -65,7 +70,7 @@ __all__ = ["Outbox", "RemoteConn", "decode_batch"]
 log = logging.getLogger("klondike_race.relay")
 
 OPEN, REQ, BYE, LIVE, OUT, SHUT, MOVE = "open", "req", "bye", "live", "out", "shut", "move"
-INVITE = "invite"
+INVITE, MATCHED = "invite", "matched"
 
 
 def decode_batch(data: bytes) -> list[list[Any]]:

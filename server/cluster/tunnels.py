@@ -18,6 +18,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped, unused-ignore]
 
+from protocol import messages as M
 from protocol.messages import CloseCode, Role
 from protocol.requests import Request, parse_request, request_message
 
@@ -33,6 +34,7 @@ from .relay import (
     BYE,
     INVITE,
     LIVE,
+    MATCHED,
     MOVE,
     OPEN,
     OUT,
@@ -258,6 +260,15 @@ class Tunnels:
             player, sender, sender_player, room, role = payload
             invitation = Invitation(player, sender, sender_player, room, Role(role))
             SessionsReach(self.service.sessions).hand_over(invitation)
+        elif kind == MATCHED:
+            player, ticket, code, fields = payload
+            message = M.matched(
+                ladder=fields["ladder"],
+                rated=fields["rated"],
+                room=fields["room"],
+                starts_at=fields["starts_at"],
+            )
+            self.service.quick.arrived(player, ticket, code, src, message)
 
     def _to_client(self, kind: str, conn_id: int, n: int, payload: Any) -> None:
         tunnel = self._tunnels.get(conn_id)

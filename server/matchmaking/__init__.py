@@ -2,5 +2,6 @@
 into rooms of close rating.
 
 ``match`` is pure (queue entries with their rating and time waited -> groups);
-the queue's keeping and the rooms it starts belong to the service's shell.
+``book`` keeps the queues (in memory alone; the cluster's in Redis, shared by
+every node); ``queues`` runs the passes and makes, seats and starts the rooms.
 """

@@ -25,12 +25,12 @@ async def _queue(desk: QuickDesk, conn: Peer, req: Queue) -> None:
 
 
 async def _unqueue(desk: QuickDesk, conn: Peer, req: Unqueue) -> None:
-    desk.quick.leave(desk.session_of(conn).player)
+    await desk.quick.leave(desk.session_of(conn).player)
     conn.send(M.ok(req.id))
 
 
 async def _accept_bots(desk: QuickDesk, conn: Peer, req: AcceptBots) -> None:
-    desk.quick.accept_bots(desk.session_of(conn).player)
+    await desk.quick.accept_bots(desk.session_of(conn).player)
     conn.send(M.ok(req.id))  # ahead of ``matched``: the room is made after
 
 

@@ -1,13 +1,17 @@
-"""The quick-match shell on one node: a queue per ladder, the matchmaker run
-over it, and the rooms it forms made, filled and started by the server.
+"""The quick-match shell: a queue per ladder, the matchmaker run over it, and
+the rooms it forms made, filled and started by the server.
 
-Each ladder's queue lives here (not in the store), so leaving is instant and a
-player's queue dies with their connection: a player is in at most one queue or
-room (``already_queued``, ``already_in_room``). The matchmaker runs when someone
-queues and every :data:`PASS_MS` while anyone waits (on the server's clock, so a
-test moves it by hand). A room it forms is rated, on the ladder's rules
-(:func:`quick_settings`), its players seated by the server; it starts by itself
-:data:`COUNTDOWN_MS` after, announced by ``matched`` and a ``countdown`` event.
+The queues are kept in the *book* (server/matchmaking/book.py): in memory on a
+single node, in Redis for a cluster, so that players connected to different
+nodes race in one room. Leaving is instant and a player's queue dies with their
+connection: a player is in at most one queue or room (``already_queued``,
+``already_in_room``). The matchmaker runs when someone queues and every
+:data:`PASS_MS` while anyone of this node waits (on the server's clock, so a
+test moves it by hand), one node at a time; the node that forms a room makes it
+and tells each player through the node that holds their connection. A room
+it forms is rated, on the ladder's rules (:func:`quick_settings`), its players
+seated by the server; it starts by itself :data:`COUNTDOWN_MS` after,
+announced by ``matched`` and a ``countdown`` event.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from protocol.settings import Variant
 from protocol.strategy import Pace
 
 from .. import ids
+from ..accounts.service import Accounts
 from ..accounts.store import AccountStore
 from ..core import decide as D
 from ..core.room import Room
@@ -33,6 +38,8 @@ from ..peer import Peer, SessionState
 from ..ratings.model import Rating, every_ladder, shown
 from ..rooms.handlers import Front, reserve_code
 from ..rooms.runner import Release, RoomRunner
+from ..store.base import StoreUnavailable
+from .book import Entry, LocalBook, QueueBook, Removal, position_of
 from .match import BOTS_AFTER_S, Waiter, bots_offered, form_rooms
 
 __all__ = ["COUNTDOWN_MS", "PASS_MS", "QUICK_DEALS", "QuickMatch", "Waiting", "quick_settings"]
@@ -68,6 +75,7 @@ class Home(Front, Protocol):
     def tasks(self) -> Spawner: ...
 
     accounts: AccountStore  # the ratings a player queues at
+    account_service: Accounts  # where a player's room is kept
 
     async def tell_room(self, code: str, event: Callable[[int], M.Message]) -> None: ...
 
@@ -76,35 +84,29 @@ class Home(Front, Protocol):
 
 @dataclass(slots=True)
 class Waiting:
-    """A player's place in a queue: whom to seat and tell once matched."""
+    """A player of this node in a queue: whom to seat and tell once matched."""
 
     session: SessionState
     peer: Peer
-    ladder: str
-    rating: int
-    since: int  # server ms
+    entry: Entry
+    booked: bool = False  # in the book (a join reserves the place here first)
     offered: bool = False
 
 
 class QuickMatch:
     def __init__(self, home: Home) -> None:
         self.home = home
-        self.entries: dict[str, Waiting] = {}  # player -> their place in a queue
-        # Taken from the queue for a room not made yet: still in no room, but
-        # neither free (a room of their own now would make two).
-        self.seating: set[str] = set()
+        self.book: QueueBook = LocalBook()  # with Redis, the cluster's (one for all nodes)
+        # This node's players in a queue, or taken from it for a room they have
+        # not been told of yet: either way not free (a room of their own now
+        # would make two).
+        self.entries: dict[str, Waiting] = {}
         self._passes: asyncio.Task[None] | None = None
+        self._pass = asyncio.Lock()
 
     def queued(self, player: str) -> bool:
         """In a queue, or matched and being seated: either way not free."""
-        return player in self.entries or player in self.seating
-
-    def _waiters(self, ladder: str, now: int) -> list[Waiter]:
-        return [
-            Waiter(p, e.rating, (now - e.since) / 1000)
-            for p, e in self.entries.items()
-            if e.ladder == ladder
-        ]
+        return player in self.entries
 
     async def join(self, rid: M.RequestId, conn: Peer, session: SessionState, ladder: str) -> None:
         """Queue ``session`` on ``ladder`` at its shown rating there, answer
@@ -121,9 +123,18 @@ class QuickMatch:
         self._free(session)  # again: a room or a queue may have taken them meanwhile
         rating = shown(stored.get(session.player, Rating()))
         now = self.home.clock.now()
-        self.entries[session.player] = Waiting(session, conn, ladder, rating, now)
-        conn.send(self.queued_reply(rid, session.player))
-        self.pass_now()  # a rival may be waiting already
+        entry = Entry(
+            session.player, session.name, ladder, rating, now, self.book.node, ids.new_id()
+        )
+        waiting = self.entries[session.player] = Waiting(session, conn, entry)
+        try:
+            everyone = await self.book.put(entry)
+        except BaseException:
+            if self.entries.get(session.player) is waiting:
+                del self.entries[session.player]
+            raise
+        conn.send(M.queued(rid, ladder=ladder, position=position_of(everyone, entry), waited=0))
+        self.home.tasks.spawn(self.pass_now())  # a rival may be waiting already
         self._passes_running()
 
     def _free(self, session: SessionState) -> None:
@@ -132,44 +143,42 @@ class QuickMatch:
         if self.queued(session.player):
             raise RoomError(ErrorCode.ALREADY_QUEUED, "you wait in a queue already")
 
-    def queued_reply(self, rid: M.RequestId, player: str) -> M.Message:
-        entry = self.entries[player]
-        now = self.home.clock.now()
-        order = sorted(self._waiters(entry.ladder, now), key=lambda w: (-w.waited, w.player))
-        position = 1 + [w.player for w in order].index(player)
-        return M.queued(
-            rid, ladder=entry.ladder, position=position, waited=(now - entry.since) / 1000
-        )
-
-    def leave(self, player: str) -> None:
-        """Out of the queue at once; nothing to undo. Once matched it is too
-        late: the room is being made, and ``matched`` follows."""
-        if player in self.seating:
-            raise RoomError(ErrorCode.NOT_QUEUED, "you are matched already: your room follows")
-        if self.entries.pop(player, None) is None:
+    async def leave(self, player: str) -> None:
+        """Out of the queue at once, for every node; nothing to undo. Once
+        matched it is too late: the room is being made, and ``matched`` follows."""
+        waiting = self.entries.get(player)
+        if waiting is None:
             raise RoomError(ErrorCode.NOT_QUEUED, "you wait in no queue")
-
-    def dropped(self, player: str, conn: Peer) -> None:
-        """The connection the player queued from closed: they wait no longer."""
-        entry = self.entries.get(player)
-        if entry is not None and entry.peer is conn:
+        if await self.book.remove(player, waiting.entry.ticket) is Removal.MATCHED:
+            raise RoomError(ErrorCode.NOT_QUEUED, "you are matched already: your room follows")
+        if self.entries.get(player) is waiting:
             del self.entries[player]
 
-    def accept_bots(self, player: str) -> None:
+    def dropped(self, player: str, conn: Peer) -> None:
+        """The connection the player queued from closed: they wait no longer
+        (matched already, their room is kept on their account: they resume in it)."""
+        waiting = self.entries.get(player)
+        if waiting is None or waiting.peer is not conn:
+            return
+        del self.entries[player]
+        self.home.tasks.spawn(self.book.remove(player, waiting.entry.ticket))
+
+    async def accept_bots(self, player: str) -> None:
         """Out of the queue, into a room of bots (unrated) that starts after the
         countdown like any quick match."""
-        entry = self.entries.get(player)
-        if entry is None:
+        waiting = self.entries.get(player)
+        if waiting is None:
             raise RoomError(ErrorCode.NOT_QUEUED, "you wait in no queue")
-        waited = (self.home.clock.now() - entry.since) / 1000
+        waited = (self.home.clock.now() - waiting.entry.since) / 1000
         if not bots_offered(waited):
             raise RoomError(
                 ErrorCode.BOTS_NOT_YET,
                 f"bots are offered after {BOTS_AFTER_S:g} s alone in the queue",
                 after=BOTS_AFTER_S,
             )
-        del self.entries[player]
-        self._seat(entry.ladder, [entry], rated=False)
+        if not await self.book.take([waiting.entry]):
+            raise RoomError(ErrorCode.NOT_QUEUED, "you are matched already: your room follows")
+        self._seat(waiting.entry.ladder, [waiting.entry], rated=False)
 
     # ------------------------------------------------------------------ passes
 
@@ -178,24 +187,65 @@ class QuickMatch:
             self._passes = asyncio.get_running_loop().create_task(self._run_passes())
 
     async def _run_passes(self) -> None:
+        """While anyone of this node waits: a pass every :data:`PASS_MS` (each
+        node whose players wait takes its turn; one at a time forms rooms)."""
         while self.entries:
-            self.pass_now()
+            try:
+                await self.pass_now()
+            except StoreUnavailable as exc:
+                log.warning("quick-match pass: %s", exc)
+            except RoomError as exc:
+                log.warning("quick-match pass: %s", exc.message)
             if not self.entries:
                 break
             await self.home.clock.sleep_until(self.home.clock.now() + PASS_MS)
 
-    def pass_now(self) -> None:
-        """One pass of the matchmaker over every ladder's queue."""
+    async def pass_now(self) -> None:
+        """One pass of the matchmaker over every ladder's queue, if it is this
+        node's turn; this node's players kept in the queue, and offered bots
+        once alone long enough."""
+        async with self._pass:
+            await self._keep_mine()
+            if await self.book.lead():
+                try:
+                    await self._form_rooms()
+                finally:
+                    await self.book.done_leading()
+            now = self.home.clock.now()
+            for waiting in list(self.entries.values()):
+                entry = waiting.entry
+                if not waiting.offered and bots_offered((now - entry.since) / 1000):
+                    waiting.offered = True
+                    waiting.peer.send(
+                        M.bots_offered(ladder=entry.ladder, waited=(now - entry.since) / 1000)
+                    )
+
+    async def _keep_mine(self) -> None:
+        """Refresh this node's entries (a node that dies leaves the queue: its
+        entries lapse). One neither queued nor matched any more lapsed while this
+        node could not refresh it, or was told of a room the message for which
+        was lost: its connection is closed, and its resume says which (a room,
+        or none)."""
+        mine = [w.entry for w in self.entries.values() if w.booked]
+        if not mine:
+            return
+        tickets = {e.player: e.ticket for e in mine}
+        for player in await self.book.refresh(mine):
+            waiting = self.entries.get(player)
+            if waiting is not None and waiting.entry.ticket == tickets[player]:
+                del self.entries[player]
+                waiting.peer.close(M.CloseCode.GOING_AWAY, "the queue lost your place; resume")
+
+    async def _form_rooms(self) -> None:
         now = self.home.clock.now()
-        for ladder in sorted({e.ladder for e in self.entries.values()}):
-            for group in form_rooms(self._waiters(ladder, now)):
-                self._seat(ladder, [self.entries.pop(w.player) for w in group], rated=True)
-        for entry in self.entries.values():
-            if not entry.offered and bots_offered((now - entry.since) / 1000):
-                entry.offered = True
-                entry.peer.send(
-                    M.bots_offered(ladder=entry.ladder, waited=(now - entry.since) / 1000)
-                )
+        everyone = await self.book.entries()
+        for ladder in sorted({e.ladder for e in everyone}):
+            queue = {e.player: e for e in everyone if e.ladder == ladder}
+            waiters = [Waiter(e.player, e.rating, (now - e.since) / 1000) for e in queue.values()]
+            for group in form_rooms(waiters):
+                entries = [queue[w.player] for w in group]
+                if await self.book.take(entries):
+                    self._seat(ladder, entries, rated=True)
 
     def stop(self) -> None:
         if self._passes is not None:
@@ -203,29 +253,28 @@ class QuickMatch:
 
     # ------------------------------------------------------------------ rooms
 
-    def _seat(self, ladder: str, players: list[Waiting], rated: bool) -> None:
-        who = {e.session.player for e in players}
-        self.seating |= who
-
+    def _seat(self, ladder: str, players: list[Entry], rated: bool) -> None:
         async def seat() -> None:
-            try:
-                made = await self._make_room(ladder, players, rated)
-            finally:
-                self.seating -= who
-            if not made:  # the store failed us: they wait on, where they were
-                for e in players:
-                    if e.peer.session is e.session and not e.peer.closing:
-                        self.entries[e.session.player] = e
-                self._passes_running()
+            if await self._make_room(ladder, players, rated):
+                return
+            # The store failed us: they wait on, where they were; those of this
+            # node who left meanwhile leave now.
+            await self.book.put_back(players)
+            for e in players:
+                waiting = self.entries.get(e.player)
+                if e.node == self.book.node and (waiting is None or waiting.entry != e):
+                    await self.book.remove(e.player, e.ticket)
+            self._passes_running()
 
         self.home.tasks.spawn(seat())
 
-    async def _make_room(self, ladder: str, players: list[Waiting], rated: bool) -> bool:
-        """Make the room, seat ``players`` (and bots, unrated), tell each, and
-        start it after the countdown; False when the room could not be made."""
+    async def _make_room(self, ladder: str, players: list[Entry], rated: bool) -> bool:
+        """Make the room, seat ``players`` (and bots, unrated), tell each (on
+        the node that holds their connection), and start it after the
+        countdown; False when the room could not be made."""
         home = self.home
         settings = quick_settings(ladder, rated)
-        signed = frozenset(e.session.player for e in players)
+        signed = frozenset(e.player for e in players)
         try:
             code = await reserve_code(home)
         except RoomError as exc:
@@ -233,16 +282,15 @@ class QuickMatch:
             return False
         runner = RoomRunner(home, Room(code))
         home.rooms[code] = runner
-        host = players[0].session
+        host = players[0]
         try:
             await runner.run(
                 lambda r, c: D.decide_create(r, host.player, host.name, settings, c, signed)
             )
             for e in players[1:]:
-                s = e.session
                 await runner.run(
-                    lambda r, c, s=s: D.decide_join(
-                        r, s.player, s.name, Role.PLAYER, c, signed=signed
+                    lambda r, c, e=e: D.decide_join(
+                        r, e.player, e.name, Role.PLAYER, c, signed=signed
                     )  # type: ignore[misc]
                 )
             if not rated:
@@ -251,33 +299,66 @@ class QuickMatch:
                     await runner.run(
                         lambda r, c, b=bot: D.decide_add_bot(r, host.player, b, Pace.STEADY, c)  # type: ignore[misc]
                     )
-        except RoomError as exc:
-            log.warning("quick-match room %s not made: %s", code, exc.message)
+            # A player of another node finds the room on their account, should
+            # the message to their node be lost or their connection drop.
+            for e in players:
+                if e.node != self.book.node:
+                    await home.account_service.save_room(e.player, code)
+        except (RoomError, StoreUnavailable) as exc:
+            log.warning("quick-match room %s not made: %s", code, exc)
             home.rooms.pop(code, None)
             runner.stop()
             return False
-        starts_at = home.clock.now() + COUNTDOWN_MS
+        starts_at = runner.starts_at = home.clock.now() + COUNTDOWN_MS
 
         def tell() -> Release:
             now = home.clock.now()
             sends = []
             for e in players:
-                view = room_view(runner.room, e.session.player, now, runner.seeds.finding)
+                view = room_view(
+                    runner.room, e.player, now, runner.seeds.finding, starts_at=starts_at
+                )
                 msg = M.matched(ladder=ladder, rated=rated, room=view, starts_at=starts_at)
                 sends.append((e, msg))
 
             def send() -> None:
+                here = []
                 for e, msg in sends:
-                    e.session.room_code = code
-                    home.save_session(e.session)
-                    e.peer.send(msg)
+                    if e.node == self.book.node:
+                        self.arrived(e.player, e.ticket, code, self.book.node, msg)
+                        here.append(e)
+                    else:
+                        self.book.tell(e, code, msg)
+                home.tasks.spawn(self._told(here))
 
             return send
 
         await runner.read(tell)
-        self.seating -= {e.session.player for e in players}  # in the room now
         home.tasks.spawn(self._count_down(runner, host.player, signed, starts_at))
         return True
+
+    def arrived(self, player: str, ticket: str, code: str, node: str, message: M.Message) -> None:
+        """``matched`` for a player of this node (queued with ``ticket``), from
+        ``node`` (this one, or the node that made the room): they are in room
+        ``code`` now, and free of the queue (the book is told by the caller
+        for this node's rooms)."""
+        waiting = self.entries.get(player)
+        if waiting is not None and waiting.entry.ticket == ticket:
+            del self.entries[player]
+            session, peer = waiting.session, waiting.peer
+            session.room_code = code
+            self.home.save_session(session)
+            if node != self.book.node and peer.session is session and not peer.closing:
+                self.book.follow(peer, node)
+            peer.send(message)
+        elif node == self.book.node:  # gone meanwhile: they resume in the room
+            self.home.tasks.spawn(self.home.account_service.save_room(player, code))
+        if node != self.book.node:
+            self.home.tasks.spawn(self.book.told(player, ticket))
+
+    async def _told(self, entries: list[Entry]) -> None:
+        for e in entries:
+            await self.book.told(e.player, e.ticket)
 
     async def _count_down(
         self, runner: RoomRunner, host: str, signed: frozenset[str], starts_at: int
@@ -289,3 +370,5 @@ class QuickMatch:
             await runner.run(lambda r, c: D.decide_start(r, r.host or host, c, signed))
         except RoomError as exc:  # everyone left meanwhile, or the store is down
             log.warning("quick-match room %s not started: %s", code, exc.message)
+        finally:
+            runner.starts_at = None

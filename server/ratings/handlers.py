@@ -32,20 +32,18 @@ class Ladders(Front, Protocol):
 
 
 async def _rows(desk: Ladders, rows: list[Standing], first: int) -> list[dict[str, Any]]:
-    out = []
-    for i, row in enumerate(rows):
-        account = await desk.accounts.account_by_player(row.player)
-        out.append(
-            {
-                "position": first + i + 1,
-                "player": row.player,
-                "name": account.handle if account is not None else None,
-                "rating": row.rating,
-                "rounds": row.rounds,
-                "provisional": row.provisional,
-            }
-        )
-    return out
+    names = await desk.accounts.handles([row.player for row in rows])  # one read, not a row's
+    return [
+        {
+            "position": first + i + 1,
+            "player": row.player,
+            "name": names.get(row.player),
+            "rating": row.rating,
+            "rounds": row.rounds,
+            "provisional": row.provisional,
+        }
+        for i, row in enumerate(rows)
+    ]
 
 
 async def _ladder(desk: Ladders, conn: Peer, req: LadderRequest) -> None:
@@ -91,6 +89,9 @@ async def _forecast(desk: Ladders, conn: Peer, req: Forecast) -> None:
     room = runner.room
     ladder = room.settings.deal_rules().ladder
     players = [p for p in room.players() if room.members[p].bot is None]
+    # Not from before a round of theirs that is being applied (the last one
+    # of this room, typically): its changes first, or say they are pending.
+    settled = await desk.ratings.settled_for(players)
     ratings = await desk.accounts.ratings(ladder, players)
     predicted = predicted_places(ratings, players)
 
@@ -101,7 +102,7 @@ async def _forecast(desk: Ladders, conn: Peer, req: Forecast) -> None:
     wire = {p: view(p) for p in players}
 
     def make() -> Release:
-        msg = M.forecast(req.id, ladder=ladder, players=wire)
+        msg = M.forecast(req.id, ladder=ladder, players=wire, pending=not settled)
         return lambda: conn.send(msg)
 
     await runner.read(make)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, Protocol
 
 from protocol import messages as M
@@ -68,10 +68,15 @@ REPEATS = 3  # a pair's rated rounds from one address, from which it counts as r
 _PAIRS_KEPT = 10_000  # pairs remembered for that; forgotten all at once beyond
 
 
+SETTLE_S = 5.0  # how long a reading waits for the rounds being applied (a store away)
+
+
 class RatingKeeper:
     def __init__(self, home: Rater) -> None:
         self._home = home
         self._tasks: set[asyncio.Task[None]] = set()
+        # The rounds being applied now (their tasks), by the players they rate.
+        self._rating: dict[asyncio.Task[None], frozenset[str]] = {}
         self._pairs: dict[tuple[str, str], int] = {}  # same-address pair -> rated rounds
 
     def _same_address(self, players: list[str]) -> None:
@@ -106,17 +111,20 @@ class RatingKeeper:
 
         def durable() -> None:
             self._same_address([*rnd.places])
-            self._spawn(self._rate_retrying(code, number, rnd))
+            task = self._spawn(self._rate_retrying(code, number, rnd))
+            self._rating[task] = frozenset(rnd.places)
 
         return durable
 
-    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._done)
+        return task
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
+        self._rating.pop(task, None)
         if not task.cancelled() and (exc := task.exception()) is not None:
             log.error("rated round not applied", exc_info=exc)
 
@@ -137,7 +145,19 @@ class RatingKeeper:
         passed (the account store is away): whoever saw ``rating_changes`` finds
         the round in the ladder."""
         if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=5.0)
+            await asyncio.wait(set(self._tasks), timeout=SETTLE_S)
+
+    async def settled_for(self, players: Iterable[str]) -> bool:
+        """Once every round this node is applying that rates any of
+        ``players`` is applied (a forecast read before would show their
+        ratings from before it); False when one still is after
+        :data:`SETTLE_S` (the account store is away)."""
+        wanted = set(players)
+        pending = {t for t, rated in self._rating.items() if rated & wanted}
+        if pending:
+            _, late = await asyncio.wait(pending, timeout=SETTLE_S)
+            return not late
+        return True
 
     async def stop(self) -> None:
         """At shutdown: the applications under way end, for a few seconds at

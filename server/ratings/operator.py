@@ -21,13 +21,19 @@ __all__ = ["check_ladder", "remove_result"]
 
 
 async def remove_result(store: AccountStore, key: str) -> RatedRound | None:
-    """Remove the rated round ``key`` and replay its ladder; None if unknown."""
-    removed = await store.rated_round(key)
-    if removed is None:
-        return None
-    rounds = [r for r in await store.rated_rounds(removed.ladder) if r.key != key]
-    await store.replace_ladder(removed.ladder, rounds)
-    return removed
+    """Remove the rated round ``key`` and replay its ladder; None if unknown.
+
+    Safe on a live store: the ladder is replaced only while its log is still
+    the one replayed, in one step, so a round a room applies meanwhile (on any
+    node) is neither lost nor undone; the replay is then made again with it."""
+    while True:
+        removed = await store.rated_round(key)
+        if removed is None:
+            return None
+        logged = await store.rated_rounds(removed.ladder)
+        rounds = [r for r in logged if r.key != key]
+        if await store.replace_ladder(removed.ladder, rounds, [r.key for r in logged]):
+            return removed
 
 
 async def check_ladder(store: AccountStore, ladder: str) -> list[str]:

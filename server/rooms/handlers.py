@@ -100,7 +100,12 @@ def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply
     def reply(_d: Decision) -> Release:
         now = front.clock.now()
         view = room_view(
-            runner.room, session.player, now, runner.seeds.finding, revealed=runner.memo.revealed
+            runner.room,
+            session.player,
+            now,
+            runner.seeds.finding,
+            revealed=runner.memo.revealed,
+            starts_at=runner.starts_at,
         )
         msg = M.joined(req.id, room=view)
 
@@ -278,7 +283,12 @@ async def _snapshot(front: Front, conn: Peer, req: Snapshot) -> None:
     def make() -> Release:
         now = front.clock.now()
         view = room_view(
-            runner.room, session.player, now, runner.seeds.finding, revealed=runner.memo.revealed
+            runner.room,
+            session.player,
+            now,
+            runner.seeds.finding,
+            revealed=runner.memo.revealed,
+            starts_at=runner.starts_at,
         )
         msg = M.snapshot(req.id, room=view)
         return lambda: conn.send(msg)
