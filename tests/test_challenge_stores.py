@@ -49,7 +49,7 @@ async def each_store(
 
 def run(player: str, result: str, code: str) -> RunResult:
     return RunResult("", "classic-draw1", player, player.title(), result, 61_500, 90, 310,
-                     1.5, code, "0,draw,0,0,1;400,draw,0,0,1")  # fmt: skip
+                     1.5, code)  # fmt: skip
 
 
 def made(challenger: str, source: str) -> Challenge:
@@ -57,7 +57,8 @@ def made(challenger: str, source: str) -> Challenge:
     rules = {"variant": "classic", "draw": 1, "pass_limit": 0, "undo": False,
              "foundation_to_tableau": True}  # fmt: skip
     return Challenge(challenge_id(code), challenger, source, "race-27", rules,
-                     run(challenger, "won", "ROOM-A"), 1.25)  # fmt: skip
+                     run(challenger, "won", "ROOM-A"),
+                     ((0, "draw", 0, 0, 1), (400, "tableau_tableau", 3, 5, 2)), 1.25)  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])

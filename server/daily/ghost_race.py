@@ -259,11 +259,12 @@ class Ghosts:
                 chosen.append((kind, page[0][1]))
                 taken.add(page[0][1].player)
         names = await names_now(home.accounts, [run for _, run in chosen])
+        lines = await results.lines(date, ladder, [run.player for _, run in chosen])
         ghosts = []
         for number, (kind, run) in enumerate(chosen, start=1):
             try:
-                line = frames(deal.seed, deal.rules, run)
-            except Exception:  # a line the engine refuses: that ghost stays home
+                line = frames(deal.seed, deal.rules, run, lines[run.player])
+            except Exception:  # a line missing, or one the engine refuses: that ghost stays home
                 log.exception("daily %s %s: a run could not be replayed", date, ladder)
                 continue
             ghosts.append(_Ghost(number, kind, names.get(run.player, run.name), line))
@@ -278,7 +279,7 @@ class Ghosts:
         if found is None:
             return None
         names = await names_now(home.accounts, [found.run])
-        line = frames(found.seed, found.deal_rules, found.run)
+        line = frames(found.seed, found.deal_rules, found.run, found.line)
         name = names.get(found.run.player, found.run.name)
         return GhostRace(runner, player, [_Ghost(1, "challenger", name, line)])
 

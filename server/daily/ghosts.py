@@ -1,8 +1,8 @@
 """Ghosts of a daily run, pure: a recorded run turned into what a live rival's
 chips show, move by move, and two runs set side by side once one's own is over.
 
-A ghost is a run kept on the daily's board (its result carries its timed moves,
-server/daily/results.py ``RunResult.line``). The engine replays those moves on
+A ghost is a run kept on the daily's board, with its line (its timed moves,
+kept apart from its result: server/daily/results.py). The engine replays them on
 the day's deal and keeps, for each, only what a live rival's ``progress``
 carries (protocol/views.py ``progress``): score, cards home, moves, status,
 finished. No board and no card is kept, so none can be sent. Each frame has
@@ -26,7 +26,7 @@ from protocol.scoring import DealReplay, TimedMove
 from protocol.settings import DealRules, Scoring
 from protocol.views import progress
 
-from .results import RunResult
+from .results import RunResult, TimedEntry
 
 __all__ = ["GhostFrame", "comparison", "frames", "start_progress"]
 
@@ -44,11 +44,13 @@ def start_progress() -> dict[str, Any]:
     return {"score": 0, "home": 0, "moves": 0, "status": "playing", "finished": False}
 
 
-def frames(seed: str, rules: DealRules, run: RunResult) -> list[GhostFrame]:
+def frames(
+    seed: str, rules: DealRules, run: RunResult, line: Sequence[TimedEntry]
+) -> list[GhostFrame]:
     """The run's progress after each of its moves, replayed by the engine."""
     replay = DealReplay(Board.deal(seed, rules))
     out: list[GhostFrame] = []
-    for i, (t, kind, src, dst, count) in enumerate(run.timed_moves):
+    for i, (t, kind, src, dst, count) in enumerate(line):
         move = Move(MoveKind(kind), src, dst, count)
         replay.record(TimedMove(t, i, move), replay.board.apply(move))
         seen = progress(replay.board, replay.score(Scoring.STANDARD, t))

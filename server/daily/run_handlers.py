@@ -203,10 +203,14 @@ async def _daily_compare(desk: RunDesk, conn: Peer, req: DailyCompare) -> None:
     if deal is None:
         raise unavailable("that day's deal cannot be read now")
     names = await _store(names_now(desk.accounts, [mine[0], leader]))
+    lines = await _store(results.lines(date, ladder, [player, leader.player]))
     you = dataclasses.replace(mine[0], name=names.get(player, mine[0].name))
     them = dataclasses.replace(leader, name=names.get(leader.player, leader.name))
     compare = comparison(
-        you, frames(deal.seed, deal.rules, you), them, frames(deal.seed, deal.rules, them)
+        you,
+        frames(deal.seed, deal.rules, you, lines.get(player, [])),
+        them,
+        frames(deal.seed, deal.rules, them, lines.get(leader.player, [])),
     )
     conn.send(M.daily_compare(req.id, date=date, ladder=ladder, compare=compare))
 
