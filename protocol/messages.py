@@ -144,6 +144,7 @@ class ErrorCode(StrEnum):
     DAILY_NOT_OVER = "daily_not_over"  # daily_compare before one's run is over
     DAY_NOT_OVER = "day_not_over"  # daily_line of a day whose seed is not revealed yet
     CHALLENGE_TAKEN = "challenge_taken"  # one take a challenge a player: this one is over
+    CHALLENGE_WITHDRAWN = "challenge_withdrawn"  # its challenger deleted their account
     ALREADY_QUEUED = "already_queued"  # one quick-match queue at a time
     NOT_QUEUED = "not_queued"
     BOTS_NOT_YET = "bots_not_yet"  # carries ``after``: seconds waited before bots are offered

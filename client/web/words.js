@@ -101,6 +101,7 @@ export const TEXTS = {
   daily_not_over: "Not yet: this comes once your own run of that daily is over.",
   day_not_over: "Not yet: the leader's moves are shown once that day is over.",
   challenge_taken: "You have played this challenge already: one run a challenge. Here are both results.",
+  challenge_withdrawn: "This challenge was withdrawn: the player who made it has deleted their account.",
   already_queued: "You are waiting for a quick match: leave the queue first.",
   not_queued: "You are not waiting for a quick match.",
   bots_not_yet: "Bots are offered after 30 seconds in the queue.",

@@ -34,6 +34,7 @@ from .store import ChallengeStore
 __all__ = [
     "ChallengeDesk",
     "challenge_views",
+    "export_challenges",
     "listed",
     "made",
     "result_view",
@@ -169,6 +170,42 @@ async def challenge_views(
             }
         )
     return out
+
+
+async def export_challenges(store: ChallengeStore, player: str) -> dict[str, Any]:
+    """The challenges a player made and took, as their data export holds them:
+    made ones with their run and its line (``[t, kind, from, to, count]`` a
+    move) and how many took them, by the deal's key, not its seed (that of a
+    daily is secret until its day ends); taken ones with the take's room and
+    result. Oldest first."""
+    made: list[Challenge] = await stored(store.made_by(player))
+    taken: list[Take] = await stored(store.taken_by(player))
+    out_made = []
+    for c in sorted(made, key=lambda c: c.created):
+        takes: list[Take] = await stored(store.takes_of(c.id))
+        out_made.append(
+            {
+                "source": c.source,
+                "made": c.created,
+                "rules": c.rules,
+                "run": c.run.to_json(),
+                "line": [list(move) for move in c.line],
+                "takes": len(takes),
+            }
+        )
+    out_taken = []
+    for t in sorted(taken, key=lambda t: t.created):
+        challenge = await stored(store.get(t.challenge))
+        if challenge is not None and challenge.challenger == player:
+            continue
+        out_taken.append(
+            {
+                "started": t.created,
+                "room": t.code,
+                "result": None if t.result is None else t.result.to_json(),
+            }
+        )
+    return {"made": out_made, "taken": out_taken}
 
 
 def _take_view(take: Take, names: dict[str, str]) -> dict[str, Any]:
