@@ -276,3 +276,66 @@ def test_a_line_packs_every_move_kind_and_refuses_what_does_not_fit() -> None:
     assert unpack_line(pack_line(line)) == line
     with pytest.raises(ValueError):
         pack_line([(0, "tableau_tableau", 16, 0, 1)])
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+async def test_each_store_keeps_a_runs_ghosts_as_first_chosen(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The ghosts kept for a run are the first chosen, whatever is chosen after."""
+    redis = request.getfixturevalue("redis") if kind == "redis" else None
+    first = [("friend", "bea"), ("leader", "cyd")]
+    async with each_store(kind, tmp_path, redis) as store:
+        assert await store.kept_ghosts(DAY, D1, "ann") is None
+        assert await store.keep_ghosts(DAY, D1, "ann", first) == first
+        assert await store.keep_ghosts(DAY, D1, "ann", [("leader", "dan")]) == first
+        assert await store.keep_ghosts(DAY, D1, "bob", []) == []
+        assert await store.kept_ghosts(DAY, D1, "bob") == []
+    if kind != "memory":  # opened again: still those
+        async with each_store(kind, tmp_path, redis) as store:
+            assert await store.kept_ghosts(DAY, D1, "ann") == first
+
+
+async def test_a_run_resumed_after_kill_9_races_the_ghosts_it_started_with(
+    tmp_path: Path,
+) -> None:
+    """Cyd's run starts racing Bob's (the leader then); Dan's win leads the day
+    after; the server is killed (``kill -9``) and started again: Cyd, back in
+    the run, races Bob's run still, as the leader it was, not Dan's."""
+    data = tmp_path / "data"
+    today = day_of(time.time_ns() // 1_000_000)
+    daily = await SqliteDaily.at(data)
+    deal = (await publish(daily, today))[D1]
+    await daily.close()
+    server = EmbeddedServer(data)
+    await server.start()
+    try:
+        bob = await player(server.url, "Bob")
+        await bob.ok("daily_start", ladder=D1)
+        assert (await bob.request("move", deal=1, move={"kind": "resign"}))["type"] == "moved"
+        await bob.event("deal_over")
+        await bob.close()
+        cyd = await player(server.url, "Cyd")
+        cyd.token = (await cyd.ok("take_handle", handle="Cyd"))["device_token"]
+        await cyd.ok("daily_start", ladder=D1)
+        listed = (await cyd.event("ghosts"))["ghosts"]
+        assert [(g["name"], g["kind"]) for g in listed] == [("Bob", "leader")]
+        await cyd.close()
+        dan = await player(server.url, "Dan")
+        await dan.ok("daily_start", ladder=D1)
+        for move in winning_moves(deal):
+            assert (await dan.request("move", deal=1, move=move.to_wire()))["type"] == "moved"
+        await dan.event("deal_over")
+        board = await dan.ok("daily_board", ladder=D1)
+        assert [r["name"] for r in board["runs"]] == ["Dan", "Bob"]  # Dan leads now
+        await dan.close()
+
+        await server.kill()  # kill -9
+        await server.start()
+        back, welcome = await resume(server.url, cyd.token)
+        assert welcome["room"]["daily"]["ladder"] == D1
+        again = (await back.event("ghosts"))["ghosts"]
+        assert [(g["name"], g["kind"]) for g in again] == [("Bob", "leader")]
+        await back.close()
+    finally:
+        await server.kill()

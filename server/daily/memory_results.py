@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .results import (
+    GhostChoice,
     RankedRun,
     RunClaim,
     RunResult,
@@ -29,6 +30,7 @@ class _Daily:
     claims: dict[str, str] = field(default_factory=dict)  # player -> room
     results: dict[str, RunResult] = field(default_factory=dict)
     lines: dict[str, bytes] = field(default_factory=dict)
+    ghosts: dict[str, GhostChoice] = field(default_factory=dict)
     order: list[tuple[int, str]] = field(default_factory=list)  # (board score, player)
 
 
@@ -49,6 +51,15 @@ class MemoryResults:
         d = self._daily(date, ladder)
         code = d.claims.get(player)
         return None if code is None else RunClaim(code, player in d.results)
+
+    async def keep_ghosts(
+        self, date: str, ladder: str, player: str, ghosts: GhostChoice
+    ) -> GhostChoice:
+        return list(self._daily(date, ladder).ghosts.setdefault(player, list(ghosts)))
+
+    async def kept_ghosts(self, date: str, ladder: str, player: str) -> GhostChoice | None:
+        kept = self._daily(date, ladder).ghosts.get(player)
+        return None if kept is None else list(kept)
 
     async def add_result(self, result: RunResult, line: Sequence[TimedEntry]) -> bool:
         d = self._daily(result.date, result.ladder)

@@ -10,6 +10,8 @@
   protocol/daily_runs.py ``board_score``: the win, the time, the moves packed in
   one integer below 2**48, exact as Redis's double), so a rank is a ``ZCOUNT``
   of the scores strictly below the player's and a page a ``ZRANGE``;
+- ``P daily:ghosts:D`` (hash: player -> the JSON of their run's ghosts, kept
+  the first time they are chosen),
 - ``P daily:streaks:PLAYER`` (hash of counters and day numbers), and
   ``P daily:runs:PLAYER`` (set: the results hashes that hold a run of theirs).
 
@@ -34,6 +36,7 @@ import msgpack  # type: ignore[import-untyped]
 from ..store.base import StoreUnavailable, StoreUncertain
 from ..store.redis_conn import RETRY_S, Pool, RedisAddress, Script, definite, guard
 from .results import (
+    GhostChoice,
     RankedRun,
     RunClaim,
     RunResult,
@@ -71,6 +74,17 @@ if not code then return '' end
 return code .. ' ' .. redis.call('HEXISTS', KEYS[2], ARGV[1])
 """,
 )
+
+# A run's ghosts: those kept, or these, kept now. KEYS: ghosts. ARGV: player,
+# JSON. Returns the JSON kept.
+_GHOSTS = Script(
+    "daily_ghosts",
+    """
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('HGET', KEYS[1], ARGV[1])
+""",
+)
+_KEPT_GHOSTS = Script("daily_kept_ghosts", "return redis.call('HGET', KEYS[1], ARGV[1]) or ''")
 
 # Keep a result once, with its place on the board, if its room is the one the
 # player's claim names (a room made by an attempt that lost its claim, or never
@@ -152,7 +166,7 @@ return cjson.encode(out)
 """,
 )
 
-_READS = (_CLAIMED, _RANK, _PAGE, _SOME, _LINES, _COUNT, _STREAKS, _RUNS_OF)
+_READS = (_KEPT_GHOSTS, _CLAIMED, _RANK, _PAGE, _SOME, _LINES, _COUNT, _STREAKS, _RUNS_OF)
 
 
 class RedisResults:
@@ -246,6 +260,25 @@ class RedisResults:
     async def claimed(self, date: str, ladder: str, player: str) -> RunClaim | None:
         claims, results, _ = self._keys(date, ladder)
         return self._claim(await self._run(_CLAIMED, [claims, results], [player.encode()]))
+
+    def _ghosts_key(self, date: str, ladder: str) -> bytes:
+        return f"{self.base}ghosts:{date}:{ladder}".encode()
+
+    @staticmethod
+    def _choice(reply: Any) -> GhostChoice | None:
+        text = reply.decode() if isinstance(reply, bytes) else str(reply)
+        return [(kind, player) for kind, player in json.loads(text)] if text else None
+
+    async def keep_ghosts(
+        self, date: str, ladder: str, player: str, ghosts: GhostChoice
+    ) -> GhostChoice:
+        args = [player.encode(), json.dumps(ghosts).encode()]
+        kept = self._choice(await self._run(_GHOSTS, [self._ghosts_key(date, ladder)], args))
+        return kept or []
+
+    async def kept_ghosts(self, date: str, ladder: str, player: str) -> GhostChoice | None:
+        key = self._ghosts_key(date, ladder)
+        return self._choice(await self._run(_KEPT_GHOSTS, [key], [player.encode()]))
 
     def _lines_key(self, date: str, ladder: str) -> bytes:
         return f"{self.base}lines:{date}:{ladder}".encode()

@@ -17,7 +17,10 @@ kept here is written from that log and only after it:
   kept apart from its result, in the same atomic write (a run is never on the
   board without its line, nor counted twice), and read only by those;
 - **streaks**: days in a row played and won, by UTC day, folded as results are
-  counted (only when counted, so a result written twice counts once).
+  counted (only when counted, so a result written twice counts once);
+- a run's **ghosts**: which runs it races (:data:`GhostChoice`), kept the first
+  time they are chosen, so that a run resumed after a restart (or on another
+  node) races the same ones, whatever the board became since.
 
 Stores: in memory (server/daily/memory_results.py), SQLite
 (server/daily/sqlite_results.py), Redis (server/daily/redis_results.py). Like
@@ -40,6 +43,7 @@ from protocol.placings import RunFinish, board_score
 __all__ = [
     "LINE_KINDS",
     "Finished",
+    "GhostChoice",
     "RankedRun",
     "ResultStore",
     "RunClaim",
@@ -124,6 +128,9 @@ TimedEntry = tuple[int, str, int, int, int]
 
 Finished = tuple[RunResult, list[TimedEntry]]
 """A run over, as it is written: its result and its line."""
+
+GhostChoice = list[tuple[str, str]]
+"""A run's ghosts, in order: each one's kind (friend, leader, median) and player."""
 
 LINE_KINDS = (
     "draw",
@@ -264,6 +271,14 @@ class ResultStore(Protocol):
         one in room ``code``, claimed now (atomically: of two claims, one wins)."""
 
     async def claimed(self, date: str, ladder: str, player: str) -> RunClaim | None: ...
+
+    async def keep_ghosts(
+        self, date: str, ladder: str, player: str, ghosts: GhostChoice
+    ) -> GhostChoice:
+        """The ghosts of the player's run of this daily: those kept already, or,
+        if none, ``ghosts``, kept now (atomically: of two choices, one is kept)."""
+
+    async def kept_ghosts(self, date: str, ladder: str, player: str) -> GhostChoice | None: ...
 
     async def add_result(self, result: RunResult, line: Sequence[TimedEntry]) -> bool:
         """Keep a finished run and its line, in one atomic write: True if counted

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from ..store.sqlite_file import SqliteFile
 from .results import (
+    GhostChoice,
     RankedRun,
     RunClaim,
     RunResult,
@@ -64,6 +65,13 @@ CREATE TABLE IF NOT EXISTS lines (
     data BLOB NOT NULL,
     PRIMARY KEY (date, ladder, player)
 );
+CREATE TABLE IF NOT EXISTS ghosts (
+    date TEXT NOT NULL,
+    ladder TEXT NOT NULL,
+    player TEXT NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (date, ladder, player)
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS board ON results (date, ladder, score, player);
 CREATE INDEX IF NOT EXISTS runs_of ON results (player);
 CREATE TABLE IF NOT EXISTS counts (
@@ -114,6 +122,21 @@ class SqliteResults(SqliteFile):
 
     async def claimed(self, date: str, ladder: str, player: str) -> RunClaim | None:
         return await self._tx(lambda c: _claimed(c, (date, ladder, player)))
+
+    async def keep_ghosts(
+        self, date: str, ladder: str, player: str, ghosts: GhostChoice
+    ) -> GhostChoice:
+        def run(c: sqlite3.Connection) -> GhostChoice:
+            key = (date, ladder, player)
+            c.execute(
+                "INSERT OR IGNORE INTO ghosts VALUES (?, ?, ?, ?)", (*key, json.dumps(ghosts))
+            )
+            return _ghosts(c, key) or []
+
+        return await self._tx(run)
+
+    async def kept_ghosts(self, date: str, ladder: str, player: str) -> GhostChoice | None:
+        return await self._tx(lambda c: _ghosts(c, (date, ladder, player)))
 
     async def add_result(self, result: RunResult, line: Sequence[TimedEntry]) -> bool:
         r = result
@@ -230,3 +253,9 @@ def _claimed(c: sqlite3.Connection, key: tuple[str, str, str]) -> RunClaim | Non
         (*key, *key),
     ).fetchone()
     return None if row is None else RunClaim(row[0], bool(row[1]))
+
+
+def _ghosts(c: sqlite3.Connection, key: tuple[str, str, str]) -> GhostChoice | None:
+    sql = "SELECT data FROM ghosts WHERE date = ? AND ladder = ? AND player = ?"
+    row = c.execute(sql, key).fetchone()
+    return None if row is None else [(kind, player) for kind, player in json.loads(row[0])]
