@@ -153,6 +153,8 @@ DAILY_REQUESTS: tuple[type[Request], ...] = (
 
 DAILY_AT_THE_EDGE: tuple[type[Request], ...] = (Daily, DailyBoard, DailyCompare, DailyLine)
 """The daily requests a node answers for its own clients, from the stores every
-node shares, even for a client whose room runs on another node. Not
+node shares; but ``daily_board`` and ``daily_compare`` of a client whose room
+runs on another node are answered there, where its run's result write, if it
+just ended, is under way. Not
 ``daily_start``: a client in a room elsewhere is relayed there, as for any room
 request, where its room is known (and a run is refused, ``already_in_room``)."""
