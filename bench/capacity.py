@@ -20,7 +20,7 @@ measurement of the server, and it is printed as refused, not as a result.
 
 Last, the largest number of players held (p99 < 50 ms, every offered move
 answered, no errors); then the same steps against the bare relay (bench/relay.py)
-as the baseline, and against Colyseus, the issue's other baseline: a relay room on
+as the baseline, and against Colyseus, the other baseline: a relay room on
 Colyseus' own server (bench/colyseus/server.js under ``node``, pinned to CPU 0 too;
 its load is bench/colyseusload.py, the relay's seats behind Colyseus' matchmaker).
 Colyseus is measured where ``node`` and its install are found (``npm install

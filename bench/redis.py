@@ -13,7 +13,7 @@ against:
 4. two nodes on that Redis, each room's players split between them: half of every
    room's moves are relayed from the node their player sits on to the room's owner.
 
-Targets (issue 4): the Redis store keeps at least 60 % of the in-memory moves a
+Targets: the Redis store keeps at least 60 % of the in-memory moves a
 second, and its p99 at half load stays under 25 ms. The last line is JSON.
 
 Usage: python -m bench.redis [--rooms 8] [--seconds 5] [--spectators 1]

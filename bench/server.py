@@ -359,7 +359,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 def store_verdict(
     name: str, memory: dict[str, Any], durable: dict[str, Any], paced: dict[str, Any]
 ) -> dict[str, Any]:
-    """A durable store against the in-memory one (issue 10's targets: at least 60 %
+    """A durable store against the in-memory one (the targets: at least 60 %
     of its moves a second, p99 under 25 ms at half load), printed and as figures."""
     ratio = durable["moves_per_s"] / memory["moves_per_s"] if memory["moves_per_s"] else 0.0
     print(

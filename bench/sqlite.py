@@ -11,7 +11,7 @@ against:
 3. the same at half the rate the embedded run reached: the latency a room sees
    when the server is not saturated.
 
-Targets (issue 10): the embedded store keeps at least 60 % of the in-memory moves a
+Targets: the embedded store keeps at least 60 % of the in-memory moves a
 second, and its p99 at half load stays under 25 ms. The last line is JSON.
 
 Usage: python -m bench.sqlite [--rooms 8] [--seconds 5] [--spectators 1]

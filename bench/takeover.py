@@ -51,7 +51,8 @@ from server.core.views import room_view
 from server.net.clock import SystemClock
 from server.net.metrics import Metrics
 from server.rooms.runner import RoomRunner
-from server.service import Service, adoption
+from server.service import adoption
+from server.service.service import Service
 from server.store.memory import MemoryStore
 from server.store.sqlite import SqliteStore
 

@@ -87,6 +87,7 @@ class CloseCode(IntEnum):
 
     NORMAL = 1000
     GOING_AWAY = 1001  # shutting down, or the room moved: resume with your token
+    PROTOCOL_ERROR = 1002  # a frame that breaks WebSocket's framing (websockets closes it)
     INVALID_DATA = 1007  # a text frame that is not UTF-8 (websockets closes it)
     TOO_BIG = 1009  # a frame over the size limit (websockets closes it)
     SERVER_ERROR = 1011  # sending to this connection failed (a bug); resume

@@ -30,7 +30,6 @@ from typing import Any
 
 from .board import Board
 from .cards import SUITS, card_from_str, card_str, suit_of
-from .deal import deal_layout
 from .moves import IllegalMove, Move, MoveKind, Outcome, Status
 from .settings import DealRules, Variant
 from .views import outcome_view
@@ -282,8 +281,3 @@ def proof_from_wire(seed: str, rules: DealRules, data: Any) -> Proof:
     except IllegalMove as exc:
         raise ProofError(exc.message) from None
     return check_proof(seed, rules, moves)
-
-
-def classic_layout(seed: str) -> tuple[list[list[int]], list[int]]:
-    """The layout ``seed`` deals with one pack (classic and thoughtful alike)."""
-    return deal_layout(seed, Variant.CLASSIC)

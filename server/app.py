@@ -37,7 +37,7 @@ from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, site_of, too_many
 from .net.metrics import Metrics
 from .net.ratelimit import client_address
 from .rooms.proofs import ProvenPools
-from .service import IDLE_ROOM_MS, Service
+from .service.service import IDLE_ROOM_MS, Service
 from .store.base import Store, StoreUnavailable
 from .store.memory import MemoryStore
 

@@ -147,7 +147,7 @@ async def test_adoption_folds_in_slices(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def _snapshot(index: int) -> bytes:
-    """A snapshot record that says it is record ``index`` of its log."""
+    """A checkpoint record that says it is record ``index`` of its log."""
     room = Room("CMPCT1")
     room.n_records = index
     return room.take_checkpoint()

@@ -2,12 +2,14 @@
 a server process of its own, flooders in a process of their own.
 
 Four connections from one address stream pings, requests or both, as fast as
-the kernel takes them, and never stop for the close frame. Meanwhile a race in
-another room (two players and a spectator) and a lone client, each from an
-address of its own, go on playing. Every flooder is closed with 4008 and then
-dropped (it does not get to keep the connection for the close timeout), no pong
-follows a close frame, and the others' round trips stay within twice what they
-were just before the flood.
+the kernel takes them, and stop neither for the close frame nor for the end of
+the server's stream. Meanwhile a race in another room (two players and a
+spectator) and a lone client, each from an address of its own, go on playing.
+Every flooder is closed with 4008 and then dropped (its writes end in a reset),
+no pong follows a close frame, and the others' round trips stay within twice
+what they were just before the flood. Connections closed for bad input (by
+websockets or by the server), or by their own close frame, are dropped alike
+though they send on.
 
 Each victim's round trips from the flood's start (the flooder's connections
 open) are compared with the ones just before it, until the server has dropped
@@ -41,6 +43,15 @@ ADDRESSES = {
     "ping": ("127.0.0.5", "127.0.0.6", "127.0.0.7"),
     "data": ("127.0.0.8", "127.0.0.9", "127.0.0.10"),
     "both": ("127.0.0.11", "127.0.0.12", "127.0.0.13"),
+}
+# Bad input that closes a connection (tests/support/flooder.py OPENINGS): each
+# flooder's address, what it floods with after it, and its close code.
+BAD_INPUT = {
+    "too_big": ("127.0.0.14", "both", 1009),
+    "bad_opcode": ("127.0.0.15", "both", 1002),
+    "bad_utf8": ("127.0.0.16", "both", 1007),
+    "before_hello": ("127.0.0.17", "data", 4002),  # pings would spend the address's frames
+    "close": ("127.0.0.18", "both", 1000),
 }
 AFTER_CLOSE = 4  # pongs a flooder may still read after the close frame: a small constant
 BEFORE, DURING = 30, 40  # round trips of each victim before and from a flood's start
@@ -113,11 +124,12 @@ class Flood:
     report: list[dict[str, Any]] = field(default_factory=list)
 
 
-async def flood(port: int, mode: str, flooding: asyncio.Event) -> Flood:
-    """Run the flooder process; ``flooding`` is set once its connections are open."""
+async def flood(port: int, source: str, mode: str, flooding: asyncio.Event, *options: str) -> Flood:
+    """Run a deaf flooder process (it sends on until the server drops each of its
+    connections); ``flooding`` is set once its connections are open."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.support.flooder", "--port", str(port),
-        "--source", ADDRESSES[mode][0], "--mode", mode, "--connections", "4",
+        "--source", source, "--mode", mode, "--deaf", *options,
         cwd=ROOT, stdout=asyncio.subprocess.PIPE,
     )  # fmt: skip
     assert proc.stdout is not None
@@ -146,20 +158,45 @@ def server(tmp_path: Path) -> Iterator[ServerProcess]:
 async def test_flooders_are_closed_and_dropped_and_nobody_else_waits(
     server: ServerProcess,
 ) -> None:
-    for mode, (_, at_race, at_lone) in ADDRESSES.items():
+    for mode, (at_flood, at_race, at_lone) in ADDRESSES.items():
         race, lone = await victims(server.url, at_race, at_lone)
         await asyncio.gather(race.trips(BEFORE), lone.trips(BEFORE))
         flooding = asyncio.Event()
-        done = asyncio.ensure_future(flood(server.port, mode, flooding))
+        done = asyncio.ensure_future(
+            flood(server.port, at_flood, mode, flooding, "--connections", "4")
+        )
         await flooding.wait()
         await asyncio.gather(race.during(done, DURING), lone.during(done, DURING))
         result = await done
         for conn in result.report:
             assert conn["close"] == 4008, (mode, result.report)
-            assert conn["ended"] != "open", (mode, result.report)  # dropped, not kept
+            assert conn["ended"] == "reset", (mode, result.report)  # dropped, not kept
             assert conn["pongs_after_close"] <= AFTER_CLOSE, (mode, result.report)
         for name, victim in (("race", race), ("lone", lone)):
             before = statistics.median(victim.last(BEFORE, result.started))
             during = victim.between(result.started, result.ended)
             assert during, (mode, name)
             assert statistics.median(during) <= 2 * before, (mode, name, before, during)
+
+
+async def test_closed_for_bad_input_and_dropped_though_the_peer_sends_on(
+    server: ServerProcess,
+) -> None:
+    """websockets closes a connection by itself for a frame over the size limit
+    (1009), a reserved opcode (1002) or a text frame that is not UTF-8 (1007),
+    the server for requests before hello (4002), and a peer may close with its
+    own close frame (1000, echoed). Each flooder sends on after that, past the
+    end of the server's stream: it is answered nothing more and dropped, not read
+    and discarded for as long as it sends."""
+    results = await asyncio.gather(
+        *(
+            flood(server.port, source, mode, asyncio.Event(), "--opening", opening,
+                  "--connections", "2", "--give-up", "10")
+            for opening, (source, mode, _) in BAD_INPUT.items()
+        )
+    )  # fmt: skip
+    for (opening, (_, _, code)), result in zip(BAD_INPUT.items(), results, strict=True):
+        for conn in result.report:
+            assert conn["close"] == code, (opening, result.report)
+            assert conn["ended"] == "reset", (opening, result.report)  # dropped, not kept
+            assert conn["pongs_after_close"] <= AFTER_CLOSE, (opening, result.report)

@@ -22,9 +22,10 @@ DOC = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
 SERVER = sorted((ROOT / "server").rglob("*.py"))
 
 # Close codes websockets itself sends for the server: its own close on shutdown
-# (1001), refused frames (1007 invalid UTF-8, 1009 too big), a normal close (1000).
-BY_WEBSOCKETS = {M.CloseCode.NORMAL, M.CloseCode.GOING_AWAY, M.CloseCode.INVALID_DATA,
-                 M.CloseCode.TOO_BIG}  # fmt: skip
+# (1001), refused frames (1002 broken framing, 1007 invalid UTF-8, 1009 too big),
+# a normal close (1000).
+BY_WEBSOCKETS = {M.CloseCode.NORMAL, M.CloseCode.GOING_AWAY, M.CloseCode.PROTOCOL_ERROR,
+                 M.CloseCode.INVALID_DATA, M.CloseCode.TOO_BIG}  # fmt: skip
 
 
 def section(title: str) -> str:

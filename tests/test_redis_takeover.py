@@ -37,8 +37,8 @@ from server.core.values import Role, RoomError
 from server.net.clock import SystemClock
 from server.net.metrics import Metrics
 from server.rooms.runner import RoomRunner
-from server.service import Service
 from server.service.adoption import fold_room
+from server.service.service import Service
 from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
 from server.store.redis import LeaseLost, RedisStore

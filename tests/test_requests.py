@@ -24,17 +24,29 @@ from protocol.requests import (
     REQUESTS,
     AddBot,
     CreateRoom,
+    Hello,
     JoinRoom,
     MoveRequest,
+    Ping,
     Request,
     parse_request,
     request_message,
 )
 from protocol.strategy import Pace
 from protocol.wire import WireError
+from server.accounts.friend_handlers import FRIEND_HANDLERS
+from server.accounts.handlers import ACCOUNT_HANDLERS
+from server.accounts.history_handlers import HISTORY_HANDLERS
 from server.app import RaceServer
+from server.challenges.requests import CHALLENGE_HANDLERS
 from server.cluster.relay import RemoteConn
+from server.daily.handlers import DAILY_HANDLERS
+from server.daily.run_handlers import RUN_HANDLERS
+from server.matchmaking.handlers import QUICK_HANDLERS
 from server.peer import Peer
+from server.ratings.handlers import RATING_HANDLERS
+from server.rooms.handlers import ROOM_HANDLERS
+from server.service.dispatch import HANDLERS
 from server.store.redis import RedisStore
 from tests.support.inprocess import running_server
 from tests.support.processes import RedisServer
@@ -44,6 +56,25 @@ from tests.support.requests import SAMPLES
 
 def test_every_request_type_has_a_sample() -> None:
     assert set(SAMPLES) == set(REQUESTS)
+
+
+def test_every_request_type_has_one_handler() -> None:
+    """Each type the codec parses goes to exactly one handler (a type in two of
+    the tables the dispatch merges would go to whichever came last)."""
+    tables = [
+        ROOM_HANDLERS,
+        ACCOUNT_HANDLERS,
+        HISTORY_HANDLERS,
+        FRIEND_HANDLERS,
+        RATING_HANDLERS,
+        DAILY_HANDLERS,
+        RUN_HANDLERS,
+        CHALLENGE_HANDLERS,
+        QUICK_HANDLERS,
+    ]
+    handled = [Hello, Ping, *(kind for table in tables for kind in table)]
+    assert sorted(k.TYPE for k in handled) == sorted(REQUESTS)
+    assert set(HANDLERS) == set(REQUESTS.values())
 
 
 @pytest.mark.parametrize("kind", sorted(REQUESTS))

@@ -3,6 +3,7 @@
 export const CLOSE = Object.freeze({
   NORMAL: 1000,
   GOING_AWAY: 1001,
+  PROTOCOL_ERROR: 1002,
   INVALID_DATA: 1007,
   TOO_BIG: 1009,
   SERVER_ERROR: 1011,

@@ -35,7 +35,7 @@ from ..accounts.friend_handlers import SessionsReach
 from ..accounts.friends import Invitation
 from ..accounts.model import Account
 from ..peer import Peer
-from ..service import Service
+from ..service.service import Service
 from ..store.base import StoreUnavailable
 from ..store.redis import RedisStore
 from ..store.redis_conn import Script, guard

@@ -54,7 +54,7 @@ from protocol.requests import Hello, JoinRoom, Request
 
 from ..peer import Peer
 from ..rooms.runner import Writer
-from ..service import Service
+from ..service.service import Service
 from ..store.base import StoreUnavailable, unavailable
 from ..store.redis import RedisStore
 from ..store.redis_conn import Script, guard

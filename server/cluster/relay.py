@@ -58,7 +58,7 @@ from protocol.wire import WireError, encode
 
 from ..core.values import RoomError
 from ..peer import SessionState, Site
-from ..service import Service
+from ..service.service import Service
 
 __all__ = ["Outbox", "RemoteConn", "decode_batch"]
 

@@ -25,7 +25,7 @@ from ..accounts.friend_handlers import SessionsReach
 from ..accounts.friends import Invitation
 from ..core.values import RoomError
 from ..peer import Peer
-from ..service import Service
+from ..service.service import Service
 from ..store.base import StoreUnavailable, unavailable
 from ..store.redis import RedisStore
 from ..store.redis_conn import Link, guard

@@ -297,7 +297,7 @@ def _ratable(room: Room, signed: AbstractSet[str]) -> None:
 
 
 def _rated_round_running(room: Room) -> bool:
-    return room.settings.rated and room.state in (RoomState.PLAYING, RoomState.BREAK)
+    return room.settings.rated and room.round_under_way
 
 
 # ---------------------------------------------------------------------- membership
@@ -540,9 +540,7 @@ def decide_settings(
     time limit counts from the round's start, so shortening it may end the round."""
     _host_only(room, actor, Action.SETTINGS)
     settings = _settings(room.settings, changes)
-    if _rated_round_running(room) or (
-        "rated" in changes and room.state in (RoomState.PLAYING, RoomState.BREAK)
-    ):
+    if _rated_round_running(room) or ("rated" in changes and room.round_under_way):
         locked = sorted(set(changes) - RATED_OPEN) if room.settings.rated else ["rated"]
         if locked:
             raise RoomError(

@@ -27,6 +27,7 @@ from .values import RoomError, RoomState
 
 __all__ = [
     "DAILY_REFUSES",
+    "ROUND_UNDER_WAY",
     "TABLE",
     "TRANSITIONS",
     "Action",
@@ -120,8 +121,13 @@ TRANSITIONS: dict[type[R.Record], dict[RoomState, RoomState]] = {
     R.Closed: {s: _C for s in _OPEN},
 }
 """Record kind × the state it is folded in → the state after it. A pair missing
-here is a log no decider writes, and the fold refuses it. A ``snapshot`` is not
+here is a log no decider writes, and the fold refuses it. A checkpoint is not
 here: it replaces the whole state, its own included (:func:`next_state`)."""
+
+ROUND_UNDER_WAY: frozenset[RoomState] = frozenset((_P, _B))
+"""The states of a round under way: a deal running, or the break between two.
+A player who joins now is in the round (dealt in from the next deal), its time
+limit runs, and a rated round locks its settings (server/core/decide.py)."""
 
 
 DAILY_REFUSES: frozenset[Action] = frozenset(

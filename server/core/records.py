@@ -56,13 +56,13 @@ type                 ``k``        keys
                                   ``state``, ``settings``, ``host``, ``members``
                                   ([id, name, role, connected, bot pace or nil]
                                   in order, and a bot's style after its pace,
-                                  missing in snapshots written before styles),
+                                  missing in checkpoints written before styles),
                                   ``round``, ``round_at``,
                                   ``round_players``, ``carry``, ``closed`` (reason
                                   or nil), ``created_at``, ``ready`` (the players
                                   ready in a break, in order), ``series`` (the
                                   finished rounds, ``Series.to_wire``; missing in
-                                  snapshots written before rooms kept one),
+                                  checkpoints written before rooms kept one),
                                   ``daily`` (a daily run's room: [date, ladder]),
                                   ``deals``: the current round's
                                   (:class:`CheckpointDeal`)
@@ -235,7 +235,7 @@ class DealStarted:
 class MovePlayed:
     KIND: ClassVar[str] = "move"
     player: str = field(metadata=_meta("p"))
-    deal: int = field(metadata=_meta("d"))
+    deal_number: int = field(metadata=_meta("d"))
     t: int = field(metadata=_meta("t"))
     index: int = field(metadata=_meta("s"))
     move: Move = field(metadata=_meta("m", wire=_MOVE))
@@ -282,7 +282,7 @@ class CheckpointDeal:
     at: int = field(metadata=_meta("at"))
     rules: Mapping[str, Any] = field(metadata=_meta("rules"))
     ended: int | None = field(metadata=_meta("ended"))
-    # Snapshots written before these were kept do not hold them.
+    # Checkpoints written before these were kept do not hold them.
     ended_by: str | None = field(default=None, metadata=_meta("ended_by"))
     end_t: Mapping[str, int] = field(metadata=_meta("end_t"))
     first: str | None = field(metadata=_meta("first"))
@@ -291,7 +291,7 @@ class CheckpointDeal:
     proof: str | None = field(default=None, metadata=_meta("proof"))
 
     def packed(self) -> bytes:
-        """Its stored form, as a snapshot holds it (see :attr:`Checkpoint.deals`)."""
+        """Its stored form, as a checkpoint holds it (see :attr:`Checkpoint.deals`)."""
         data: bytes = msgpack.packb(_to_map(self), use_bin_type=True)
         return data
 
@@ -312,10 +312,10 @@ class Checkpoint:
     closed: ClosedReason | None = field(metadata=_meta("closed", wire=_MAYBE_CLOSED))
     created_at: int = field(default=0, metadata=_meta("created_at"))
     ready: Sequence[str] = field(default=(), metadata=_meta("ready"))
-    series: Any = field(default=None, metadata=_meta("series"))
+    series: Mapping[str, Any] | None = field(default=None, metadata=_meta("series"))
     daily: Sequence[str] | None = field(default=None, metadata=_meta("daily", omit=True))
     # Each deal, or its stored form (CheckpointDeal.packed) when the writer has it
-    # already: a deal over changes no more, so a snapshot late in a round encodes
+    # already: a deal over changes no more, so a checkpoint late in a round encodes
     # only the running deal (Room.take_checkpoint). Decoded, always CheckpointDeal.
     deals: Sequence[CheckpointDeal | bytes] = field(
         default=(), metadata=_meta("deals", wire=(list, _deals))
@@ -405,7 +405,7 @@ def encode_record(record: Record) -> bytes:
 
 
 def _encode_checkpoint(record: Checkpoint) -> bytes:
-    """A snapshot's ``deals`` go last, each spliced in as its stored form: the
+    """A checkpoint's ``deals`` go last, each spliced in as its stored form: the
     very bytes :func:`msgpack.packb` gives the whole map, without encoding again
     the deals whose bytes are known."""
     fields_ = _to_map(record)

@@ -172,7 +172,7 @@ class Room:
         style = _style(rec.style)
         self._set_member(Member(player, rec.name, rec.role, bot=rec.bot, style=style))
         late = rec.role is Role.PLAYER
-        late = late and self.state in (RoomState.PLAYING, RoomState.BREAK)
+        late = late and self.round_under_way
         if not late:
             return [self._members]
         # A late friend: in the round from now on (a column of the sheet, absent
@@ -287,7 +287,7 @@ class Room:
         return [started, self._members] if joined else [started]
 
     def _f_move(self, rec: R.MovePlayed) -> list[_Event]:
-        deal = self.deals[rec.deal - 1]
+        deal = self.deals[rec.deal_number - 1]
         player = rec.player
         replay = deal.replays[player]
         # Played on the board itself, which lives as long as the deal: decide_move
@@ -541,12 +541,18 @@ class Room:
         ran out, or its break did): what the shell's timer, late or not, asks."""
         return self.time_up(now) or self.break_over(now)
 
+    @property
+    def round_under_way(self) -> bool:
+        """A deal running, or the break between two: the round's clock runs, and a
+        player who joins is in the round (lifecycle.ROUND_UNDER_WAY)."""
+        return self.state in lifecycle.ROUND_UNDER_WAY
+
     def joining(self, player: str) -> bool:
         """A player of the round the current deal has no board for: they joined
         after it was dealt, and are dealt in from the next one."""
         deal = self.deal
         return (
-            self.state in (RoomState.PLAYING, RoomState.BREAK)
+            self.round_under_way
             and player in self.round_players
             and deal is not None
             and player not in deal.replays
@@ -560,8 +566,7 @@ class Room:
 
     def time_up(self, now: int) -> bool:
         ends = self.round_ends_at
-        in_round = self.state in (RoomState.PLAYING, RoomState.BREAK)
-        return in_round and ends is not None and now >= ends
+        return self.round_under_way and ends is not None and now >= ends
 
     def has_spectators(self) -> bool:
         """Asked on every move (whether a board goes to spectators): counted once
@@ -617,7 +622,9 @@ class Room:
         return sheet
 
 
-_FOLD: dict[type, Any] = {
+# Each record type's handler; a handler takes its own type, which a dict keyed
+# by type cannot say, hence Any (tests/test_records.py holds the keys to Record).
+_FOLD: dict[type[Record], Callable[[Room, Any], list[_Event]]] = {
     R.Created: Room._f_created,
     R.Joined: Room._f_joined,
     R.Presence: Room._f_presence,

@@ -13,9 +13,9 @@ only as their count and their wins, so match wins still count every round.
 
 The series is derived, not decided: the fold (server/core/room.py) adds a round's
 result when it folds the ``round_over`` record, from the sheet as it stands at that
-record's time, so replaying a log rebuilds it exactly. The ``snapshot`` record
+record's time, so replaying a log rebuilds it exactly. The checkpoint record
 carries it whole (:meth:`Series.to_wire`), because a compacted log no longer holds
-the rounds before its snapshot. A result is frozen when its round ends: changing
+the rounds before its checkpoint. A result is frozen when its round ends: changing
 the scoring afterwards rescores the round's sheet, not its place in the series.
 """
 
@@ -168,7 +168,7 @@ class Series:
         return wins
 
     def to_wire(self) -> dict[str, Any]:
-        """The series as the snapshot, ``round_over`` and the ``snapshot`` record carry
+        """The series as the snapshot reply, ``round_over`` and the checkpoint carry
         it (``places`` and ``wins`` are derived, and ignored when it is read back)."""
         return {
             "rounds": [r.to_wire() for r in self.rounds],
@@ -180,7 +180,7 @@ class Series:
 
     @classmethod
     def from_wire(cls, data: Mapping[str, Any] | None) -> Series:
-        """A series written by :meth:`to_wire`; none (a snapshot record written before
+        """A series written by :meth:`to_wire`; none (a checkpoint written before
         rooms kept a series) is an empty one, and so are earlier rounds a record
         written before series were bounded does not mention."""
         if not data:

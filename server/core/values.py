@@ -199,8 +199,8 @@ class Deal:
     ended_by: str | None = None  # protocol.messages.DealEnd: why it ended (nil: not yet)
     first: str | None = None  # first winner
     proof: str | None = None  # deals: winnable — the solver's winning line, secret till over
-    # The deal in a snapshot record, encoded once it is over (it changes no more):
-    # a snapshot late in a round re-encodes only the running deal.
+    # The deal in a checkpoint record, encoded once it is over (it changes no more):
+    # a checkpoint late in a round re-encodes only the running deal.
     packed: bytes | None = None
 
     @property

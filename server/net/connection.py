@@ -174,6 +174,7 @@ class GameSocket(ServerConnection):
     _refused_all = False  # past REFUSED_BYTES: nothing more is read
     _reading = False  # within data_received: writes wait until its frames are paid for
     _held = b""  # the rest of a read, parsed once websockets' queue of messages has room
+    _drop: asyncio.TimerHandle | None = None  # drops the transport at the close timeout
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -188,6 +189,9 @@ class GameSocket(ServerConnection):
         super().connection_lost(exc)
         self.recv_messages.resume = _nothing  # the hook held this socket: a cycle
         self._held = b""
+        if self._drop is not None:
+            self._drop.cancel()
+            self._drop = None
 
     def _resume(self) -> None:
         """websockets' queue has room again: the held rest of a read goes first."""
@@ -213,6 +217,20 @@ class GameSocket(ServerConnection):
         self.refusing = True
         self._held = b""  # unread, and never to be read
         self._read_while_refusing()
+
+    def _ended(self) -> None:
+        """Our side of the stream has ended: websockets failed the connection
+        for bad input (1002, 1007, 1009), answered the peer's own close frame,
+        or we stopped reading a refused peer. Nothing the peer sends counts any
+        more: it is refused, and the transport is dropped at the close timeout.
+        When websockets fails a connection while parsing, nobody else waits on
+        that timeout: it would go on reading, and discarding, whatever the peer
+        sends for as long as it sends."""
+        if not self.refusing:
+            self.refuse()
+        timeout = self.close_timeout
+        if self._drop is None and timeout is not None and not self.transport.is_closing():
+            self._drop = asyncio.get_running_loop().call_later(timeout, self.transport.abort)
 
     def _read_while_refusing(self) -> None:
         closing_sent = self.protocol.close_sent is not None
@@ -248,6 +266,7 @@ class GameSocket(ServerConnection):
                 self.transport.pause_reading()
                 if self.transport.can_write_eof():  # TLS cannot half-close: the timeout ends it
                     self.transport.write_eof()
+                self._ended()
                 return
         elif self.recv_messages.paused:  # websockets' queue of messages is full
             self._held = data  # parsed once it has room (_resume)
@@ -282,6 +301,8 @@ class GameSocket(ServerConnection):
             # end of the stream, which websockets writes on its own).
             protocol.writes = [b"".join(protocol.writes)]
         super().send_data()
+        if self.protocol.eof_sent:
+            self._ended()
         if self.refusing:  # our close frame may have just left
             self._read_while_refusing()
 

@@ -48,7 +48,7 @@ Invariants:
 
 **Compaction.** After a command whose records end a deal or start a round (or
 once ``CHECKPOINT_EVERY`` records came since the last one), the runner writes a
-``snapshot`` of the room right behind its records, in the same append
+checkpoint of the room right behind its records, in the same append
 (server/core/records.py): it is the room as those records left it, so it is right
 whether or not they become durable, and it goes or stays with them. Once it is
 durable, the store is asked to drop every record before it
@@ -108,7 +108,7 @@ log = logging.getLogger("klondike_race.room")
 CHECKPOINT_EVERY = 2000
 """Records after which a checkpoint is written even in the middle of a deal (a long
 deal of many players, or a lobby that sees many comings and goings)."""
-_SNAPSHOT_AFTER: frozenset[type] = frozenset((R.DealEnded, R.RoundStarted))
+_CHECKPOINT_AFTER: frozenset[type] = frozenset((R.DealEnded, R.RoundStarted))
 _MOVE_ONLY: frozenset[type] = frozenset((R.MovePlayed,))  # changes no deadline
 
 # Release (from the timer, which needs it too): sends what was prepared; called
@@ -203,7 +203,7 @@ class RoomRunner:
         self._paused = False  # see _release
         self._stopped = False
         self._write = venue.writer(room.code)  # this incarnation's, for good
-        # Snapshots written and not compacted to yet: (epoch, index in the log, bytes).
+        # Checkpoints written and not compacted to yet: (epoch, index in the log, bytes).
         self._checkpoints: list[tuple[int, int, bytes]] = []
         self._last_checkpoint = self.durable.head or 0  # index of the last one, about
         self._compacting = False
@@ -362,7 +362,7 @@ class RoomRunner:
         room = self.room
         if room.state == RoomState.CLOSED:
             return []
-        due = not kinds.isdisjoint(_SNAPSHOT_AFTER)
+        due = not kinds.isdisjoint(_CHECKPOINT_AFTER)
         if not due and room.n_records - self._last_checkpoint < CHECKPOINT_EVERY:
             return []
         index = room.n_records

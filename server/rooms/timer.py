@@ -116,7 +116,7 @@ class RoomTimer:
         room = self.runner.room
         times = []
         ends = room.round_ends_at
-        if ends is not None and room.state in (RoomState.PLAYING, RoomState.BREAK):
+        if ends is not None and room.round_under_way:
             times.append(ends)
         next_deal = room.next_deal_at
         if next_deal is not None:

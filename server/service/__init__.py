@@ -18,8 +18,9 @@ tests/test_layering.py holds them to it):
 
 The per-address allowances are server/net/allowances.py's, below the room
 handlers that spend them.
+
+This file imports none of them: the handlers below the service import its lower
+pieces (sessions, presence, adoption), and Python runs a package's ``__init__``
+before any of its modules, so a re-export of :class:`Service` here would import
+the handlers back from under them (an import circle).
 """
-
-from .service import IDLE_ROOM_MS, Service
-
-__all__ = ["IDLE_ROOM_MS", "Service"]

@@ -126,7 +126,7 @@ class Store(SeedPool, Protocol):
     def compact(self, code: str, keep_from: int, first: bytes) -> Awaitable[None]:
         """Drop the first ``keep_from`` records of the room's log as :meth:`load`
         would return it now, provided the record at ``keep_from`` is ``first``: a
-        ``snapshot`` (server/core/records.py), which covers every record before it,
+        checkpoint (server/core/records.py ``Checkpoint``), which covers every record before it,
         so the log keeps meaning the same room while staying short.
 
         The check is what makes compaction safe whoever miscounts: unless the

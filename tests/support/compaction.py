@@ -18,7 +18,7 @@ from server.core.values import Role, RoomError
 from server.core.views import SPECTATOR_VIEW, room_view
 from server.net.metrics import Metrics
 from server.rooms.runner import RoomRunner
-from server.service import Service
+from server.service.service import Service
 from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
 from tests.support.inprocess import FakeClock

@@ -3,13 +3,17 @@ frames sent as fast as the kernel takes them and never stopped for a close frame
 
 Run as a process of its own (``python -m tests.support.flooder``), so that what it
 costs the server is measured from outside: it opens ``--connections`` WebSockets
-from ``--source`` (an address of 127.0.0.0/8 of its own), says hello on each, then
+from ``--source`` (an address of 127.0.0.0/8 of its own), says hello on each and
+sends its ``--opening`` (nothing more, or bad input: see :data:`OPENINGS`), then
 streams pings, requests or both, reading what comes back, until the server has
-dropped every connection or ``--give-up`` seconds have passed. It prints a line
-``flooding`` when its connections are open, then one JSON object: per connection,
-the close code received, the pongs received in all and after the close frame, and
-how the connection ended (``eof``, ``reset`` or ``open`` if it was still open when
-the flooder gave up).
+dropped every connection or ``--give-up`` seconds have passed. A ``--deaf``
+flooder does not stop at the end of the server's stream either: it sends on until
+the server drops the connection. It prints a line ``flooding`` when its
+connections are open, then one JSON object: per connection, the close code
+received, the pongs received in all and after the close frame, and how the
+connection ended (``eof``, ``reset`` or ``open`` if it was still open when the
+flooder gave up; a deaf flooder's ``eof`` is one it gave up on after the end of
+the server's stream).
 """
 
 from __future__ import annotations
@@ -40,6 +44,20 @@ def request(rid: int, kind: str, **fields: object) -> bytes:
     return frame(OP_TEXT, json.dumps({"type": kind, "id": rid, **fields}).encode())
 
 
+# What each connection sends before its flood: nothing more than its hello, or bad
+# input that gets it closed: a frame announcing more than the server's 64 KiB limit
+# (1009), a reserved opcode (1002), a text frame that is not UTF-8 (1007), three
+# requests and no hello (4002), or its own close frame (1000, echoed).
+OPENINGS = {
+    "hello": b"",
+    "too_big": bytes([0x80 | OP_TEXT, 0x80 | 127]) + struct.pack("!Q", 100_000) + os.urandom(4),
+    "bad_opcode": frame(0x3, b"x"),
+    "bad_utf8": frame(OP_TEXT, b"\xff\xfe"),
+    "before_hello": b"".join(request(rid, "ping") for rid in (1, 2, 3)),
+    "close": frame(OP_CLOSE, struct.pack("!H", 1000)),
+}
+
+
 def chunk(mode: str) -> bytes:
     """About 8 KiB of flood, written at once whenever the socket takes it."""
     ping, data = frame(OP_PING, b"x"), request(1, "ping")
@@ -57,6 +75,7 @@ class Flood:
     sent: int = 0
     started: float = field(default_factory=time.monotonic)
     closed_after: float | None = None  # seconds from the hello to the close frame
+    eof_after: float | None = None  # to the end of the server's stream
     ended_after: float | None = None  # to the end of the connection
     inbox: bytearray = field(default_factory=bytearray)
 
@@ -71,6 +90,7 @@ class Flood:
             "ended": self.ended,
             "sent": self.sent,
             "closed_after": self.closed_after,
+            "eof_after": self.eof_after,
             "ended_after": self.ended_after,
         }
 
@@ -88,6 +108,7 @@ class Flood:
             return
         if not data:
             self.end("eof")
+            self.eof_after = self.ended_after
             return
         self.inbox += data
         while (parsed := self._frame()) is not None:
@@ -128,7 +149,7 @@ class Flood:
             self.end("reset")
 
 
-def open_flood(port: int, source: str) -> Flood:
+def open_flood(port: int, source: str, opening: str) -> Flood:
     sock = socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0))
     key = base64.b64encode(os.urandom(16)).decode()
     sock.sendall(
@@ -148,25 +169,36 @@ def open_flood(port: int, source: str) -> Flood:
         raise ConnectionError(head.split(b"\r\n")[0].decode())
     flood = Flood(sock)
     flood.inbox += head.split(b"\r\n\r\n", 1)[1]
-    sock.sendall(request(0, "hello", version=1, name="Flood"))
+    hello = b"" if opening == "before_hello" else request(0, "hello", version=1, name="Flood")
+    sock.sendall(hello + OPENINGS[opening])
     sock.setblocking(False)
     return flood
 
 
-def run(port: int, source: str, connections: int, mode: str, give_up: float) -> list[Flood]:
-    floods = [open_flood(port, source) for _ in range(connections)]
+def run(
+    port: int,
+    source: str,
+    connections: int,
+    mode: str,
+    give_up: float,
+    opening: str = "hello",
+    deaf: bool = False,
+) -> list[Flood]:
+    floods = [open_flood(port, source, opening) for _ in range(connections)]
     print("flooding", flush=True)  # the flood starts now (the test reads this line)
     data = chunk(mode)
+    going = ("open", "eof") if deaf else ("open",)
     deadline = time.monotonic() + give_up
     while time.monotonic() < deadline:
-        live = [f for f in floods if f.ended == "open"]
+        live = [f for f in floods if f.ended in going]
         if not live:
             break
-        readable, writable, _ = select.select(live, live, [], 0.5)
+        listening = [f for f in live if f.ended == "open"]  # at EOF a socket is always readable
+        readable, writable, _ = select.select(listening, live, [], 0.5)
         for f in readable:
             f.read()
         for f in writable:
-            if f.ended == "open":
+            if f.ended in going:
                 f.write(data)
     for f in floods:
         f.sock.close()
@@ -180,11 +212,21 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--mode", choices=("ping", "data", "both"), default="ping")
     parser.add_argument("--give-up", type=float, default=20.0)
+    parser.add_argument("--opening", choices=tuple(OPENINGS), default="hello")
+    parser.add_argument("--deaf", action="store_true", help="send on past the server's EOF")
     args = parser.parse_args()
     # An attacker's machine is not the server's: here they share two cores, and
     # the flooder's own CPU (it never waits) must not pass for the server's delay.
     os.nice(19)
-    floods = run(args.port, args.source, args.connections, args.mode, args.give_up)
+    floods = run(
+        args.port,
+        args.source,
+        args.connections,
+        args.mode,
+        args.give_up,
+        args.opening,
+        args.deaf,
+    )
     print(json.dumps([f.report() for f in floods]))
 
 

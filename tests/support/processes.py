@@ -26,7 +26,7 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -308,16 +308,17 @@ def command_line(pid: int) -> str:
 async def all_exited(pids: set[int], timeout: float = 10.0) -> None:
     """Until every process in ``pids`` has exited, each awaited as an event: its
     pidfd turns readable when it exits (no polling, any process, not only our
-    children). Fails the test with those still running after ``timeout``."""
+    children). Fails the test with those still running after ``timeout``, and
+    kills them (-9): they are processes the test started, through its server."""
     loop = asyncio.get_running_loop()
     waits: list[asyncio.Future[None]] = []
-    fds: list[int] = []
+    fds: dict[int, int] = {}  # pid: its pidfd
     for pid in pids:
         try:
             fd = os.pidfd_open(pid)
         except ProcessLookupError:
             continue
-        fds.append(fd)
+        fds[pid] = fd
         done: asyncio.Future[None] = loop.create_future()
         loop.add_reader(fd, lambda f=done: f.done() or f.set_result(None))
         waits.append(done)
@@ -325,9 +326,12 @@ async def all_exited(pids: set[int], timeout: float = 10.0) -> None:
         if waits:
             await asyncio.wait_for(asyncio.gather(*waits), timeout)
     except TimeoutError:
-        alive = {pid: command_line(pid) for pid in pids if command_line(pid)}
+        alive = {pid: command_line(pid) for pid in fds if command_line(pid)}
+        for pid in alive:  # through its pidfd: never another process given its pid since
+            with suppress(ProcessLookupError):
+                signal.pidfd_send_signal(fds[pid], signal.SIGKILL)
         raise AssertionError(f"still running: {alive}") from None
     finally:
-        for fd in fds:
+        for fd in fds.values():
             loop.remove_reader(fd)
             os.close(fd)
