@@ -35,6 +35,7 @@ __all__ = [
     "daily",
     "daily_board",
     "daily_compare",
+    "daily_line",
     "deal_log",
     "deal_over",
     "deal_started",
@@ -142,7 +143,9 @@ class ErrorCode(StrEnum):
     RATED_LOCKED = "rated_locked"  # carries ``field`` when a setting was refused
     DAILY_PLAYED = "daily_played"  # one run a daily: this one is over
     DAILY_NOT_OVER = "daily_not_over"  # daily_compare before one's run is over
+    DAY_NOT_OVER = "day_not_over"  # daily_line of a day whose seed is not revealed yet
     CHALLENGE_TAKEN = "challenge_taken"  # one take a challenge a player: this one is over
+    CHALLENGE_WITHDRAWN = "challenge_withdrawn"  # its challenger deleted their account
     ALREADY_QUEUED = "already_queued"  # one quick-match queue at a time
     NOT_QUEUED = "not_queued"
     BOTS_NOT_YET = "bots_not_yet"  # carries ``after``: seconds waited before bots are offered
@@ -387,6 +390,12 @@ def daily_board(
 def daily_compare(rid: RequestId, *, date: str, ladder: str, compare: Mapping[str, Any]) -> Message:
     """One's run over against the day's leader's: timings only (server/daily/ghosts.py)."""
     return _make("daily_compare", {"id": rid, "date": date, "ladder": ladder, **compare})
+
+
+@_message
+def daily_line(rid: RequestId, *, date: str, ladder: str, deal: Mapping[str, Any]) -> Message:
+    """The leader's run of a day over, as ``past_deal`` gives a deal (server/daily/ghosts.py)."""
+    return _make("daily_line", {"id": rid, "date": date, "ladder": ladder, "deal": deal})
 
 
 @_message

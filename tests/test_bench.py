@@ -219,8 +219,9 @@ def test_daily_bench() -> None:
         figures = result[key]
         assert figures["submit"]["p99_ms"] >= figures["submit"]["p50_ms"] > 0
         assert figures["rank"]["p50_ms"] > 0 and figures["page"]["p50_ms"] > 0
-        assert figures["bytes_per_result"] > 0
+        assert figures["bytes_per_result"] > 0 and figures["bytes_per_line"] > 0
     assert result["redis_day"]["results"] == 300
+    assert result["memory_store_heap_bytes_per_line"] > 0
 
 
 def test_matchmaking_bench() -> None:

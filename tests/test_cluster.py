@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from pathlib import Path
 
+from server.daily.redis import RedisDaily
+from server.daily.schedule import day_of
+from tests.support.dailies import publish, winning_moves
 from tests.support.processes import RedisServer, ServerProcess, running_servers
 from tests.support.raw_client import Client, Player, player, resume
 from tests.support.waiting import eventually
+
+D1 = "classic-draw1"
 
 
 async def race_on_two_nodes(
@@ -327,3 +333,34 @@ async def test_a_session_opened_again_closes_its_older_connection(
             if event["type"] == "members":
                 seen = {p["id"]: p["connected"] for p in event["players"]}
                 assert seen.get(bob.player, True), event  # (before he came: absent)
+
+
+async def test_a_daily_run_over_on_another_node_is_on_the_board_asked_at_once(
+    redis: RedisServer, tmp_path: Path
+) -> None:
+    """Ann's run is a room on A; she comes back through B (relayed to A) and
+    wins it there. Her ``daily_board`` and ``daily_compare``, asked of B the
+    moment the run is over, are answered where the run's result is written: her
+    run is on the board, once."""
+    today = day_of(time.time_ns() // 1_000_000)
+    daily = await RedisDaily.from_url(redis.url)
+    deal = (await publish(daily, today))[D1]
+    await daily.close()
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann = await player(a.url, "Ann")
+        room = (await ann.ok("daily_start", ladder=D1))["room"]["code"]
+        a_node = lease_holder(redis, room)
+        moves = winning_moves(deal)
+        assert (await ann.request("move", deal=1, move=moves[0].to_wire()))["type"] == "moved"
+        await ann.close()
+        back, welcome = await resume(b.url, ann.token)
+        assert welcome["room"]["code"] == room
+        for move in moves[1:]:
+            reply = await back.request("move", deal=1, move=move.to_wire())
+            assert reply["type"] == "moved", reply
+        await back.event("deal_over")
+        assert lease_holder(redis, room) == a_node  # the run ran on A, relayed from B
+        board = await back.ok("daily_board", ladder=D1)
+        assert board["count"] == 1 and board["you"]["rank"] == 1, board
+        assert (await back.ok("daily_compare", ladder=D1))["you"]["result"] == "won"
+        await back.close()

@@ -16,6 +16,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
     "daily_start": {"ladder": "classic-draw1"},
     "daily_board": {"ladder": "classic-draw3", "date": "2026-12-02", "friends": True, "before": 50},
     "daily_compare": {"ladder": "classic-draw1", "date": "2026-12-02"},
+    "daily_line": {"ladder": "classic-draw1", "date": "2026-12-01"},
     "create_room": {"settings": {"draw": 3, "deals_per_round": 2}},
     "update_settings": {"settings": {"scoring": "vegas"}},
     "start": {},
