@@ -72,7 +72,7 @@ def make(
     board.down = downs
     board.waste = bytes(cards(waste))
     if foundations is not None:
-        board.foundations = list(foundations)
+        board.foundations = bytearray(foundations)
         board.home = sum(foundations)
     return board
 
