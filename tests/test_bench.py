@@ -54,6 +54,15 @@ def test_engine_bench() -> None:
     assert figures["seconds_per_measure"] == 0.2
 
 
+def test_boards_bench() -> None:
+    table, figures = run_bench("bench.boards", "--boards", "8", "--seconds", "0.05")
+    assert table[-1].startswith("Board.copy calls a second")
+    assert figures["boards"] == 8
+    for key in ("bytes_per_board", "tracked_per_board", "copies_per_s"):
+        assert is_figure(figures[key]) and is_figure(figures[f"{key}_lists"]), key
+    assert figures["seconds_per_measure"] == 0.05
+
+
 def test_bot_winrate_bench() -> None:
     table, out = run_bench("bench.bot_winrate", "--deals", "20", "--jobs", "1")
     assert table[0].split()[:4] == ["variant", "style", "draw", "deals"]
