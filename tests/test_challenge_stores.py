@@ -177,3 +177,14 @@ async def test_each_store_withdraws_a_players_challenges_and_keeps_their_takes(
     if kind != "memory":  # opened again: still withdrawn
         async with each_store(kind, tmp_path, redis) as store:
             assert await store.withdrawn(one.id) and await store.get(one.id) is None
+
+
+def test_a_challenge_kept_before_lines_were_packed_apart_still_loads() -> None:
+    """The release before kept a challenge's timed moves as text inside its run
+    (``t,kind,from,to,count``, ``;`` between) and no ``line`` of its own; a store
+    holding one must still load it, with the same moves for its ghost."""
+    now = made("ann", "daily/2026-12-01/classic-draw1")
+    old = now.to_json()
+    del old["line"]
+    old["run"] = {**old["run"], "line": "0,draw,0,0,1;400,tableau_tableau,3,5,2"}
+    assert Challenge.from_json(old) == now

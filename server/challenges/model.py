@@ -63,7 +63,21 @@ class Challenge:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Challenge:
         run = RunResult.from_json(dict(data["run"]))
-        return cls(**{**data, "run": run, "line": tuple(unpack_line(data["line"]))})
+        if "line" in data:
+            line = tuple(unpack_line(data["line"]))
+        else:  # kept before lines were packed apart: the text inside its run
+            line = tuple(_line_of_text(data["run"].get("line", "")))
+        return cls(**{**data, "run": run, "line": line})
+
+
+def _line_of_text(text: str) -> list[TimedEntry]:
+    """A line as challenges kept it inside their run before lines were packed:
+    ``t,kind,from,to,count`` a move, ``;`` between."""
+    out: list[TimedEntry] = []
+    for entry in text.split(";") if text else ():
+        t, kind, src, dst, count = entry.split(",")
+        out.append((int(t), kind, int(src), int(dst), int(count)))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
