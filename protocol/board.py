@@ -314,7 +314,7 @@ class Board:
             self._undo = None
             o = outcome
             outcome = Outcome(
-                o.move, o.events, o.cards, o.turned, o.pass_started, Status.DEAD, o.undone
+                o.move, o.events, o.cards, o.turned, o.pass_started, Status.DEAD, o.undone, o.undid
             )
         return outcome
 
@@ -556,7 +556,7 @@ class Board:
             cards = (c,)
         self._undo = None
         self.moves -= 1
-        return Outcome(move, (), cards, None, 0, self.status, undone=True)
+        return Outcome(move, (), cards, None, 0, self.status, undone=True, undid=last)
 
     def _auto_complete(self, move: Move) -> Outcome:
         if not self.can_auto_complete():
