@@ -252,12 +252,15 @@ def moved(
     *,
     deal: int,
     t: int,
-    result: Mapping[str, Any],
-    board: Mapping[str, Any],
+    outcome: Mapping[str, Any],
+    digest: str,
     score: int,
 ) -> Message:
+    """``outcome`` is protocol.outcomes ``move_outcome``, ``digest`` the board's
+    after it: the mover applies one to its view and checks it by the other."""
     return _make(
-        "moved", {"id": rid, "deal": deal, "t": t, "result": result, "board": board, "score": score}
+        "moved",
+        {"id": rid, "deal": deal, "t": t, "outcome": outcome, "digest": digest, "score": score},
     )
 
 
@@ -544,12 +547,13 @@ def progress(
     player: str,
     deal: int,
     progress: Mapping[str, Any],
-    board: Mapping[str, Any] | None = None,
+    told: tuple[Mapping[str, Any], str] | None = None,
 ) -> Message:
-    """``board`` only for spectators (docs/protocol.md, Room events)."""
+    """``told`` (the move's outcome and digest, as its ``moved`` reply has them)
+    only for those who watch the boards (docs/protocol.md, Room events)."""
     fields: dict[str, Any] = {"seq": seq, "player": player, "deal": deal, "progress": progress}
-    if board is not None:
-        fields["board"] = board
+    if told is not None:
+        fields["outcome"], fields["digest"] = told
     return _make("progress", fields)
 
 

@@ -135,7 +135,7 @@ async def test_redis_failure_mid_pipeline_rolls_back(
         return None
 
     reply = await eventually(moved, what="Redis to answer again")
-    assert reply["type"] == "moved" and reply["board"]["moves"] == 2 + written
+    assert reply["type"] == "moved" and reply["outcome"]["moves"] == 2 + written
     assert (await sam.event("progress", seq=seq + 1))["player"] == first.player
     log = redis("LRANGE", f"klondike:room:{code}:log", 0, -1)
     rebuilt = Room.rebuild(code, (decode_record(r) for r in log))

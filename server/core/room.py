@@ -306,7 +306,7 @@ class Room:
         def progress(seq: int) -> Fanout:
             now = deal.started_at + timed.t
             seen = V.progress_of(self, deal, player, now)
-            # Rivals see progress only; spectators see the board too, and so do
+            # Rivals see progress only; spectators see the move too, and so do
             # late friends sitting the deal out (server/core/views.py ``watches``).
             fan = Fanout(seq, M.progress(seq, player=player, deal=deal.number, progress=seen))
             sitting_out = [p for p in self.round_players if p not in deal.replays]
@@ -316,7 +316,7 @@ class Room:
                     player=player,
                     deal=deal.number,
                     progress=seen,
-                    board=V.board_view(deal, player),
+                    told=V.told_move(replay.board, outcome),
                 )
                 fan.personal.update(dict.fromkeys(sitting_out, fan.spectators))
             return fan

@@ -148,7 +148,7 @@ def open_flood(port: int, source: str) -> Flood:
         raise ConnectionError(head.split(b"\r\n")[0].decode())
     flood = Flood(sock)
     flood.inbox += head.split(b"\r\n\r\n", 1)[1]
-    sock.sendall(request(0, "hello", version=1, name="Flood"))
+    sock.sendall(request(0, "hello", version=2, name="Flood"))
     sock.setblocking(False)
     return flood
 

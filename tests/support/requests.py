@@ -10,7 +10,7 @@ from typing import Any
 # last: it is the client's way out.
 SAMPLES: dict[str, dict[str, Any]] = {
     # One way in each (docs/protocol.md, "Accounts"); the label names a new device.
-    "hello": {"version": 1, "link": "not-a-code", "label": "cli"},
+    "hello": {"version": 2, "link": "not-a-code", "label": "cli"},
     "ping": {},
     "daily": {},
     "daily_start": {"ladder": "classic-draw1"},
