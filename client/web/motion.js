@@ -7,7 +7,8 @@
 // redrawn from the server's view at once (so what the page shows, and what tests
 // read, is the view), and an animation only moves the new elements, by
 // transforms, from where the old ones were. Nothing here decides anything about the
-// game; it compares two views the server sent. A redraw first ends whatever is
+// game; it compares two views of the board (the server's, or one kept from the
+// server's outcomes and checked by its digest: outcomes.js). A redraw first ends whatever is
 // still in flight (`settle`), so animations never pile up.
 
 const GLIDE_MS = 180;
