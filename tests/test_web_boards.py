@@ -90,6 +90,13 @@ class Watched(Client):
         return self.snapshots - self.asked
 
 
+def follows(watcher: Watched, player: str, logged: int, what: str) -> None:
+    """Until the watcher's page has taken in the player's move that made it ``logged``."""
+    wait_until(
+        watcher.page, lambda: watcher.logged(player) == logged, f"{watcher.label} to follow {what}"
+    )
+
+
 def on_screen(view: dict[str, Any]) -> dict[str, Any]:
     """A board view as tests/support/web.py ``read_board`` reads it off the page."""
     waste = view["waste_cards"]
@@ -175,11 +182,7 @@ def test_every_board_kept_from_outcomes_is_the_snapshots(server: str, browser: B
                 p["down"] for p in snap["tableau"]
             )
             for watcher in (sam, bob):
-                wait_until(
-                    watcher.page,
-                    lambda w=watcher: w.logged(ann_id) == snap["logged"],
-                    f"{watcher.label} to follow Ann's {what}",
-                )
+                follows(watcher, ann_id, snap["logged"], f"Ann's {what}")
                 seen, theirs = watcher.kept_and_snapshot(ann_id)
                 assert seen == theirs == snap, (watcher.label, how, what)
                 shows(watcher, tile, snap, f"{watcher.label}'s wall after Ann's {what}")
@@ -236,7 +239,7 @@ def test_a_spoilt_board_is_mended_by_a_snapshot(server: str, browser: Browser) -
         assert ann.own_snapshots() == 1
 
         # Ann's board on the spectator's wall, spoilt: her next move mends it.
-        wait_until(sam.page, lambda: sam.logged(ann_id) == 2, "Sam to follow Ann")
+        follows(sam, ann_id, 2, "Ann's draws")
         sam.page.evaluate(SPOIL, ann_id)
         spoilt, truth = sam.kept_and_snapshot(ann_id)
         assert spoilt != truth

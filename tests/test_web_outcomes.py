@@ -46,7 +46,9 @@ FOLLOW = """async (text) => {
 }"""
 
 
-def game(seed: str, rules: DealRules, rng: random.Random, kinds: set[tuple[str, str]]) -> dict[str, Any]:
+def game(
+    seed: str, rules: DealRules, rng: random.Random, kinds: set[tuple[str, str]]
+) -> dict[str, Any]:
     """A random game: its opening view, each move's outcome, and the engine's view
     and digest after each (``kinds`` gains each move's kind, and an undo's)."""
     board = Board.deal(seed, rules)
@@ -123,11 +125,12 @@ REFUSALS = """async ({view, cases, draw}) => {
     }
   });
   const after = m.applyOutcome(view, draw.outcome);
+  const wrong = draw.digest === '00000000' ? '00000001' : '00000000';
   return {
     refused,
     crc: m.crc32('123456789'),
     kept: m.followOutcome(view, draw.outcome, draw.digest),
-    wrongDigest: m.followOutcome(view, draw.outcome, draw.digest === '00000000' ? '00000001' : '00000000'),
+    wrongDigest: m.followOutcome(view, draw.outcome, wrong),
     unfit: m.followOutcome(view, cases[0], draw.digest),
     // Applying leaves the view it was given as it was (a redraw glides from it).
     untouched: JSON.stringify(view) === before && after.logged === 1,
