@@ -17,20 +17,15 @@ answers, as the daily results' store does (server/daily/redis_results.py).
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
-from collections.abc import Sequence
 from typing import Any
 
 from ..daily.results import RunResult
-from ..store.base import StoreUnavailable, StoreUncertain
-from ..store.redis_conn import RETRY_S, Pool, RedisAddress, Script, definite, guard
+from ..store.redis_conn import Script
+from ..store.redis_scripts import ScriptStore
 from .model import Challenge, Take
 
 __all__ = ["RedisChallenges"]
-
-log = logging.getLogger(__name__)
 
 # KEYS: the challenge, by, of. ARGV: id, JSON.
 _ADD = Script(
@@ -134,76 +129,15 @@ def _take(take: str, result: Any) -> Take:
     return Take(data["challenge"], data["player"], data["code"], data["created"], run)
 
 
-class RedisChallenges:
+class RedisChallenges(ScriptStore):
     """The :class:`~server.challenges.store.ChallengeStore` on Redis; see the
     module docstring. Unusable (StoreUnavailable) until :meth:`connect`."""
 
-    def __init__(
-        self,
-        address: RedisAddress,
-        *,
-        prefix: str = "klondike:",
-        timeout: float = 5.0,
-        settle_timeout: float = 10.0,
-    ) -> None:
-        self.address = address
-        self.base = f"{prefix}challenges:"
-        self.timeout = timeout
-        self.settle_timeout = settle_timeout
-        self._pool: Pool | None = None
-
-    @classmethod
-    async def from_url(cls, url: str, **options: Any) -> RedisChallenges:
-        """Connected to the Redis of ``serve --redis URL`` (its ``prefix`` too)."""
-        address = RedisAddress.parse(url)
-        if address.prefix:
-            options.setdefault("prefix", address.prefix)
-        store = cls(address, **options)
-        await store.connect()
-        return store
-
-    async def connect(self, connect_timeout: float = 10.0) -> None:
-        self._pool = await Pool.connect(
-            self.address, size=2, timeout=self.timeout, connect_timeout=connect_timeout
-        )
-
-    async def close(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close()
+    KEYS = "challenges:"
+    READS = frozenset(_READS)
 
     def _key(self, *parts: str) -> bytes:
         return (self.base + ":".join(parts)).encode()
-
-    async def _send(
-        self, script: Script, keys: Sequence[bytes], args: Sequence[bytes], sent: list[bool]
-    ) -> Any:
-        pool = self._pool
-        if pool is None:
-            raise StoreUnavailable(f"{script.name}: not connected to Redis")
-        async with guard(script.name, self.timeout):
-            return await pool.script(script, keys, args, sent)
-
-    async def _run(self, script: Script, keys: Sequence[bytes], args: Sequence[bytes]) -> Any:
-        """The script's answer; a write whose reply was lost is run again until
-        Redis answers (each answers alike when run twice), or StoreUncertain."""
-        sent: list[bool] = []
-        try:
-            return await self._send(script, keys, args, sent)
-        except StoreUnavailable as exc:
-            if script in _READS or definite(exc, bool(sent)):
-                raise
-            first = exc
-        log.warning("%s: the reply was lost; running it again to settle it", script.name)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.settle_timeout
-        while True:
-            await asyncio.sleep(RETRY_S)
-            try:
-                return await self._send(script, keys, args, [])
-            except StoreUnavailable as exc:
-                if loop.time() >= deadline or self._pool is None:
-                    raise StoreUncertain(f"{script.name}: {exc}; it may be done") from first
 
     async def add(self, challenge: Challenge) -> None:
         c = challenge

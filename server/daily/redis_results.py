@@ -25,16 +25,14 @@ stores are: with ``appendfsync always`` Redis answers once its file is fsynced.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import logging
 from collections.abc import Sequence
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
-from ..store.base import StoreUnavailable, StoreUncertain
-from ..store.redis_conn import RETRY_S, Pool, RedisAddress, Script, definite, guard
+from ..store.redis_conn import Script
+from ..store.redis_scripts import ScriptStore
 from .results import (
     GhostChoice,
     RankedRun,
@@ -48,8 +46,6 @@ from .results import (
 )
 
 __all__ = ["RedisResults"]
-
-log = logging.getLogger(__name__)
 
 # The claim, or a new one; and whether a result is kept. KEYS: claims, results.
 # ARGV: player, room. Returns "code 0|1".
@@ -169,77 +165,16 @@ return cjson.encode(out)
 _READS = (_KEPT_GHOSTS, _CLAIMED, _RANK, _PAGE, _SOME, _LINES, _COUNT, _STREAKS, _RUNS_OF)
 
 
-class RedisResults:
+class RedisResults(ScriptStore):
     """The :class:`~server.daily.results.ResultStore` on Redis; see the module
     docstring. Unusable (StoreUnavailable) until :meth:`connect`."""
 
-    def __init__(
-        self,
-        address: RedisAddress,
-        *,
-        prefix: str = "klondike:",
-        timeout: float = 5.0,
-        settle_timeout: float = 10.0,
-    ) -> None:
-        self.address = address
-        self.base = f"{prefix}daily:"
-        self.timeout = timeout
-        self.settle_timeout = settle_timeout
-        self._pool: Pool | None = None
-
-    @classmethod
-    async def from_url(cls, url: str, **options: Any) -> RedisResults:
-        """Connected to the Redis of ``serve --redis URL`` (its ``prefix`` too)."""
-        address = RedisAddress.parse(url)
-        if address.prefix:
-            options.setdefault("prefix", address.prefix)
-        store = cls(address, **options)
-        await store.connect()
-        return store
-
-    async def connect(self, connect_timeout: float = 10.0) -> None:
-        self._pool = await Pool.connect(
-            self.address, size=2, timeout=self.timeout, connect_timeout=connect_timeout
-        )
-
-    async def close(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close()
+    KEYS = "daily:"
+    READS = frozenset(_READS)
 
     def _keys(self, date: str, ladder: str) -> tuple[bytes, bytes, bytes]:
         d = f"{date}:{ladder}"
         return tuple(f"{self.base}{what}:{d}".encode() for what in ("claims", "results", "board"))  # type: ignore[return-value]
-
-    async def _send(
-        self, script: Script, keys: Sequence[bytes], args: Sequence[bytes], sent: list[bool]
-    ) -> Any:
-        pool = self._pool
-        if pool is None:
-            raise StoreUnavailable(f"daily {script.name}: not connected to Redis")
-        async with guard(f"daily {script.name}", self.timeout):
-            return await pool.script(script, keys, args, sent)
-
-    async def _run(self, script: Script, keys: Sequence[bytes], args: Sequence[bytes]) -> Any:
-        """The script's answer; a write whose reply was lost is run again until
-        Redis answers (each answers alike when run twice), or StoreUncertain."""
-        sent: list[bool] = []
-        try:
-            return await self._send(script, keys, args, sent)
-        except StoreUnavailable as exc:
-            if script in _READS or definite(exc, bool(sent)):
-                raise
-            first = exc
-        log.warning("daily %s: the reply was lost; running it again to settle it", script.name)
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.settle_timeout
-        while True:
-            await asyncio.sleep(RETRY_S)
-            try:
-                return await self._send(script, keys, args, [])
-            except StoreUnavailable as exc:
-                if loop.time() >= deadline or self._pool is None:
-                    raise StoreUncertain(f"daily {script.name}: {exc}; it may be done") from first
 
     @staticmethod
     def _claim(reply: Any) -> RunClaim | None:
