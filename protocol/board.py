@@ -52,6 +52,22 @@ _RESIGN = MoveKind.RESIGN
 _AUTO = MoveKind.AUTO_COMPLETE
 _PLAYING = Status.PLAYING
 
+
+def _undone_move(undo: tuple[int, ...]) -> Move:
+    """The move an undo record takes back, as the engine reads it (the fields
+    its kind does not use at their defaults): what an undo's outcome names."""
+    kind = undo[0]
+    if kind == _U_T2T:
+        return Move(_T2T, undo[1], undo[2], undo[3])
+    if kind == _U_W2T:
+        return Move(_W2T, 0, undo[1])
+    if kind == _U_W2F:
+        return Move(_W2F)
+    if kind == _U_T2F:
+        return Move(_T2F, undo[1])
+    return Move(_F2T, undo[2], undo[1])  # _U_F2T: (dst, foundation)
+
+
 _ONE = tuple(bytes((c,)) for c in range(256))
 """A pile of the one card ``c`` (CPython keeps these as shared singletons)."""
 
@@ -556,7 +572,7 @@ class Board:
             cards = (c,)
         self._undo = None
         self.moves -= 1
-        return Outcome(move, (), cards, None, 0, self.status, undone=True, undid=last)
+        return Outcome(move, (), cards, None, 0, self.status, undone=True, undid=_undone_move(undo))
 
     def _auto_complete(self, move: Move) -> Outcome:
         if not self.can_auto_complete():
