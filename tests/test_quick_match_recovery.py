@@ -62,10 +62,11 @@ async def test_kill_9_during_the_countdown_then_the_round_starts_by_itself(
         code, starts_at = await matched(ann, bob, "classic-draw1")
         assert starts_at == server.now + COUNTDOWN_MS
         for c in (ann, bob):  # where each resumes: their account, kept as they are told
-            await eventually(
-                lambda c=c: room_on_account(server.data_dir, c.player) == code,
-                what="the room on the account",
-            )
+
+            def kept(player: str | None = c.player) -> bool:
+                return room_on_account(server.data_dir, player) == code
+
+            await eventually(kept, what="the room on the account")
         await server.kill()
         await server.start()  # the clock where it was: mid-countdown
 
