@@ -7,10 +7,10 @@ connection per seat, a coroutine per seat, every frame a wake-up). Here:
 
 - **The sockets** are bench/websocket.py's: framed by hand, read in batches, a
   round trip ending at the kernel's arrival stamp of its reply.
-- **The seats** decode only what a player needs: its own ``moved`` reply (its next
-  board view), ``deal_started``, ``round_over``, snapshots and errors. The other
-  players' ``progress`` events — seven of a move's nine frames — are recognized by
-  their first bytes and counted; a spectator only counts its frames.
+- **The seats** decode only what a player needs: its own ``moved`` reply (the
+  outcome its board view is kept by), ``deal_started``, ``round_over``, snapshots
+  and errors. The other players' ``progress`` events — seven of a move's nine
+  frames — are recognized by their first bytes and counted; a spectator only counts its frames.
 - **The moves** are still real and legal, and the player's own: the product's bot
   (:class:`client.bot.Bot`) decides from the player's board view, the latest
   ``moved`` reply or ``deal_started``. The players of a room are dealt the same
@@ -48,6 +48,7 @@ from client.bot import RESIGN, Bot
 from client.codec import MSGPACK
 from client.load import Decisions, Following, LoadStats
 from client.session import PROTOCOL_VERSION
+from protocol.outcomes import OutcomeMismatch, apply_outcome, view_digest
 
 from .colyseusload import open_colyseus_room
 from .seats import Mover, RelayPlayer, Room, Seat, Spectator, Wheel
@@ -175,11 +176,21 @@ class RacePlayer(Mover, Following):
             return
         self.stats.ack(self.sent, max(self.sent, self.sock.arrived()))
         self._refused = 0
-        if frame.get("deal") == self.deal:
-            self.board = frame["board"]
-        status = frame.get("result", {}).get("status", "playing")
+        outcome = frame["outcome"]
+        status = outcome["status"]
         if status != "playing":
             self.stats.deals[status] += 1
+        board = self.board
+        if frame.get("deal") == self.deal and board is not None:
+            try:
+                after = apply_outcome(board, outcome)
+            except OutcomeMismatch:
+                after = None
+            if after is not None and view_digest(after) == frame["digest"]:
+                self.board = after
+            else:  # our board is not the server's any more
+                self.board = None
+                self._resync()
         self.answered()
 
     def _unblocked(self) -> None:

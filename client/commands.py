@@ -461,6 +461,7 @@ def _daily_run(args: argparse.Namespace) -> int:
             date=args.date,
             friends=args.friends,
             pace=args.pace,
+            report=lambda line: print(line, flush=True),  # each ghost's line as it moves
         )
     )
 

@@ -1,19 +1,24 @@
 """``klondike-race daily --play`` and ``--board``: today's run from the terminal. ``--play`` plays
 one's one run of it with the bot (client/bot.py), as a person's browser would,
-and prints the leaderboard at its end; ``--board`` prints a leaderboard
+printing a line for each of its ghosts as it advances (``ghosts``,
+``ghost_progress``: the runs it races, at their pace), and prints the
+leaderboard at its end; ``--board`` prints a leaderboard
 (everyone's or one's friends', today's or a past day's). Signed in with a
 device file (see ``klondike-race account``), the run is the account's and so
 are its friends; without one, a guest's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from .players import BotPlayer
+from .room import RoomEvent
 from .session import Session, connect
 
-__all__ = ["board_lines", "daily"]
+__all__ = ["board_lines", "daily", "ghost_line"]
 
 
 def board_lines(board: dict[str, Any]) -> list[str]:
@@ -32,6 +37,32 @@ def _row(row: dict[str, Any]) -> str:
         f"{row['rank']:>4}. {row['name']:<24} {row['result']:<9}"
         f" {row['seconds']:>8.1f} s {row['moves']:>4} moves {row['score']:>5}"
     )
+
+
+def ghost_line(number: int, kind: str, name: str, progress: dict[str, Any]) -> str:
+    """A ghost where it stands: its number, whose run, its moves, cards home, score."""
+    line = (
+        f"ghost {number} {kind} {name}: {progress['moves']} moves,"
+        f" {progress['home']} home, score {progress['score']}"
+    )
+    if progress.get("finished"):
+        status = progress.get("status")
+        line += f", {status}" if status != "playing" else ", stopped"
+    return line
+
+
+async def _follow_ghosts(events: AsyncIterator[RoomEvent], report: Callable[[str], None]) -> None:
+    """A line for each ghost when they are listed, and one each time one moves."""
+    ghosts: dict[int, tuple[str, str]] = {}
+    async for event in events:
+        frame = event.data
+        if event.type == "ghosts":
+            for g in frame.get("ghosts") or []:
+                ghosts[g["ghost"]] = (g["kind"], g["name"])
+                report(ghost_line(g["ghost"], g["kind"], g["name"], g["progress"]))
+        elif event.type == "ghost_progress" and frame.get("ghost") in ghosts:
+            kind, name = ghosts[frame["ghost"]]
+            report(ghost_line(frame["ghost"], kind, name, frame["progress"]))
 
 
 async def _open(url: str, name: str, device_file: str | None) -> Any:
@@ -69,11 +100,18 @@ async def daily(
 
 
 async def _play(session: Session, ladder: str, pace: float, report: Callable[[str], None]) -> None:
+    events = session.events()  # subscribed before the start: its ghosts come right after
     await session.request("daily_start", ladder=ladder)
     room = session.room
     assert room is not None
     report(f"playing the {ladder} daily of {(room.daily or {}).get('date', 'today')}")
-    bot = BotPlayer(session, pace=pace, stop=lambda r: r.state in ("round_over", "closed"))
-    await bot.play()
+    follow = asyncio.create_task(_follow_ghosts(events, report))
+    try:
+        bot = BotPlayer(session, pace=pace, stop=lambda r: r.state in ("round_over", "closed"))
+        await bot.play()
+    finally:
+        follow.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await follow
     await session.leave_room()
     report(f"run over: {bot.stats.moves} moves")

@@ -46,6 +46,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 
 from protocol.moves import Move
+from protocol.outcomes import OutcomeMismatch, apply_outcome, view_digest
 
 from .bot import RESIGN, Bot
 from .codec import decode, encode
@@ -364,11 +365,19 @@ class Player(Seat, Following):
             return
         self.stats.ack(sent, now)
         self._refused = 0
-        if deal == self.deal:
-            self.board = reply["board"]
-        status = reply.get("result", {}).get("status", "playing")
+        outcome = reply["outcome"]
+        status = outcome["status"]
         if status != "playing":
             self.stats.deals[status] += 1
+        if deal == self.deal and self.board is board:
+            try:
+                after = apply_outcome(board, outcome)
+            except OutcomeMismatch:
+                after = None
+            if after is not None and view_digest(after) == reply["digest"]:
+                self.board = after
+            else:  # our board is not the server's any more
+                await self._resync()
 
     async def _refused_move(self, code: str, deal: int) -> None:
         self.stats.errors[code] += 1

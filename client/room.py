@@ -2,7 +2,11 @@
 event since folded in.
 
 The server sends the whole room view (its ``room`` map) in ``joined``, in the
-``snapshot`` reply and in a resuming ``welcome``, then numbered events. Folding the
+``snapshot`` reply and in a resuming ``welcome``, then numbered events. Boards
+are kept by the outcomes of moves (protocol/outcomes.py): the player's own from
+its ``moved`` replies, every player's (when this member watches them) from the
+``progress`` events, each checked by its digest; a board that no longer matches
+marks the view :attr:`RoomView.stale`, and the session takes a snapshot. Folding the
 events into the view here, in one place, means the bot, the watcher and the load
 tester all read the same, always-current view instead of each re-deriving it from
 the event stream. The maps stay as the wire has them (docs/protocol.md "Room
@@ -14,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from protocol.outcomes import OutcomeMismatch, apply_outcome, view_digest
 
 __all__ = ["RoomEvent", "RoomView"]
 
@@ -82,6 +88,9 @@ class RoomView:
     daily: dict[str, Any] | None = None
     # A quick match's room: when its first deal starts by itself (``countdown``).
     starts_at: int | None = None
+    # A board kept by outcomes no longer matches the server's digest (or an
+    # outcome did not fit it): this view is not to be trusted; take a snapshot.
+    stale: bool = False
 
     @classmethod
     def from_wire(cls, view: Mapping[str, Any]) -> RoomView:
@@ -230,16 +239,40 @@ class RoomView:
             return
         player = str(event.get("player"))
         self.deal["progress"][player] = _dict(event.get("progress"))
-        board = event.get("board")
-        if isinstance(board, Mapping):
-            self.deal["boards"][player] = dict(board)
+        if "outcome" in event:
+            boards = self.deal["boards"]
+            board = boards.get(player)
+            if isinstance(board, dict):
+                boards[player] = self._follow(board, event)
+            else:
+                self.stale = True  # a move on a board this view does not hold
 
-    def apply_moved(self, reply: Mapping[str, Any]) -> None:
-        """Take this player's new board from a ``moved`` reply."""
-        if self.deal and self.deal_number == reply.get("deal"):
-            board = reply.get("board")
-            if isinstance(board, Mapping):
-                self.deal["board"] = dict(board)
+    def apply_moved(self, reply: Mapping[str, Any], n: int) -> None:
+        """Apply the outcome of this player's move number ``n`` (a ``moved``
+        reply) to their board. A view that shows the move already (a room view
+        sent after it, as on resuming, then the original reply to the retry) is
+        only checked against the digest."""
+        if not self.deal or self.deal_number != reply.get("deal"):
+            return
+        board = self.deal.get("board")
+        logged = board.get("logged") if isinstance(board, dict) else None
+        if isinstance(board, dict) and logged == n:
+            self.deal["board"] = self._follow(board, reply)
+        elif isinstance(board, dict) and logged == n + 1:
+            self.stale = self.stale or view_digest(board) != reply.get("digest")
+        else:
+            self.stale = True
+
+    def _follow(self, board: dict[str, Any], told: Mapping[str, Any]) -> dict[str, Any]:
+        """``board`` after the outcome ``told`` carries, checked by its digest."""
+        try:
+            after = apply_outcome(board, told["outcome"])
+            if view_digest(after) == told.get("digest"):
+                return after
+        except (OutcomeMismatch, LookupError, TypeError, AttributeError):
+            pass  # an outcome that does not fit the board: the view is not the server's
+        self.stale = True
+        return board
 
 
 def _deal(deal: Mapping[str, Any]) -> dict[str, Any]:

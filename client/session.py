@@ -38,6 +38,7 @@ from websockets.asyncio.client import ClientConnection
 from websockets.exceptions import ConnectionClosed
 from websockets.protocol import State
 
+from protocol import wire
 from protocol.messages import CloseCode
 
 from .account_api import AccountRequests
@@ -52,7 +53,7 @@ __all__ = ["NO_RESUME", "PROTOCOL_VERSION", "Session", "SessionStats", "connect"
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = wire.VERSION
 # Close codes after which resuming would be wrong: the session lives on another
 # connection, or we broke the protocol and would again.
 NO_RESUME = frozenset(
@@ -90,6 +91,7 @@ class SessionStats:
     drops: int = 0  # unexpected closes of the socket
     reconnects: int = 0  # successful resumes after a drop
     resyncs: int = 0  # snapshots asked for because of a sequence gap
+    mismatches: int = 0  # snapshots asked for because a board did not match its digest
     events: int = 0  # room events folded in
     unsolicited_errors: list[str] = field(default_factory=list)  # errors for no waiting request
 
@@ -127,7 +129,8 @@ class Session(EventHub, RoomRequests, AccountRequests):
         self._ws: ClientConnection | None = None
         self._subprotocol = ""
         self._ids = itertools.count(1)
-        self._pending: dict[int, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
+        # id → (request type, its fields, the future its reply completes)
+        self._pending: dict[int, tuple[str, dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
         EventHub.__init__(self)
         self._ready = asyncio.Event()
         self._moving = asyncio.Lock()
@@ -283,12 +286,12 @@ class Session(EventHub, RoomRequests, AccountRequests):
         rid = frame.get("id")
         pending = self._pending.pop(rid, None) if isinstance(rid, int) else None
         if pending is not None:
-            kind, future = pending
+            kind, fields, future = pending
             if frame.get("type") == "error":
                 if not future.done():
                     future.set_exception(ServerError.from_frame(frame))
                 return
-            self._on_reply(kind, frame)
+            self._on_reply(kind, fields, frame)
             if not future.done():
                 future.set_result(frame)
         elif frame.get("type") == "error":
@@ -314,13 +317,15 @@ class Session(EventHub, RoomRequests, AccountRequests):
         self.stats.unsolicited_errors.append(code)
         log.warning("server error: %s %s", code, frame.get("message"))
 
-    def _on_reply(self, kind: str, frame: dict[str, Any]) -> None:
-        """Replies that change the room: handled here, in frame order, not by callers."""
+    def _on_reply(self, kind: str, fields: dict[str, Any], frame: dict[str, Any]) -> None:
+        """Replies that change the room: handled here, in frame order, not by callers
+        (a ``moved`` reply's outcome is applied before any later frame is read)."""
         if frame.get("type") in _ROOM_REPLIES and isinstance(frame.get("room"), Mapping):
             reason = "gap" if kind == "snapshot" and self._resyncing else str(frame["type"])
             self._install(frame["room"], reason)
         elif frame.get("type") == "moved" and self.room is not None:
-            self.room.apply_moved(frame)
+            self.room.apply_moved(frame, int(fields.get("n", -1)))
+            self._lost_track()
             self._notify()
         elif kind == "leave_room":
             self.room = None
@@ -353,10 +358,31 @@ class Session(EventHub, RoomRequests, AccountRequests):
         room.apply(frame)
         self.stats.events += 1
         self._publish(RoomEvent(str(frame.get("type")), seq, frame))
-        if room.role == "spectator" and room.settings.get("spectators") != seen:
+        if room.stale:
+            self._lost_track()
+        elif room.role == "spectator" and room.settings.get("spectators") != seen:
             # What spectators may see changed: the boards come with a snapshot.
             self._resyncing = True
             self._spawn(self._resync())
+
+    def _lost_track(self) -> None:
+        """A board kept by outcomes no longer matches the server's digest (the
+        room view is :attr:`~client.room.RoomView.stale`): take a snapshot, once."""
+        room = self.room
+        if room is None or not room.stale or self._resyncing:
+            return
+        log.info("a board does not match its digest at seq %d; taking a snapshot", room.seq)
+        self.stats.mismatches += 1
+        self._resyncing = True
+        self._spawn(self._resync())
+
+    async def _settled(self) -> None:
+        """Wait for the snapshot a stale board asked for, if one is on its way:
+        a move is numbered from the board, so none goes out from a stale one."""
+        while self._resyncing and self.room is not None and self.room.stale:
+            if self._finished:
+                return
+            await self.wait_update()
 
     async def _resync(self) -> None:
         try:
@@ -426,7 +452,7 @@ class Session(EventHub, RoomRequests, AccountRequests):
         assert ws is not None
         rid = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._pending[rid] = (kind, future)
+        self._pending[rid] = (kind, fields, future)
         sent = time.perf_counter()
         try:
             await ws.send(encode({"type": kind, "id": rid, **fields}, self._subprotocol))
@@ -443,7 +469,7 @@ class Session(EventHub, RoomRequests, AccountRequests):
 
     def _fail_pending(self, exc: ClientError) -> None:
         pending, self._pending = self._pending, {}
-        for _, future in pending.values():
+        for _, _, future in pending.values():
             if not future.done():
                 future.set_exception(exc)
 

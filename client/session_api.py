@@ -29,14 +29,14 @@ class Moved:
 
     deal: int
     t: int  # ms since the deal started, by the server's clock
-    result: dict[str, Any]  # cards, turned, events, pass_started, status, undone
-    board: dict[str, Any]  # the mover's new board view
+    outcome: dict[str, Any]  # the engine's OUTCOME (docs/protocol.md, ``move``)
+    board: dict[str, Any]  # the mover's board view after it, as the session keeps it
     score: int  # the mover's score for this deal so far
     latency: float  # seconds from sending the move to its acknowledgement
 
     @property
     def status(self) -> str:
-        return str(self.result.get("status", self.board.get("status", "playing")))
+        return str(self.outcome.get("status", "playing"))
 
 
 def move_to_wire(move: MoveLike) -> dict[str, Any]:
@@ -60,6 +60,10 @@ class RoomRequests:
     _moving: asyncio.Lock  # one move at a time: each takes its number from the last reply
 
     async def wait_update(self, timeout: float | None = None) -> bool:
+        raise NotImplementedError
+
+    async def _settled(self) -> None:
+        """Wait for the snapshot a stale board asked for (if one is on its way)."""
         raise NotImplementedError
 
     async def _reconnected(self) -> bool:
@@ -253,11 +257,16 @@ class RoomRequests:
                         with contextlib.suppress(ClientError, ServerError):
                             await self.snapshot()
                     raise
+            # The reply's outcome is applied to our board by now (in frame
+            # order, as it came); one that left it stale is taken again before
+            # the next move takes its number from it.
+            await self._settled()
+            board = self.room.my_board if self.room is not None else None
         return Moved(
             deal=int(reply.get("deal", deal or 0)),
             t=int(reply.get("t", 0)),
-            result=dict(reply.get("result") or {}),
-            board=dict(reply.get("board") or {}),
+            outcome=dict(reply.get("outcome") or {}),
+            board=dict(board or {}),
             score=int(reply.get("score", 0)),
             latency=latency,
         )

@@ -6,14 +6,25 @@ move and either changes the board and returns an :class:`Outcome`, or raises
 server, the bots and the replayer all drive the very same code.
 
 Layout of the state, chosen for speed (the server validates every move of every
-player): cards are ints (see :mod:`protocol.cards`); ``tableau[p]`` lists pile ``p``
-bottom first, its first ``down[p]`` cards face down; ``stock`` and ``waste`` keep
-their top card last; ``foundations[f]`` is the rank on top of foundation ``f`` (0
-when empty). Foundation ``f`` holds suit ``f // packs``: classic has one foundation
-per suit, Double two.
+player) and for size (a room holds a board per player, thousands of rooms a
+server): cards are ints below 52 (see :mod:`protocol.cards`), so a pile is a
+``bytes`` of them, one byte a card. ``tableau[p]`` is pile ``p`` bottom first, its
+first ``down[p]`` cards face down; ``stock`` and ``waste`` keep their top card
+last; ``foundations[f]`` is the rank on top of foundation ``f`` (0 when empty).
+Foundation ``f`` holds suit ``f // packs``: classic has one foundation per suit,
+Double two.
+
+The piles, the stock and the waste are immutable: a move puts new ``bytes`` in
+their place. So a copy shares them (:meth:`Board.copy` copies a list of pile
+references and the two small byte arrays ``down`` and ``foundations``), and
+none of them is an object the collector tracks: a board is the ``Board``, its
+``tableau`` list and untracked atoms (the undo record is a tuple of small ints).
+Indexing, slicing and iterating a pile give ints, as a list of them did.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 
 from .cards import card_str, is_red
 from .deal import deal_layout
@@ -41,6 +52,37 @@ _RESIGN = MoveKind.RESIGN
 _AUTO = MoveKind.AUTO_COMPLETE
 _PLAYING = Status.PLAYING
 
+_ONE = tuple(bytes((c,)) for c in range(256))
+"""A pile of the one card ``c`` (CPython keeps these as shared singletons)."""
+
+
+def _goes_on(c: int) -> tuple[int, ...]:
+    """The two cards (one rank higher, the other colour) card ``c`` may go on in the
+    tableau: none for a king, which only an empty pile takes, and ``(-1,)`` (no card,
+    and no empty pile either) for a byte that is no card."""
+    if c >= 52:
+        return (-1,)
+    rank = c % 13
+    if rank == 12:
+        return ()
+    if 13 <= c < 39:  # red: on a black card, clubs or spades
+        return (rank + 1, 39 + rank + 1)
+    return (13 + rank + 1, 26 + rank + 1)
+
+
+_GOES_ON = tuple(_goes_on(c) for c in range(256))
+"""Per card, what :func:`_goes_on` says: finding the piles a card fits is the inner
+loop of listing moves, and a pile's top read from ``bytes`` costs more than a
+list's, so the fit is two comparisons."""
+
+# The undo record: (what to take back, then the indices it needs), small ints only
+# so that the collector never tracks it. See :meth:`Board._take_back`.
+_U_T2T = 0  # (_U_T2T, src, dst, count)
+_U_W2T = 1  # (_U_W2T, dst)
+_U_W2F = 2  # (_U_W2F, foundation)
+_U_T2F = 3  # (_U_T2F, src, foundation)
+_U_F2T = 4  # (_U_F2T, dst, foundation)
+
 
 class Board:
     """A deal in play. Build one with :meth:`deal`."""
@@ -62,25 +104,28 @@ class Board:
         "waste",
     )
 
-    def __init__(self, rules: DealRules, tableau: list[list[int]], stock: list[int]) -> None:
+    def __init__(
+        self, rules: DealRules, tableau: Sequence[Iterable[int]], stock: Iterable[int]
+    ) -> None:
+        """``tableau`` piles bottom first, ``stock`` first card drawn first."""
         self.rules = rules
         self.packs = rules.variant.packs
         self.total = 52 * self.packs
-        self.tableau = tableau
+        self.tableau = piles = [bytes(p) for p in tableau]
         if rules.variant is Variant.THOUGHTFUL:
-            self.down = [0] * len(tableau)
+            self.down = bytearray(len(piles))
         else:
-            self.down = [len(p) - 1 if p else 0 for p in tableau]
-        self.stock = stock[::-1]  # top last
-        self.waste: list[int] = []
-        self.foundations = [0] * (4 * self.packs)
+            self.down = bytearray([len(p) - 1 if p else 0 for p in piles])
+        self.stock = bytes(stock)[::-1]  # top last
+        self.waste = b""
+        self.foundations = bytearray(4 * self.packs)
         self.home = 0
         self.passes = 1
         self.moves = 0
         self.logged = 0  # accepted moves, undos too: the length of the log
         self.status = _PLAYING
-        # How to take back the last move, when it may be: (move, foundation index).
-        self._undo: tuple[Move, int] | None = None
+        # How to take back the last move, when it may be (the _U_* records above).
+        self._undo: tuple[int, ...] | None = None
 
     @classmethod
     def deal(cls, seed: str, rules: DealRules) -> Board:
@@ -91,16 +136,12 @@ class Board:
 
     def fits_foundation(self, c: int) -> int:
         """The foundation that takes card ``c``, or -1."""
-        rank = c % 13  # 0-based: the foundation must show exactly this many cards
+        # 0-based, the rank is how many cards the foundation must show already
         base = (c // 13) * self.packs
-        f = self.foundations
-        for i in range(base, base + self.packs):
-            if f[i] == rank:
-                return i
-        return -1
+        return self.foundations.find(c % 13, base, base + self.packs)
 
     @staticmethod
-    def _fits_tableau(c: int, pile: list[int]) -> Reason | None:
+    def _fits_tableau(c: int, pile: bytes) -> Reason | None:
         if not pile:
             return None if c % 13 == 12 else Reason.ONLY_KING_ON_EMPTY
         top = pile[-1]
@@ -112,10 +153,13 @@ class Board:
 
     def _targets(self, c: int) -> list[int]:
         """The tableau piles that take card ``c``, in order."""
-        fits = self._fits_tableau
+        on = _GOES_ON[c]
         found: list[int] = []
         for q, pile in enumerate(self.tableau):
-            if fits(c, pile) is None:
+            if pile:
+                if pile[-1] in on:
+                    found.append(q)
+            elif not on:  # a king
                 found.append(q)
         return found
 
@@ -142,11 +186,14 @@ class Board:
         pile = self.tableau[p]
         i = len(pile) - 1
         d = self.down[p]
+        if i <= d:
+            return i
+        above = pile[i]
         while i > d:
-            above = pile[i]
             below = pile[i - 1]
-            if (13 <= below < 39) == (13 <= above < 39) or below % 13 != above % 13 + 1:
+            if below not in _GOES_ON[above]:
                 break
+            above = below
             i -= 1
         return i
 
@@ -267,7 +314,7 @@ class Board:
             self._undo = None
             o = outcome
             outcome = Outcome(
-                o.move, o.events, o.cards, o.turned, o.pass_started, Status.DEAD, o.undone
+                o.move, o.events, o.cards, o.turned, o.pass_started, Status.DEAD, o.undone, o.undid
             )
         return outcome
 
@@ -276,22 +323,22 @@ class Board:
             raise IllegalMove(Reason.DEAL_OVER, f"this deal is over ({self.status.value})")
         kind = move.kind
         events: tuple[Event, ...]
-        undo: tuple[Move, int] | None = None
+        undo: tuple[int, ...] | None = None
         turned: int | None = None
         pass_started = 0
         if kind is _T2T:
             cards, turned = self._tableau_to_tableau(move)
             events = () if turned is None else (Event.TURN_OVER,)
             if turned is None:
-                undo = (move, -1)
+                undo = (_U_T2T, move.src, move.dst, move.count)
         elif kind is _DRAW:
-            if not self.stock:
+            stock = self.stock
+            if not stock:
                 raise IllegalMove(Reason.STOCK_EMPTY, "the stock is empty: recycle the waste")
-            k = min(self.rules.draw, len(self.stock))
-            drawn = self.stock[-k:]
-            drawn.reverse()
-            del self.stock[-k:]
-            self.waste.extend(drawn)
+            k = self.rules.draw  # fewer when fewer are left: the slices stop at the end
+            drawn = stock[-1 : -k - 1 : -1]  # top first
+            self.stock = stock[:-k]
+            self.waste += drawn
             cards = tuple(drawn)
             events = ()
         elif kind is _W2F:
@@ -301,12 +348,12 @@ class Board:
                 raise IllegalMove(
                     Reason.FOUNDATION_WONT_TAKE, f"no foundation takes {card_str(c)} yet"
                 )
-            self.waste.pop()
+            self.waste = self.waste[:-1]
             self.foundations[f] += 1
             self.home += 1
             cards = (c,)
             events = (Event.WASTE_TO_FOUNDATION,)
-            undo = (move, f)
+            undo = (_U_W2F, f)
         elif kind is _T2F:
             pile = self._pile(move.src)
             if not pile:
@@ -317,25 +364,25 @@ class Board:
                 raise IllegalMove(
                     Reason.FOUNDATION_WONT_TAKE, f"no foundation takes {card_str(c)} yet"
                 )
-            pile.pop()
+            self.tableau[move.src] = pile[:-1]
             self.foundations[f] += 1
             self.home += 1
             turned = self._turn_over(move.src)
             cards = (c,)
             if turned is None:
                 events = (Event.TABLEAU_TO_FOUNDATION,)
-                undo = (move, f)
+                undo = (_U_T2F, move.src, f)
             else:
                 events = (Event.TABLEAU_TO_FOUNDATION, Event.TURN_OVER)
         elif kind is _W2T:
             c = self._waste_top()
             target = self._pile(move.dst)
             self._check_tableau(c, target)
-            self.waste.pop()
-            target.append(c)
+            self.waste = self.waste[:-1]
+            self.tableau[move.dst] = target + _ONE[c]
             cards = (c,)
             events = (Event.WASTE_TO_TABLEAU,)
-            undo = (move, -1)
+            undo = (_U_W2T, move.dst)
         elif kind is _RECYCLE:
             if self.stock:
                 raise IllegalMove(Reason.STOCK_NOT_EMPTY, "recycle only when the stock is empty")
@@ -347,8 +394,8 @@ class Board:
                     Reason.PASS_LIMIT_REACHED,
                     f"no passes left: this deal allows {limit} pass(es) through the stock",
                 )
-            self.waste.reverse()
-            self.stock, self.waste = self.waste, []
+            self.stock = self.waste[::-1]
+            self.waste = b""
             self.passes += 1
             pass_started = self.passes
             cards = ()
@@ -368,10 +415,10 @@ class Board:
             self._check_tableau(c, target)
             self.foundations[move.src] -= 1
             self.home -= 1
-            target.append(c)
+            self.tableau[move.dst] = target + _ONE[c]
             cards = (c,)
             events = (Event.FOUNDATION_TO_TABLEAU,)
-            undo = (move, move.src)
+            undo = (_U_F2T, move.dst, move.src)
         elif kind is _UNDO:
             return self._take_back(move)
         elif kind is _RESIGN:
@@ -391,7 +438,7 @@ class Board:
             self.status = Status.DEAD
         return Outcome(move, events, cards, turned, pass_started, self.status)
 
-    def _pile(self, p: int) -> list[int]:
+    def _pile(self, p: int) -> bytes:
         if not 0 <= p < len(self.tableau):
             raise IllegalMove(Reason.NO_SUCH_PILE, f"there is no tableau pile {p}")
         return self.tableau[p]
@@ -401,9 +448,15 @@ class Board:
             raise IllegalMove(Reason.WASTE_EMPTY, "the waste is empty")
         return self.waste[-1]
 
-    def _check_tableau(self, c: int, target: list[int]) -> None:
+    def _check_tableau(self, c: int, target: bytes) -> None:
+        on = _GOES_ON[c]
+        if target:
+            if target[-1] in on:
+                return
+        elif not on:  # a king onto an empty pile
+            return
         reason = self._fits_tableau(c, target)
-        if reason is None:
+        if reason is None:  # pragma: no cover - only a byte that is no card fits so
             return
         if reason is Reason.ONLY_KING_ON_EMPTY:
             raise IllegalMove(reason, f"an empty pile takes only a king, not {card_str(c)}")
@@ -430,9 +483,11 @@ class Board:
         return None
 
     def _tableau_to_tableau(self, move: Move) -> tuple[tuple[int, ...], int | None]:
-        src = self._pile(move.src)
-        dst = self._pile(move.dst)
-        if move.src == move.dst:
+        p = move.src
+        q = move.dst
+        src = self._pile(p)
+        dst = self._pile(q)
+        if p == q:
             raise IllegalMove(Reason.SAME_PILE, "a pile cannot move onto itself")
         if not src:
             raise IllegalMove(Reason.PILE_EMPTY, f"pile {move.src} is empty")
@@ -452,9 +507,10 @@ class Board:
                 )
         self._check_tableau(src[-k], dst)
         moved = src[-k:]
-        del src[-k:]
-        dst.extend(moved)
-        return tuple(moved), self._turn_over(move.src)
+        tab = self.tableau
+        tab[p] = src[:-k]
+        tab[q] = dst + moved
+        return tuple(moved), self._turn_over(p)
 
     def _take_back(self, move: Move) -> Outcome:
         if not self.rules.undo:
@@ -465,36 +521,42 @@ class Board:
                 "only the last move may be taken back, and only if it turned nothing over"
                 " and drew nothing",
             )
-        last, f = self._undo
-        kind = last.kind
+        undo = self._undo
+        kind = undo[0]
+        tab = self.tableau
         cards: tuple[int, ...]
-        if kind is _T2T:
-            dst = self.tableau[last.dst]
-            moved = dst[-last.count :]
-            del dst[-last.count :]
-            self.tableau[last.src].extend(moved)
+        if kind == _U_T2T:
+            _, p, q, k = undo
+            dst = tab[q]
+            moved = dst[-k:]
+            tab[q] = dst[:-k]
+            tab[p] += moved
             cards = tuple(moved)
-        elif kind is _W2T:
-            c = self.tableau[last.dst].pop()
-            self.waste.append(c)
+        elif kind in (_U_W2T, _U_F2T):
+            q = undo[1]
+            pile = tab[q]
+            c = pile[-1]
+            tab[q] = pile[:-1]
+            if kind == _U_W2T:
+                self.waste += _ONE[c]
+            else:
+                f = undo[2]
+                self.foundations[f] += 1
+                self.home += 1
             cards = (c,)
-        elif kind is _W2F or kind is _T2F:
+        else:  # _U_W2F, _U_T2F
+            f = undo[-1]
             c = self._foundation_card(f)
             self.foundations[f] -= 1
             self.home -= 1
-            if kind is _W2F:
-                self.waste.append(c)
+            if kind == _U_W2F:
+                self.waste += _ONE[c]
             else:
-                self.tableau[last.src].append(c)
-            cards = (c,)
-        else:  # _F2T
-            c = self.tableau[last.dst].pop()
-            self.foundations[f] += 1
-            self.home += 1
+                tab[undo[1]] += _ONE[c]
             cards = (c,)
         self._undo = None
         self.moves -= 1
-        return Outcome(move, (), cards, None, 0, self.status, undone=True)
+        return Outcome(move, (), cards, None, 0, self.status, undone=True, undid=last)
 
     def _auto_complete(self, move: Move) -> Outcome:
         if not self.can_auto_complete():
@@ -506,11 +568,13 @@ class Board:
         played: list[int] = []
         tab = self.tableau
         while self.home < self.total:
-            for pile in tab:
+            for p, pile in enumerate(tab):
                 if pile:
-                    f = self.fits_foundation(pile[-1])
+                    c = pile[-1]
+                    f = self.fits_foundation(c)
                     if f >= 0:
-                        played.append(pile.pop())
+                        played.append(c)
+                        tab[p] = pile[:-1]
                         self.foundations[f] += 1
                         self.home += 1
                         break
@@ -527,18 +591,19 @@ class Board:
     def copy(self) -> Board:
         """An independent copy, to try a move on without touching this board.
 
-        The server validates a move by playing it on a copy and keeps the copy once
-        the move is durable; a few µs where ``copy.deepcopy`` takes ~25. Rules and
-        the undo record are immutable and shared.
+        The server validates a move by playing it on a copy, and the solver each
+        position it tries. Piles, stock, waste, rules and the undo record are
+        immutable and shared: only the list of piles and the two byte arrays are
+        copied.
         """
         new = Board.__new__(Board)
         new.rules = self.rules
         new.packs = self.packs
         new.total = self.total
-        new.tableau = [pile[:] for pile in self.tableau]
+        new.tableau = self.tableau[:]
         new.down = self.down[:]
-        new.stock = self.stock[:]
-        new.waste = self.waste[:]
+        new.stock = self.stock
+        new.waste = self.waste
         new.foundations = self.foundations[:]
         new.home = self.home
         new.passes = self.passes

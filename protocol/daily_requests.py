@@ -21,6 +21,7 @@ __all__ = [
     "Daily",
     "DailyBoard",
     "DailyCompare",
+    "DailyLine",
     "DailyStart",
 ]
 
@@ -122,10 +123,38 @@ class DailyCompare(Request):
         return out
 
 
-DAILY_REQUESTS: tuple[type[Request], ...] = (Daily, DailyStart, DailyBoard, DailyCompare)
+@dataclass(frozen=True, slots=True)
+class DailyLine(Request):
+    """The leader's run of the daily of ``date`` on ``ladder``, move by move, as a
+    past deal's replay shows it: only once that day is over."""
 
-DAILY_AT_THE_EDGE: tuple[type[Request], ...] = (Daily, DailyBoard, DailyCompare)
+    TYPE: ClassVar[str] = "daily_line"
+    ladder: str
+    date: str
+
+    @classmethod
+    def parse(cls, rid: RequestId, msg: Mapping[str, Any]) -> Self:
+        date = _date(msg)
+        if date is None:
+            raise WireError(ErrorCode.BAD_REQUEST, "field 'date' is required (YYYY-MM-DD)")
+        return cls(rid, _ladder(msg), date)
+
+    def fields(self) -> dict[str, Any]:
+        return {"ladder": self.ladder, "date": self.date}
+
+
+DAILY_REQUESTS: tuple[type[Request], ...] = (
+    Daily,
+    DailyStart,
+    DailyBoard,
+    DailyCompare,
+    DailyLine,
+)
+
+DAILY_AT_THE_EDGE: tuple[type[Request], ...] = (Daily, DailyBoard, DailyCompare, DailyLine)
 """The daily requests a node answers for its own clients, from the stores every
-node shares, even for a client whose room runs on another node. Not
+node shares; but ``daily_board`` and ``daily_compare`` of a client whose room
+runs on another node are answered there, where its run's result write, if it
+just ended, is under way. Not
 ``daily_start``: a client in a room elsewhere is relayed there, as for any room
 request, where its room is known (and a run is refused, ``already_in_room``)."""

@@ -21,6 +21,7 @@ in enough detail to re-implement it; tests/test_engine_deal.py pins golden layou
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterator
 
 from .settings import Variant
@@ -28,6 +29,7 @@ from .settings import Variant
 __all__ = ["commitment", "deal_layout", "shuffled_pack", "verify_commitment"]
 
 _TWO64 = 1 << 64
+_BLOCK = struct.Struct(">4Q")  # a SHA-256 digest as four big-endian 64-bit words
 COMMITMENT_PREFIX = "klondike-race/seed/v1:"
 
 
@@ -35,9 +37,7 @@ def _words(seed: str) -> Iterator[int]:
     data = seed.encode("utf-8")
     counter = 0
     while True:
-        digest = hashlib.sha256(data + counter.to_bytes(8, "big")).digest()
-        for k in range(0, 32, 8):
-            yield int.from_bytes(digest[k : k + 8], "big")
+        yield from _BLOCK.unpack(hashlib.sha256(data + counter.to_bytes(8, "big")).digest())
         counter += 1
 
 

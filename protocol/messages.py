@@ -35,6 +35,7 @@ __all__ = [
     "daily",
     "daily_board",
     "daily_compare",
+    "daily_line",
     "deal_log",
     "deal_over",
     "deal_started",
@@ -142,7 +143,9 @@ class ErrorCode(StrEnum):
     RATED_LOCKED = "rated_locked"  # carries ``field`` when a setting was refused
     DAILY_PLAYED = "daily_played"  # one run a daily: this one is over
     DAILY_NOT_OVER = "daily_not_over"  # daily_compare before one's run is over
+    DAY_NOT_OVER = "day_not_over"  # daily_line of a day whose seed is not revealed yet
     CHALLENGE_TAKEN = "challenge_taken"  # one take a challenge a player: this one is over
+    CHALLENGE_WITHDRAWN = "challenge_withdrawn"  # its challenger deleted their account
     ALREADY_QUEUED = "already_queued"  # one quick-match queue at a time
     NOT_QUEUED = "not_queued"
     BOTS_NOT_YET = "bots_not_yet"  # carries ``after``: seconds waited before bots are offered
@@ -253,12 +256,15 @@ def moved(
     *,
     deal: int,
     t: int,
-    result: Mapping[str, Any],
-    board: Mapping[str, Any],
+    outcome: Mapping[str, Any],
+    digest: str,
     score: int,
 ) -> Message:
+    """``outcome`` is protocol.outcomes ``move_outcome``, ``digest`` the board's
+    after it: the mover applies one to its view and checks it by the other."""
     return _make(
-        "moved", {"id": rid, "deal": deal, "t": t, "result": result, "board": board, "score": score}
+        "moved",
+        {"id": rid, "deal": deal, "t": t, "outcome": outcome, "digest": digest, "score": score},
     )
 
 
@@ -387,6 +393,12 @@ def daily_board(
 def daily_compare(rid: RequestId, *, date: str, ladder: str, compare: Mapping[str, Any]) -> Message:
     """One's run over against the day's leader's: timings only (server/daily/ghosts.py)."""
     return _make("daily_compare", {"id": rid, "date": date, "ladder": ladder, **compare})
+
+
+@_message
+def daily_line(rid: RequestId, *, date: str, ladder: str, deal: Mapping[str, Any]) -> Message:
+    """The leader's run of a day over, as ``past_deal`` gives a deal (server/daily/ghosts.py)."""
+    return _make("daily_line", {"id": rid, "date": date, "ladder": ladder, "deal": deal})
 
 
 @_message
@@ -548,12 +560,13 @@ def progress(
     player: str,
     deal: int,
     progress: Mapping[str, Any],
-    board: Mapping[str, Any] | None = None,
+    told: tuple[Mapping[str, Any], str] | None = None,
 ) -> Message:
-    """``board`` only for spectators (docs/protocol.md, Room events)."""
+    """``told`` (the move's outcome and digest, as its ``moved`` reply has them)
+    only for those who watch the boards (docs/protocol.md, Room events)."""
     fields: dict[str, Any] = {"seq": seq, "player": player, "deal": deal, "progress": progress}
-    if board is not None:
-        fields["board"] = board
+    if told is not None:
+        fields["outcome"], fields["digest"] = told
     return _make("progress", fields)
 
 

@@ -197,7 +197,9 @@ class Outcome:
 
     ``cards`` are the cards that moved, in order; ``turned`` the card turned face up
     (the mover may see it), ``pass_started`` the number of the pass a recycle began
-    (0 otherwise), ``undone`` whether the move took back the one before it.
+    (0 otherwise), ``undone`` whether the move took back the one before it, and
+    ``undid`` that move (an undo's only: a client told the outcome puts its cards
+    back without having to remember the move before).
     """
 
     move: Move
@@ -207,3 +209,4 @@ class Outcome:
     pass_started: int
     status: Status
     undone: bool = False
+    undid: Move | None = None

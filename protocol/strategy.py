@@ -63,7 +63,7 @@ from .solver import solve
 
 __all__ = ["HIDDEN", "PACES", "RESIGN", "Bot", "Chance", "Pace", "Style", "board_from_view"]
 
-HIDDEN = -1  # stands for a card the view does not show; the engine never reads one
+HIDDEN = 0xFF  # a card the view does not show: a byte no card is; the engine never reads one
 
 _T2T = MoveKind.TABLEAU_TO_TABLEAU
 _T2F = MoveKind.TABLEAU_TO_FOUNDATION
@@ -163,10 +163,10 @@ def board_from_view(view: Mapping[str, Any], rules: DealRules | None = None) -> 
     stock_count = int(view["stock"])
     stock = _cards(view["stock_cards"]) if "stock_cards" in view else [HIDDEN] * stock_count
     board = Board(rules, tableau, stock)
-    board.down = [int(p["down"]) for p in piles]
+    board.down = bytearray(int(p["down"]) for p in piles)
     shown = _cards(view.get("waste_cards"))
-    board.waste = [HIDDEN] * (int(view["waste"]) - len(shown)) + shown
-    board.foundations = [_rank(c) if c else 0 for c in view["foundations"]]
+    board.waste = bytes([HIDDEN] * (int(view["waste"]) - len(shown)) + shown)
+    board.foundations = bytearray(_rank(c) if c else 0 for c in view["foundations"])
     board.home = int(view["home"])
     board.passes = int(view["passes"])
     board.moves = int(view["moves"])

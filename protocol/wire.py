@@ -6,9 +6,10 @@ sends is hostile until proven otherwise, so decoding never raises anything but
 :class:`WireError`, whose ``code`` is the protocol's error code (docs/protocol.md,
 "Errors") and whose message names the offending field.
 
-Two subprotocols carry the same maps: ``klondike-race.v1.msgpack`` in binary frames
-(the default, also for a client that offers neither) and ``klondike-race.v1.json``
-in text frames, for browsers.
+Two subprotocols carry the same maps: ``klondike-race.v2.msgpack`` in binary frames
+(the default, also for a client that offers none) and ``klondike-race.v2.json``
+in text frames, for browsers. Version 2 replaced version 1 (docs/protocol.md,
+"Transport"): a handshake that offers only other subprotocols is refused.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ __all__ = [
     "encode_with",
 ]
 
-VERSION = 1
-MSGPACK = "klondike-race.v1.msgpack"
-JSON = "klondike-race.v1.json"
+VERSION = 2
+MSGPACK = "klondike-race.v2.msgpack"
+JSON = "klondike-race.v2.json"
 SUBPROTOCOLS = (MSGPACK, JSON)
 
 # A frame is at most 64 KiB, so no honest value comes near these; they bound what a

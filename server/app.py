@@ -23,7 +23,7 @@ from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 from websockets.typing import Subprotocol
 
-from protocol.wire import JSON, MSGPACK
+from protocol.wire import JSON, MSGPACK, SUBPROTOCOLS
 
 from . import ids
 from .accounts.store import AccountStore
@@ -33,7 +33,7 @@ from .daily.results import ResultStore
 from .daily.store import DailyStore
 from .net.clock import Clock, SystemClock
 from .net.connection import Connection, Flusher, GameSocket, Limits
-from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, site_of, too_many
+from .net.http import DEFAULT_STATIC, HttpRoutes, not_found, other_protocol, site_of, too_many
 from .net.metrics import Metrics
 from .net.ratelimit import client_address
 from .rooms.proofs import ProvenPools
@@ -172,9 +172,17 @@ class RaceServer:
 
     def _process_request(self, connection: ServerConnection, request: Request) -> Response | None:
         """HTTP first (server/net/http.py); a handshake from an address that has
-        its connections already is refused with 429 before it costs a socket."""
+        its connections already is refused with 429 before it costs a socket, and
+        one offering only subprotocols of another version with 426."""
         answer = self.http(connection, request)
         if answer is None:
+            offered = [
+                p.strip()
+                for value in request.headers.get_all("Sec-WebSocket-Protocol")
+                for p in value.split(",")
+            ]
+            if offered and not any(p in SUBPROTOCOLS for p in offered):
+                return other_protocol(SUBPROTOCOLS)
             limit = self.limits.connections_per_address
             peer = connection.remote_address
             forwarded = request.headers.get("X-Forwarded-For")

@@ -109,7 +109,7 @@ async def test_a_handle_changes_once_in_30_days_and_friends_and_profile_follow(
         # A new sign-in and a resume name the session by the new handle.
         await ann.close()
         again = await Client.open(server.url)
-        welcome = await again.ok("hello", version=1, device=made["device_token"])
+        welcome = await again.ok("hello", version=2, device=made["device_token"])
         assert (welcome["name"], welcome["account"]["handle"]) == ("Ann", "Ann")
         for client in (again, bea, cid):
             await client.close()
@@ -234,7 +234,7 @@ async def test_a_deleted_account_leaves_nothing_and_others_see_a_deleted_player(
         assert (await bea.ok("friends"))["friends"] == []
 
         gone = await Client.open(server.url)
-        assert (await gone.request("hello", version=1, device=token))["code"] == "unknown_token"
+        assert (await gone.request("hello", version=2, device=token))["code"] == "unknown_token"
         await gone.close()
         cid, _ = await account(server, "Zelda")  # the handle is free again
         assert (await cid.ok("profile"))["profile"]["totals"] == []  # nothing carried over
@@ -249,8 +249,8 @@ async def test_a_deleted_account_leaves_nothing_and_others_see_a_deleted_player(
         await eventually(lambda: code not in server.service.rooms)
         await eventually(lambda: not server.service.tasks._running, what="the seat saved")
         gone = await Client.open(server.url)
-        assert (await gone.request("hello", version=1, device=token))["code"] == "unknown_token"
-        assert (await gone.request("hello", version=1, token=token))["code"] == "unknown_token"
+        assert (await gone.request("hello", version=2, device=token))["code"] == "unknown_token"
+        assert (await gone.request("hello", version=2, token=token))["code"] == "unknown_token"
         for client in (gone, bea, cid):
             await client.close()
 

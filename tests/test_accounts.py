@@ -35,7 +35,7 @@ def rooms_of_accounts(data_dir: Path) -> list[str | None]:
 async def hello(url: str, **way: Any) -> tuple[Client, dict[str, Any]]:
     """A new connection that says hello one way; its reply (welcome or error)."""
     client = await Client.open(url)
-    return client, await client.request("hello", version=1, **way)
+    return client, await client.request("hello", version=2, **way)
 
 
 async def account(url: str, name: str, handle: str) -> tuple[Client, dict[str, Any]]:

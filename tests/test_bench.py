@@ -54,6 +54,15 @@ def test_engine_bench() -> None:
     assert figures["seconds_per_measure"] == 0.2
 
 
+def test_boards_bench() -> None:
+    table, figures = run_bench("bench.boards", "--boards", "8", "--seconds", "0.05")
+    assert table[-1].startswith("Board.copy calls a second")
+    assert figures["boards"] == 8
+    for key in ("bytes_per_board", "tracked_per_board", "copies_per_s"):
+        assert is_figure(figures[key]) and is_figure(figures[f"{key}_lists"]), key
+    assert figures["seconds_per_measure"] == 0.05
+
+
 def test_bot_winrate_bench() -> None:
     table, out = run_bench("bench.bot_winrate", "--deals", "20", "--jobs", "1")
     assert table[0].split()[:4] == ["variant", "style", "draw", "deals"]
@@ -110,6 +119,17 @@ def test_scoring_bench() -> None:
             cell = figures["per_move"][system][length]
             assert is_figure(cell["reference_us"]) and is_figure(cell["running_us"])
         assert set(figures["growth"][system]) == {"reference", "running"}
+
+
+def test_outcomes_bench() -> None:
+    """A move's reply with the whole board view (v1) and with its outcome and
+    digest (v2), server and client side and in bytes, in the same run."""
+    table, figures = run_bench("bench.outcomes", "--moves", "300", "--rounds", "1")
+    assert "v1 (whole view)" in table[1] and figures["moves"] == 300
+    for side in ("server", "client"):
+        assert is_figure(figures[side]["v1_us"]) and is_figure(figures[side]["v2_us"])
+    for kind in ("msgpack", "json"):
+        assert figures[f"bytes_{kind}"]["v2"] < figures[f"bytes_{kind}"]["v1"]
 
 
 def test_ratings_bench() -> None:
@@ -219,8 +239,9 @@ def test_daily_bench() -> None:
         figures = result[key]
         assert figures["submit"]["p99_ms"] >= figures["submit"]["p50_ms"] > 0
         assert figures["rank"]["p50_ms"] > 0 and figures["page"]["p50_ms"] > 0
-        assert figures["bytes_per_result"] > 0
+        assert figures["bytes_per_result"] > 0 and figures["bytes_per_line"] > 0
     assert result["redis_day"]["results"] == 300
+    assert result["memory_store_heap_bytes_per_line"] > 0
 
 
 def test_matchmaking_bench() -> None:

@@ -49,7 +49,7 @@ async def each_store(
 
 def run(player: str, result: str, code: str) -> RunResult:
     return RunResult("", "classic-draw1", player, player.title(), result, 61_500, 90, 310,
-                     1.5, code, "0,draw,0,0,1;400,draw,0,0,1")  # fmt: skip
+                     1.5, code)  # fmt: skip
 
 
 def made(challenger: str, source: str) -> Challenge:
@@ -57,7 +57,8 @@ def made(challenger: str, source: str) -> Challenge:
     rules = {"variant": "classic", "draw": 1, "pass_limit": 0, "undo": False,
              "foundation_to_tableau": True}  # fmt: skip
     return Challenge(challenge_id(code), challenger, source, "race-27", rules,
-                     run(challenger, "won", "ROOM-A"), 1.25)  # fmt: skip
+                     run(challenger, "won", "ROOM-A"),
+                     ((0, "draw", 0, 0, 1), (400, "tableau_tableau", 3, 5, 2)), 1.25)  # fmt: skip
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
@@ -144,3 +145,46 @@ async def test_on_redis_a_take_is_kept_through_a_node_killed(
         await back.close()
     finally:
         node.kill()
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+async def test_each_store_withdraws_a_players_challenges_and_keeps_their_takes(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """An account deleted: the challenges it made go (and from their deal's
+    list), their ids kept as withdrawn; others' challenges and every take stay."""
+    redis = request.getfixturevalue("redis") if kind == "redis" else None
+    one, two = made("ann", "K-1/1/1"), made("ann", "daily/2026-12-02/classic-draw1")
+    bobs = made("bob", "K-1/1/1")
+    async with each_store(kind, tmp_path, redis) as store:
+        for c in (one, two, bobs):
+            await store.add(c)
+        await store.take(one.id, "cyd", "ROOM-C", 10.0)
+        assert await store.add_result(one.id, run("cyd", "won", "ROOM-C"))
+        await store.take(bobs.id, "ann", "ROOM-A2", 11.0)
+        assert not await store.withdrawn(one.id)
+        for _ in range(2):  # done again: nothing changes
+            await store.withdraw("ann")
+        assert await store.get(one.id) is None and await store.get(two.id) is None
+        assert await store.withdrawn(one.id) and await store.withdrawn(two.id)
+        assert not await store.withdrawn(bobs.id) and not await store.withdrawn("nothing")
+        assert await store.made_by("ann") == []
+        assert await store.made_from("K-1/1/1") == [bobs]
+        assert await store.get(bobs.id) == bobs
+        (taken,) = await store.taken_by("cyd")  # the taker's run stays theirs
+        assert taken.result == run("cyd", "won", "ROOM-C")
+        assert [t.code for t in await store.taken_by("ann")] == ["ROOM-A2"]
+    if kind != "memory":  # opened again: still withdrawn
+        async with each_store(kind, tmp_path, redis) as store:
+            assert await store.withdrawn(one.id) and await store.get(one.id) is None
+
+
+def test_a_challenge_kept_before_lines_were_packed_apart_still_loads() -> None:
+    """The release before kept a challenge's timed moves as text inside its run
+    (``t,kind,from,to,count``, ``;`` between) and no ``line`` of its own; a store
+    holding one must still load it, with the same moves for its ghost."""
+    now = made("ann", "daily/2026-12-01/classic-draw1")
+    old = now.to_json()
+    del old["line"]
+    old["run"] = {**old["run"], "line": "0,draw,0,0,1;400,tableau_tableau,3,5,2"}
+    assert Challenge.from_json(old) == now

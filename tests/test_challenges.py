@@ -291,3 +291,44 @@ async def test_wrong_challenge_codes_are_guesses_limited_per_address() -> None:
         await refused(other, "challenge_info", "limit_reached", code=code)
         for client in (ann, eve, other):
             await client.close()
+
+
+async def test_challenges_are_in_the_export_and_withdrawn_with_the_account() -> None:
+    """One's challenges are one's data: those made (with one's run and its
+    line, never the deal's seed) and taken are in the export; deleting the
+    account withdraws those made (their link refused, ``challenge_withdrawn``,
+    not counted as a guess), while a taker's take stays theirs."""
+    clock = wall_clock()
+    limits = dataclasses.replace(UNLIMITED, wrong_link_codes_per_minute=3)
+    seeds = Seeds(WIN_SEED, OTHER_SEED)
+    async with running_server(clock=clock, draw_seed=seeds, limits=limits) as server:
+        ann = await signed_in(server, "Ann")
+        key, moves = await room_deal(ann, clock, 400)
+        code = (await ann.ok("challenge", key=key))["code"]
+        bea = await signed_in(server, "Bea")
+        await bea.ok("challenge_start", code=code)
+        await bea.ok("move", deal=1, move={"kind": "resign"})
+        await bea.event("deal_over")
+        await bea.ok("leave_room")
+
+        mine = (await ann.ok("export_account"))["data"]["challenges"]
+        (made,) = mine["made"]
+        assert (made["source"], made["takes"], made["run"]["result"]) == (key, 1, "won")
+        assert [m[1] for m in made["line"]] == [m.kind.value for m in moves]
+        assert mine["taken"] == []
+        assert WIN_SEED not in str(mine) and code not in str(mine)
+        theirs = (await bea.ok("export_account"))["data"]["challenges"]
+        assert theirs["made"] == []
+        (taken,) = theirs["taken"]
+        assert taken["result"]["result"] == "resigned"
+        assert taken["result"]["ladder"] == "classic-draw1"
+
+        assert (await ann.ok("delete_account", handle="Ann"))["type"] == "account_deleted"
+        await refused(bea, "challenge_info", "challenge_withdrawn", code=code)
+        gus = await player(server, "Gus")
+        for _ in range(5):  # more than the 3 wrong codes an address may try: none is counted
+            await refused(gus, "challenge_start", "challenge_withdrawn", code=code)
+        assert (await bea.ok("export_account"))["data"]["challenges"]["taken"] == [taken]
+        assert server.service.challenges is not None
+        assert await server.service.challenges.made_by(ann.player) == []
+        await bea.close(), await gus.close()

@@ -68,9 +68,9 @@ def test_bot_does_not_peek() -> None:
     whatever lies face down: the bot is a function of the view."""
     board = Board.deal("peek", DealRules())
     other = Board.deal("peek", DealRules())
-    other.stock.reverse()  # a different hidden stock, the same view
-    for pile in other.tableau:
-        pile[: len(pile) - 1] = reversed(pile[: len(pile) - 1])
+    other.stock = other.stock[::-1]  # a different hidden stock, the same view
+    for p, pile in enumerate(other.tableau):
+        other.tableau[p] = pile[-2::-1] + pile[-1:]
     assert player_view(board) == player_view(other)
     assert Bot().decide(player_view(board)) == Bot().decide(player_view(other))
 

@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 from pathlib import Path
 
+from server.daily.redis import RedisDaily
+from server.daily.schedule import day_of
+from tests.support.dailies import publish, winning_moves
 from tests.support.processes import RedisServer, ServerProcess, running_servers
-from tests.support.raw_client import Client, Player, player, resume
+from tests.support.raw_client import Client, Player, after, player, resume
 from tests.support.waiting import eventually
+
+D1 = "classic-draw1"
 
 
 async def race_on_two_nodes(
@@ -36,7 +42,8 @@ def lease_holder(redis: RedisServer, code: str) -> str:
 
 async def test_spectator_on_another_node(redis: RedisServer, tmp_path: Path) -> None:
     """Players on node A, one spectator on A and one on B: B's spectator gets the
-    very same frames, seq for seq, and so do players relayed through B."""
+    very same frames, seq for seq, and so do players relayed through B; the
+    moves' outcomes keep its boards."""
     with running_servers(redis, tmp_path, 2) as (a, b):
         ann, bob = await player(a.url, "Ann"), await player(a.url, "Bob")
         near, far = await player(a.url, "Near"), await player(b.url, "Far")
@@ -57,8 +64,13 @@ async def test_spectator_on_another_node(redis: RedisServer, tmp_path: Path) -> 
         # From Far's join on, both get every event, tailored alike, in seq order.
         assert far.events == [e for e in near.events if e["seq"] >= seqs[0]]
         assert seqs == list(range(seqs[0], seqs[0] + len(seqs)))
-        boards = far.last("progress")
-        assert boards is not None and "board" in boards  # spectators see boards
+        # Spectators see every move: far's boards, kept by the outcomes relayed
+        # through B, end where the players' own did.
+        boards = dict(next(e for e in far.events if e["type"] == "deal_started")["deal"]["boards"])
+        for e in far.events:
+            if e["type"] == "progress":
+                boards[e["player"]] = after(boards[e["player"]], e)
+        assert boards == {p.client.player: p.view for p in players}
 
 
 async def test_players_on_two_nodes_and_owner_failover(redis: RedisServer, tmp_path: Path) -> None:
@@ -91,7 +103,7 @@ async def test_players_on_two_nodes_and_owner_failover(redis: RedisServer, tmp_p
         assert lease_holder(redis, code) != a_node
         for p in players:
             room = resumed[p.client.player][1]
-            assert room["deal"]["board"] == p.acked[-1]["board"]
+            assert room["deal"]["board"] == p.view
             assert room["round_ends_at"] == before["round_ends_at"]
         assert resumed[sam.player][1]["sheet"] == before["sheet"]
         # Play on, on the new owner.
@@ -127,7 +139,7 @@ async def test_graceful_stop_hands_rooms_over_at_once(redis: RedisServer, tmp_pa
         assert redis("EXISTS", f"klondike:room:{code}:lease") == 0  # no lease to wait out
         _, welcome = await resume(b.url, ann.token)
         assert lease_holder(redis, code) != a_node  # B holds it now
-        assert welcome["room"]["deal"]["board"] == seat.acked[-1]["board"]
+        assert welcome["room"]["deal"]["board"] == seat.view
 
 
 async def test_redis_restart_mid_race(redis: RedisServer, tmp_path: Path) -> None:
@@ -154,7 +166,8 @@ async def test_redis_restart_mid_race(redis: RedisServer, tmp_path: Path) -> Non
             client = p.client
             if client.close_code is not None:  # the relay asked it to resume
                 url = a.url if client is ann else b.url
-                p.client, _ = await resume(url, client.token)
+                p.client, welcome = await resume(url, client.token)
+                p.view = welcome["room"]["deal"]["board"]  # as a client takes it up again
                 return False
             assert p.view is not None
             move = p.bot.decide(p.view).to_wire()
@@ -166,7 +179,7 @@ async def test_redis_restart_mid_race(redis: RedisServer, tmp_path: Path) -> Non
                 assert reply["code"] == "storage_unavailable", reply
                 return False
             p.acked.append(reply)
-            p.view = reply["board"]
+            p.view = after(p.view, reply)
             return True
 
         for p in players:
@@ -174,7 +187,7 @@ async def test_redis_restart_mid_race(redis: RedisServer, tmp_path: Path) -> Non
         _, welcome = await resume(a.url, ann.token)
         for p in players:
             if p.client.player == ann.player:
-                assert welcome["room"]["deal"]["board"] == p.acked[-1]["board"]
+                assert welcome["room"]["deal"]["board"] == p.view
         assert welcome["room"]["deal"]["progress"][bob.player]["moves"] == len(players[1].acked)
 
 
@@ -252,7 +265,7 @@ async def test_frozen_owner_is_fenced_off(redis: RedisServer, tmp_path: Path) ->
         assert await bob.closed(timeout=10) == 1001  # B stopped hearing from A
         bob2, welcome = await resume(b.url, bob.token)  # B takes the room over
         assert lease_holder(redis, code) != a_node
-        assert welcome["room"]["deal"]["board"] == players[1].acked[-1]["board"]
+        assert welcome["room"]["deal"]["board"] == players[1].view
         players[1].client = bob2
         await players[1].play(1, 3)
 
@@ -266,7 +279,7 @@ async def test_frozen_owner_is_fenced_off(redis: RedisServer, tmp_path: Path) ->
         assert await ann.closed() == 1001  # A gave the room up
         ann2, welcome = await resume(a.url, ann.token)  # relayed from A to B now
         # A could not write the late move: the board is the last acknowledged one.
-        assert welcome["room"]["deal"]["board"] == players[0].acked[-1]["board"]
+        assert welcome["room"]["deal"]["board"] == players[0].view
         players[0].client = ann2
         await players[0].play(1, 3)
         progress = await bob2.event("progress", player=ann.player)
@@ -327,3 +340,34 @@ async def test_a_session_opened_again_closes_its_older_connection(
             if event["type"] == "members":
                 seen = {p["id"]: p["connected"] for p in event["players"]}
                 assert seen.get(bob.player, True), event  # (before he came: absent)
+
+
+async def test_a_daily_run_over_on_another_node_is_on_the_board_asked_at_once(
+    redis: RedisServer, tmp_path: Path
+) -> None:
+    """Ann's run is a room on A; she comes back through B (relayed to A) and
+    wins it there. Her ``daily_board`` and ``daily_compare``, asked of B the
+    moment the run is over, are answered where the run's result is written: her
+    run is on the board, once."""
+    today = day_of(time.time_ns() // 1_000_000)
+    daily = await RedisDaily.from_url(redis.url)
+    deal = (await publish(daily, today))[D1]
+    await daily.close()
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann = await player(a.url, "Ann")
+        room = (await ann.ok("daily_start", ladder=D1))["room"]["code"]
+        a_node = lease_holder(redis, room)
+        moves = winning_moves(deal)
+        assert (await ann.request("move", deal=1, move=moves[0].to_wire()))["type"] == "moved"
+        await ann.close()
+        back, welcome = await resume(b.url, ann.token)
+        assert welcome["room"]["code"] == room
+        for move in moves[1:]:
+            reply = await back.request("move", deal=1, move=move.to_wire())
+            assert reply["type"] == "moved", reply
+        await back.event("deal_over")
+        assert lease_holder(redis, room) == a_node  # the run ran on A, relayed from B
+        board = await back.ok("daily_board", ladder=D1)
+        assert board["count"] == 1 and board["you"]["rank"] == 1, board
+        assert (await back.ok("daily_compare", ladder=D1))["you"]["result"] == "won"
+        await back.close()

@@ -18,7 +18,7 @@ async def hello(url: str, **sign_in: Any) -> tuple[Client, dict[str, Any]]:
     """A new connection's hello with ``sign_in`` (device, link, recovery, ...):
     the client and its reply, welcome or error."""
     client = await Client.open(url)
-    return client, await client.request("hello", version=1, **sign_in)
+    return client, await client.request("hello", version=2, **sign_in)
 
 
 async def test_an_account_made_on_one_node_signs_in_on_every_node(

@@ -79,7 +79,7 @@ async def test_leaving_the_queue_on_one_node_is_seen_by_the_other_at_once(
         # again through B (a second device of hers there).
         await ann.ok("queue", ladder="classic-draw1")
         phone = await Client.open(b.url)
-        welcome = await phone.ok("hello", version=1, device=ann.token)
+        welcome = await phone.ok("hello", version=2, device=ann.token)
         assert welcome["player"] == ann.player
         refused = await phone.request("queue", ladder="classic-draw3")
         assert refused["code"] == "already_queued", refused

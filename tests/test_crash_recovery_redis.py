@@ -66,10 +66,10 @@ async def test_kill_9_loses_no_acknowledged_move(redis: RedisServer, tmp_path: P
             assert room["sheet"] == old["sheet"]  # Timed: same elapsed window, same score
         for p in players:
             mine = after[p.client.player]["deal"]["board"]
-            assert mine == p.acked[-1]["board"]  # the last acknowledged board, exactly
+            assert mine == p.view  # the last acknowledged board, exactly
             assert mine["moves"] == len(p.acked)
         spectated = after[sam.player]["deal"]["boards"]
-        assert spectated == {p.client.player: p.acked[-1]["board"] for p in players}
+        assert spectated == {p.client.player: p.view for p in players}
 
 
 async def test_moves_in_flight_at_the_kill(redis: RedisServer, tmp_path: Path) -> None:
@@ -100,4 +100,4 @@ async def test_moves_in_flight_at_the_kill(redis: RedisServer, tmp_path: Path) -
         _, welcome = await resume(node.url, ann.token)
         board = welcome["room"]["deal"]["board"]
         assert board["moves"] >= len(player.acked) + len(acked)
-        assert board["moves"] >= acked[-1]["board"]["moves"]
+        assert board["moves"] >= acked[-1]["outcome"]["moves"]

@@ -7,17 +7,24 @@ once the run is over, its comparison with the leader's, refused before.
 
 from __future__ import annotations
 
+import asyncio
+import datetime as dt
+import subprocess
+import sys
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
 
+from protocol.board import Board
+from protocol.views import outcome_view, revealed_view
 from server.app import RaceServer
 from server.daily.schedule import day_of
 from tests.support.dailies import publish, winning_moves
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.raw_client import Client, player, resume
-from tests.test_daily_runs import D1, clock_at_noon, finish, refused
+from tests.support.waiting import eventually
+from tests.test_daily_runs import D1, D3, DAY_MS, ROOT, clock_at_noon, finish, refused
 
 PROGRESS_KEYS = {"score", "home", "moves", "status", "finished"}  # a live rival's, exactly
 
@@ -159,3 +166,106 @@ async def test_a_run_resumed_after_a_drop_finds_its_ghosts_where_they_stand() ->
         await back.caught_up()
         assert [m["progress"]["moves"] for m in back.unseen("ghost_progress")] == [10]
         await back.close()
+
+
+async def test_the_leaders_line_is_replayed_once_the_day_is_over_and_never_before() -> None:
+    """``daily_line``: refused to everyone (the leader too) while the day runs,
+    and no frame sent until then holds the seed; once the day is over, the
+    leader's run move by move, as a past deal's replay shows it, ending on the
+    board it won."""
+    clock = clock_at_noon()
+    async with running_server_at(clock) as server:
+        today = day_of(clock.now())
+        deals = await publish(server.service.daily.store, today)
+        ann, bob = [await player(server, n) for n in ("Ann", "Bob")]
+        await finish(server, bob, clock, "won", 300)  # the leader
+        await finish(server, ann, clock, "resigned", 5)
+        date = today.isoformat()
+        for client in (ann, bob):
+            await refused(client, "daily_line", "day_not_over", ladder=D1, date=date)
+            tomorrow = (today + dt.timedelta(1)).isoformat()
+            await refused(client, "daily_line", "day_not_over", ladder=D1, date=tomorrow)
+            await client.ok("daily_compare", ladder=D1)
+            await client.ok("daily_board", ladder=D1)
+            await client.caught_up()
+            # Nothing sent while the day runs tells its deal: not the seed, and
+            # no move of the leader's with what it turned up.
+            for frame in client.frames:
+                raw = frame.raw if isinstance(frame.raw, bytes) else frame.raw.encode()
+                assert deals[D1].seed.encode() not in raw
+                if frame.msg.get("type") in ("daily_compare", "daily_board", "ghosts"):
+                    assert "logs" not in str(frame.msg) and "cards" not in str(frame.msg)
+
+        clock.advance(DAY_MS)  # the day is over: its seed is public
+        await refused(ann, "daily_line", "no_such_deal", ladder=D3, date=date)  # nobody played it
+        reply = await ann.ok("daily_line", ladder=D1, date=date)
+        assert (reply["date"], reply["ladder"]) == (date, D1)
+        deal = reply["deal"]
+        assert deal["key"] == f"daily/{date}/{D1}"
+        assert (deal["seed"], deal["commitment"]) == (deals[D1].seed, deals[D1].commitment)
+        assert deal["rules"] == deals[D1].rules.to_wire()
+        (leader,) = deal["logs"]
+        assert deal["names"] == {leader: "Bob"} and set(deal["boards"]) == {leader}
+        moves = winning_moves(deals[D1])
+        log = deal["logs"][leader]
+        assert [e["move"] for e in log] == [m.to_wire() for m in moves]
+        assert [e["t"] for e in log] == [i * 300 for i in range(len(moves))]
+        assert log[-1]["result"]["status"] == "won"
+        # Each result is the engine's, as the run's own moves were reported.
+        board = Board.deal(deals[D1].seed, deals[D1].rules)
+        for entry, move in zip(log, moves, strict=True):
+            assert entry["result"] == outcome_view(board.apply(move))
+        assert deal["boards"][leader] == revealed_view(board)
+        summary = deal["summary"][leader]
+        assert (summary["status"], summary["moves"], summary["place"]) == ("won", len(moves), 1)
+        for client in (ann, bob):
+            await client.close()
+
+
+async def test_the_terminal_run_prints_its_ghosts_as_they_advance() -> None:
+    """``klondike-race daily --play`` as users run it, against a real server: the
+    leader's ghost is listed at the start, then a line each time it moves, as
+    the server's clock reaches its moves, until it has won."""
+    clock = clock_at_noon()
+    async with running_server_at(clock) as server:
+        deals = await publish(server.service.daily.store, day_of(clock.now()))
+        bob = await player(server, "Bob")
+        await finish(server, bob, clock, "won", 300)  # the leader, a move every 0.3 s
+        n_moves = len(winning_moves(deals[D1]))
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "server.cli", "daily", "--url", server.url, "--play",
+            "--name", "Terminal", "--pace", "0.1",
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        lines: list[str] = []
+        final = f"ghost 1 leader Bob: {n_moves} moves, 52 home"
+
+        async def read() -> None:
+            assert proc.stdout is not None
+            async for raw in proc.stdout:
+                lines.append(raw.decode().rstrip("\n"))
+
+        reader = asyncio.create_task(read())
+        try:
+            await eventually(lambda: "ghost 1 leader Bob: 0 moves, 0 home, score 0" in lines)
+            # The server's clock moves on while the bot plays: the ghost's moves
+            # come due (from the bot's first move) and each is printed as it is sent.
+            while not any(line.startswith(final) for line in lines):
+                assert not reader.done(), lines  # the run ended before its ghost did
+                clock.advance(300)
+                await clock.settled()
+            await asyncio.wait_for(proc.wait(), 120)
+            await reader
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+        assert proc.returncode == 0, lines
+        ghost = [line for line in lines if line.startswith("ghost 1 leader Bob: ")]
+        moves = [int(line.split(": ")[1].split(" ")[0]) for line in ghost]
+        assert moves == list(range(n_moves + 1))  # listed at 0, then each move in turn
+        assert ghost[-1].endswith(", won")
+        assert lines[0] == f"playing the {D1} daily of 2026-12-02"
+        assert lines[-1].startswith("you: ")
+        await bob.close()

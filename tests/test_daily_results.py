@@ -6,8 +6,9 @@ after the restart (the rebuilt room writes its result again)."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
+import json
+import sqlite3
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,10 +16,19 @@ from pathlib import Path
 
 import pytest
 
+from protocol.moves import Move, MoveKind
 from server.daily.memory_results import MemoryResults
 from server.daily.redis import RedisDaily
 from server.daily.redis_results import RedisResults
-from server.daily.results import ResultStore, RunResult, day_number, line_text
+from server.daily.results import (
+    LINE_KINDS,
+    ResultStore,
+    RunResult,
+    TimedEntry,
+    day_number,
+    pack_line,
+    unpack_line,
+)
 from server.daily.schedule import day_of
 from server.daily.sqlite import SqliteDaily
 from server.daily.sqlite_results import SqliteResults
@@ -56,6 +66,11 @@ def run(player: str, result: str, ms: int, moves: int, date: str = DAY) -> RunRe
     return RunResult(date, D1, player, player.title(), result, ms, moves, 0, 0.0, f"R-{player}")
 
 
+def line_of(r: RunResult) -> list[TimedEntry]:
+    """A line of the run's length, its moves timed apart (one each second)."""
+    return [(i * 1000, "draw", 0, 0, 1) for i in range(r.moves)]
+
+
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
 async def test_each_store_claims_counts_and_ranks_alike(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest
@@ -71,16 +86,17 @@ async def test_each_store_claims_counts_and_ranks_alike(
             run("fay", "dead", 5_000, 30),
         ]
         # A result counts only from the room its claim names.
-        assert not await store.add_result(runs[0])
+        assert not await store.add_result(runs[0], line_of(runs[0]))
         for r in runs:
             claim = await store.claim(DAY, D1, r.player, r.code)
             assert (claim.code, claim.over) == (r.code, False)
             assert (await store.claim(DAY, D1, r.player, "OTHER")).code == r.code  # once
         other_room = RunResult(DAY, D1, "ann", "Ann", "won", 1, 1, 0, 0.0, "OTHER")
-        assert not await store.add_result(other_room)
+        assert not await store.add_result(other_room, [(0, "resign", 0, 0, 1)])
+        assert await store.lines(DAY, D1, ["ann"]) == {}  # nor is its line kept
         for r in runs:
-            assert await store.add_result(r)
-            assert not await store.add_result(r)  # written again: counted once
+            assert await store.add_result(r, line_of(r))
+            assert not await store.add_result(r, [])  # written again: counted once
         claimed = await store.claimed(DAY, D1, "ann")
         assert claimed is not None and claimed.over
         assert await store.claimed(DAY, D1, "nobody") is None
@@ -107,7 +123,7 @@ async def test_each_store_claims_counts_and_ranks_alike(
             date = (dt.date.fromisoformat(DAY) + dt.timedelta(i + 1)).isoformat()
             r = run("gus", result, 1000, 10, date)
             await store.claim(date, D1, "gus", r.code)
-            assert await store.add_result(r)
+            assert await store.add_result(r, line_of(r))
         assert len(await store.runs_of("gus")) == 4
         s = await store.streaks("gus")
         assert (s.played, s.played_day, s.won, s.won_day) == (4, day + 4, 1, day + 4)
@@ -143,8 +159,15 @@ async def test_a_run_over_before_kill_9_is_counted_once_after_the_restart(
         assert (daily["date"], daily["ladder"]) == (today.isoformat(), D1)
         again = await back.ok("daily_board", ladder=D1)
         assert again["count"] == 1 and again["you"] == first["you"]
+        assert set(again["runs"][0]) == {"rank", "player", "name", "result", "seconds", "moves",
+                                         "score"}  # fmt: skip
         streaks = (await back.ok("profile"))["profile"]["streaks"]
         assert streaks["played"] == 1 and streaks["won"] == 1
+        # Its line was kept once, by the write that counted it, and is its moves.
+        (run,) = (await back.ok("export_account"))["data"]["daily"]["runs"]
+        wire = [m.to_wire() for m in winning_moves(deal)]
+        assert [Move(MoveKind(k), a, b, n).to_wire() for _, k, a, b, n in run["line"]] == wire
+        assert [t for t, *_ in run["line"]] == sorted(t for t, *_ in run["line"])
         await back.ok("leave_room")
         reply = await back.request("daily_start", ladder=D1)
         assert reply.get("code") == "daily_played", reply
@@ -188,6 +211,10 @@ async def test_on_redis_a_run_over_before_kill_9_is_counted_once_after_the_resta
         again = await back.ok("daily_board", ladder=D1)
         assert again["count"] == 1 and again["you"] == first["you"]
         assert (await back.ok("profile"))["profile"]["streaks"]["played"] == 1
+        lines = f"klondike:daily:lines:{today.isoformat()}:{D1}"
+        assert redis("HLEN", lines) == 1  # written once, with the result
+        (run,) = (await back.ok("export_account"))["data"]["daily"]["runs"]
+        assert len(run["line"]) == len(winning_moves(deal))
         await back.ok("leave_room")
         assert (await back.request("daily_start", ladder=D1)).get("code") == "daily_played"
         await back.close()
@@ -196,16 +223,119 @@ async def test_on_redis_a_run_over_before_kill_9_is_counted_once_after_the_resta
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
-async def test_each_store_keeps_a_runs_timed_moves_with_its_result(
+async def test_each_store_keeps_a_runs_line_apart_from_its_result(
     kind: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    """A run's ghost is its kept moves: every store gives them back as written."""
+    """A run's ghost is its line: every store gives it back as written, kept
+    by the write that counts the result (never by one that does not), and
+    apart from it: the result, its rank and the board carry ranking fields
+    only, and no line is read with them."""
     redis = request.getfixturevalue("redis") if kind == "redis" else None
     async with each_store(kind, tmp_path, redis) as store:
-        moves = [(0, "draw", 0, 0, 1), (900, "waste_tableau", 0, 3, 1), (2500, "resign", 0, 0, 1)]
-        kept = dataclasses.replace(run("ann", "resigned", 2500, 3), line=line_text(moves))
-        await store.claim(DAY, D1, "ann", kept.code)
-        assert await store.add_result(kept)
-        assert await store.results_of(DAY, D1, ["ann"]) == [kept]
-        (_, ranked), *_ = await store.board(DAY, D1, 0, 1)
-        assert ranked.timed_moves == moves
+        moves = [
+            (0, "draw", 0, 0, 1),
+            (900, "waste_tableau", 0, 3, 1),
+            (1_000, "tableau_tableau", 8, 2, 13),  # double klondike's ninth pile, a run of 13
+            (71_000, "foundation_tableau", 7, 8, 1),  # over a minute later
+            (72_500, "resign", 0, 0, 1),
+        ]
+        ann = run("ann", "resigned", 72_500, 5)
+        bea = run("bea", "won", 60_000, 3)
+        await store.claim(DAY, D1, "ann", ann.code)
+        await store.claim(DAY, D1, "bea", bea.code)
+        assert await store.add_result(ann, moves)
+        assert not await store.add_result(ann, moves[:1])  # counted once: the line stays
+        assert await store.add_result(bea, [])
+        assert await store.lines(DAY, D1, ["ann", "bea", "nobody"]) == {"ann": moves, "bea": []}
+        assert await store.lines(DAY, D1, []) == {}
+        assert await store.results_of(DAY, D1, ["ann"]) == [ann]
+        page = await store.board(DAY, D1, 0, 2)
+        assert [r for _, r in page] == [bea, ann]
+        assert await store.rank(DAY, D1, "ann") == (2, ann)
+        assert set(ann.to_json()) == {
+            "date", "ladder", "player", "name", "result", "ms", "moves", "score", "ended", "code"
+        }  # fmt: skip
+    if kind == "redis":
+        assert redis is not None
+        key = f"klondike:daily:results:{DAY}:{D1}"
+        assert json.loads(redis("HGET", key, "ann")) == ann.to_json()  # the page's hash: no line
+        assert len(redis("HGET", f"klondike:daily:lines:{DAY}:{D1}", "ann")) < 5 * 6
+    if kind == "sqlite":
+        with sqlite3.connect(tmp_path / "data" / "daily_results.sqlite3") as db:
+            (data,) = db.execute("SELECT data FROM results WHERE player = 'ann'").fetchone()
+            assert json.loads(data) == ann.to_json()
+            (line,) = db.execute("SELECT data FROM lines WHERE player = 'ann'").fetchone()
+            assert len(line) < 5 * 6  # packed: about 5 bytes a move
+
+
+def test_a_line_packs_every_move_kind_and_refuses_what_does_not_fit() -> None:
+    """The packed kinds are stored data: every move kind has its number, and a
+    move whose fields overflow theirs is refused, never kept wrong."""
+    assert set(LINE_KINDS) == {kind.value for kind in MoveKind}
+    line = [(i * 700, kind, i % 10, (i * 3) % 9, 1 + i % 13) for i, kind in enumerate(LINE_KINDS)]
+    assert unpack_line(pack_line(line)) == line
+    with pytest.raises(ValueError):
+        pack_line([(0, "tableau_tableau", 16, 0, 1)])
+
+
+@pytest.mark.parametrize("kind", ["memory", "sqlite", "redis"])
+async def test_each_store_keeps_a_runs_ghosts_as_first_chosen(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """The ghosts kept for a run are the first chosen, whatever is chosen after."""
+    redis = request.getfixturevalue("redis") if kind == "redis" else None
+    first = [("friend", "bea"), ("leader", "cyd")]
+    async with each_store(kind, tmp_path, redis) as store:
+        assert await store.kept_ghosts(DAY, D1, "ann") is None
+        assert await store.keep_ghosts(DAY, D1, "ann", first) == first
+        assert await store.keep_ghosts(DAY, D1, "ann", [("leader", "dan")]) == first
+        assert await store.keep_ghosts(DAY, D1, "bob", []) == []
+        assert await store.kept_ghosts(DAY, D1, "bob") == []
+    if kind != "memory":  # opened again: still those
+        async with each_store(kind, tmp_path, redis) as store:
+            assert await store.kept_ghosts(DAY, D1, "ann") == first
+
+
+async def test_a_run_resumed_after_kill_9_races_the_ghosts_it_started_with(
+    tmp_path: Path,
+) -> None:
+    """Cyd's run starts racing Bob's (the leader then); Dan's win leads the day
+    after; the server is killed (``kill -9``) and started again: Cyd, back in
+    the run, races Bob's run still, as the leader it was, not Dan's."""
+    data = tmp_path / "data"
+    today = day_of(time.time_ns() // 1_000_000)
+    daily = await SqliteDaily.at(data)
+    deal = (await publish(daily, today))[D1]
+    await daily.close()
+    server = EmbeddedServer(data)
+    await server.start()
+    try:
+        bob = await player(server.url, "Bob")
+        await bob.ok("daily_start", ladder=D1)
+        assert (await bob.request("move", deal=1, move={"kind": "resign"}))["type"] == "moved"
+        await bob.event("deal_over")
+        await bob.close()
+        cyd = await player(server.url, "Cyd")
+        cyd.token = (await cyd.ok("take_handle", handle="Cyd"))["device_token"]
+        await cyd.ok("daily_start", ladder=D1)
+        listed = (await cyd.event("ghosts"))["ghosts"]
+        assert [(g["name"], g["kind"]) for g in listed] == [("Bob", "leader")]
+        await cyd.close()
+        dan = await player(server.url, "Dan")
+        await dan.ok("daily_start", ladder=D1)
+        for move in winning_moves(deal):
+            assert (await dan.request("move", deal=1, move=move.to_wire()))["type"] == "moved"
+        await dan.event("deal_over")
+        board = await dan.ok("daily_board", ladder=D1)
+        assert [r["name"] for r in board["runs"]] == ["Dan", "Bob"]  # Dan leads now
+        await dan.close()
+
+        await server.kill()  # kill -9
+        await server.start()
+        back, welcome = await resume(server.url, cyd.token)
+        assert welcome["room"]["daily"]["ladder"] == D1
+        again = (await back.event("ghosts"))["ghosts"]
+        assert [(g["name"], g["kind"]) for g in again] == [("Bob", "leader")]
+        await back.close()
+    finally:
+        await server.kill()

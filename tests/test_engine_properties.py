@@ -164,7 +164,7 @@ def foundation_cards(board: Board) -> list[int]:
 
 def all_cards(board: Board) -> Counter[int]:
     everything = [c for pile in board.tableau for c in pile]
-    everything += board.stock + board.waste + foundation_cards(board)
+    everything += [*board.stock, *board.waste, *foundation_cards(board)]
     return Counter(everything)
 
 

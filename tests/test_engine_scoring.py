@@ -70,9 +70,9 @@ def make(
         downs.append(len(cards(below)) if "|" in text else max(len(cards(text)) - 1, 0))
     board = Board(rules, piles, cards(stock))
     board.down = downs
-    board.waste = cards(waste)
+    board.waste = bytes(cards(waste))
     if foundations is not None:
-        board.foundations = list(foundations)
+        board.foundations = bytearray(foundations)
         board.home = sum(foundations)
     return board
 
@@ -138,7 +138,7 @@ def test_recycle_penalties_by_pass_draw_one() -> None:
     b = clubs_in_waste()
     r = play(b, [W2F] * 13)
     assert deal_score(r, STANDARD, 0) == 130
-    b.waste = cards("5H")
+    b.waste = bytes(cards("5H"))
     for move in (RECYCLE, DRAW):
         r.record(TimedMove(0, 0, move), b.apply(move))
     assert b.passes == 2 and deal_score(r, STANDARD, 0) == 30
@@ -151,7 +151,7 @@ def test_recycle_penalties_by_pass_draw_three() -> None:
     # Draw three: passes 2 and 3 are free, the 4th and later cost 20 each.
     b = clubs_in_waste(draw=3)
     r = play(b, [W2F] * 13)  # 130
-    b.waste = cards("5H")
+    b.waste = bytes(cards("5H"))
     expected = {2: 130, 3: 130, 4: 110, 5: 90, 6: 70}
     for n in range(2, 7):
         for move in (RECYCLE, DRAW):

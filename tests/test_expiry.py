@@ -22,7 +22,7 @@ async def test_a_session_without_connection_or_room_lives_on_in_the_store_only()
         while ann.player in server.service.sessions:
             await probe.ok("ping")
         back = await Client.open(server.url)
-        welcome = await back.ok("hello", version=1, token=ann.token)
+        welcome = await back.ok("hello", version=2, token=ann.token)
         assert (welcome["player"], welcome["name"], welcome["room"]) == (ann.player, "Ann", None)
         assert ann.player in server.service.sessions
 

@@ -82,7 +82,7 @@ class Victim:
         self._kind = "draw"
         for watcher in self.watchers:
             seen = await watcher.event("progress", player=self.client.player)
-            assert seen["progress"]["moves"] == reply["board"]["moves"]
+            assert seen["progress"]["moves"] == reply["outcome"]["moves"]
 
     async def trips(self, n: int) -> None:
         for _ in range(n):

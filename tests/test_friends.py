@@ -310,7 +310,7 @@ async def test_an_address_has_so_many_friend_requests_a_minute_however_it_reconn
         await refused_with(bea, "befriend", "limit_reached", handle=cal.name)
         await ann.close()
         again = await Client.open(server.url)
-        await again.ok("hello", version=1, device=ann.token)
+        await again.ok("hello", version=2, device=ann.token)
         await refused_with(again, "befriend", "limit_reached", handle=cal.name)
         for client in (again, bea, cal):
             await client.close()

@@ -32,7 +32,7 @@ from protocol.moves import Move
 from protocol.settings import DealRules
 from protocol.views import hidden_cards
 from tests.support.inprocess import running_server
-from tests.support.raw_client import JSON, Client, Frame, player
+from tests.support.raw_client import JSON, Client, Frame, after, player
 
 CARD = re.compile(r"^[A2-9TJQK][CDHS]$")
 CARD_IN_TEXT = re.compile(r"\b[A2-9TJQK][CDHS]\b")
@@ -146,6 +146,7 @@ def check_stream(frames: list[Frame], me: str, role: str, replica: Replica) -> i
                 counts[m["player"]] += 1
             if playing(role, me, counts):
                 assert "board" not in m, "a rival's board sent to a player mid-deal"
+                assert "outcome" not in m, "a rival's move sent to a player mid-deal"
         elif kind == "deal_over":
             running = None
         if kind in ("deal_over", "sheet", "round_over") or running is None or scope is None:
@@ -185,7 +186,7 @@ async def play_deal(
             reply = await clients[pid].request("move", deal=number, move=move.to_wire())
             if reply["type"] != "moved":
                 return
-            boards[pid] = reply["board"]
+            boards[pid] = after(board, reply)
 
     await asyncio.gather(*(one(pid) for pid in clients))
 
@@ -223,10 +224,10 @@ async def test_no_frame_leaks_hidden_information() -> None:
                         move = bot.decide(boards[kim.player or ""])
                         wire = move.to_wire() if move != RESIGN else {"kind": "draw"}
                         reply = await kim.ok("move", deal=1, move=wire)
-                        boards[kim.player or ""] = reply["board"]
+                        boards[kim.player or ""] = after(boards[kim.player or ""], reply)
                     kim.ws.transport.abort()
                     back = await Client.open(server.url)
-                    welcome = await back.ok("hello", version=1, token=kim.token)
+                    welcome = await back.ok("hello", version=2, token=kim.token)
                     back.player, back.token = kim.player, kim.token
                     assert welcome["room"]["deal"]["board"] == boards[kim.player or ""]
                     guests[1] = clients[kim.player or ""] = back
@@ -281,7 +282,7 @@ async def test_a_late_friend_watches_only_as_a_spectator_would() -> None:
         deal = (await dan.ok("join_room", code=code, role="player"))["room"]["deal"]
         assert (deal["board"], deal["boards"]) == (None, {})
         await ann.ok("move", deal=1, move={"kind": "draw"})
-        assert "board" not in await dan.event("progress")
+        assert "outcome" not in await dan.event("progress")
 
         await ann.ok("update_settings", settings={"spectators": "live"})
         deal = (await dan.ok("snapshot"))["room"]["deal"]
@@ -289,7 +290,7 @@ async def test_a_late_friend_watches_only_as_a_spectator_would() -> None:
         await ann.ok("move", deal=1, move={"kind": "draw"})
         seen = await dan.event("progress")
         assert seen == await sam.event("progress", seq=seen["seq"])
-        assert "board" in seen
+        assert "outcome" in seen and "digest" in seen
 
         await dan.ok("react", reaction="wow")
         assert (await sam.event("reaction"))["player"] == dan.player

@@ -40,7 +40,7 @@ def forget_history(data_dir: Path) -> None:
 
 async def resumed(url: str, token: str | None) -> Client:
     client = await Client.open(url)
-    welcome = await client.ok("hello", version=1, token=token)
+    welcome = await client.ok("hello", version=2, token=token)
     client.player, client.token = welcome["player"], token
     return client
 

@@ -35,7 +35,7 @@ async def race_goes_on(ann: Client, bob: Client, sam: Client, moves: int = 3) ->
         assert reply["type"] == "moved"
         for watcher in (bob, sam):
             seen = await watcher.event("progress", player=ann.player)
-            assert seen["progress"]["moves"] == reply["board"]["moves"]
+            assert seen["progress"]["moves"] == reply["outcome"]["moves"]
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ async def race_goes_on(ann: Client, bob: Client, sam: Client, moves: int = 3) ->
         SURROGATE_ID,
         '{"type": "create_room", "id": 1, "settings": {"\\udc00": 1}}',
         '{"type": "move", "id": "\\ud83d", "deal": 1, "move": {"kind": "draw"}}',
-        '{"type": "hello", "id": 2, "version": 1, "name": "Eve\\udfff"}',
+        '{"type": "hello", "id": 2, "version": 2, "name": "Eve\\udfff"}',
     ],
 )
 async def test_unencodable_text_is_refused_and_nobody_else_notices(frame: str) -> None:

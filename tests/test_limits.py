@@ -34,7 +34,7 @@ async def test_resuming_does_not_refill_the_session_bucket() -> None:
         assert (await ann.request("ping"))["code"] == "rate_limited"
         await ann.close()
         again = await Client.open(server.url)
-        resumed = await again.request("hello", version=1, token=ann.token)
+        resumed = await again.request("hello", version=2, token=ann.token)
         assert resumed["type"] == "welcome"  # the address pays for a hello
         assert (await again.request("ping"))["code"] == "rate_limited"
 
@@ -45,7 +45,7 @@ async def test_an_address_cannot_cycle_sessions_for_fresh_buckets() -> None:
         answers = []
         for name in ("A", "B", "C", "D"):
             client = await Client.open(server.url)
-            answers.append((await client.request("hello", version=1, name=name))["type"])
+            answers.append((await client.request("hello", version=2, name=name))["type"])
             answers.append((await client.request("ping"))["type"])
         assert answers == ["welcome", "pong"] * 4
         late = await Client.open(server.url)
@@ -74,7 +74,7 @@ async def test_an_address_creates_so_many_a_minute(cap: str, what: str) -> None:
     async with running_server(limits=limits) as server, beside_a_race(server, address=RACE):
         if what == "sessions":
             replies = [
-                await (await Client.open(server.url)).request("hello", version=1, name=f"P{i}")
+                await (await Client.open(server.url)).request("hello", version=2, name=f"P{i}")
                 for i in range(4)
             ]
         else:
@@ -151,6 +151,6 @@ async def test_behind_a_trusted_proxy_each_client_has_its_own_caps() -> None:
             client = await Client.open(
                 server.url, additional_headers={"X-Forwarded-For": client_ip}
             )
-            assert (await client.request("hello", version=1, name="X"))["type"] == "welcome"
+            assert (await client.request("hello", version=2, name="X"))["type"] == "welcome"
         again = await Client.open(server.url, additional_headers={"X-Forwarded-For": "203.0.113.1"})
-        assert (await again.request("hello", version=1, name="Y"))["code"] == "limit_reached"
+        assert (await again.request("hello", version=2, name="Y"))["code"] == "limit_reached"

@@ -81,6 +81,6 @@ async def test_over_the_wire_names_are_checked_and_made_unique() -> None:
             members = await ann.event("members")
         assert members["spectators"][0]["name"] == FAMILY
         blank = await Client.open(server.url)
-        refused = await blank.request("hello", version=1, name="\u3164")
+        refused = await blank.request("hello", version=2, name="\u3164")
         assert refused["code"] == "bad_name"
         assert refused["message"] == "a name needs at least one visible character"

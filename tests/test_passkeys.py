@@ -81,7 +81,7 @@ async def look(site: Site, device_token: str) -> tuple[set[str], list[dict[str, 
     a connection of its own, which takes the account's session over (4001 to any
     other connection of it, as signing in anywhere does)."""
     client = await site.socket()
-    await client.ok("hello", version=1, device=device_token)
+    await client.ok("hello", version=2, device=device_token)
     listed = {d["device"] for d in await devices(client)}
     passkeys: list[dict[str, Any]] = (await client.ok("passkeys"))["passkeys"]
     await client.close()
@@ -89,7 +89,7 @@ async def look(site: Site, device_token: str) -> tuple[set[str], list[dict[str, 
 
 
 async def refused(client: Client, credential: dict[str, Any]) -> None:
-    reply = await client.request("hello", version=1, passkey=credential)
+    reply = await client.request("hello", version=2, passkey=credential)
     assert reply["type"] == "error" and reply["code"] == "bad_passkey", reply
 
 
@@ -116,7 +116,7 @@ async def test_a_passkey_signs_in_as_a_new_device_of_its_account(site: Site) -> 
 
     laptop, sign_in = await site.sign_in_options()
     assert sign_in["rpId"] == "localhost" and sign_in["allowCredentials"] == []
-    welcome = await laptop.ok("hello", version=1, passkey=phone.get(sign_in), label="laptop")
+    welcome = await laptop.ok("hello", version=2, passkey=phone.get(sign_in), label="laptop")
     assert welcome["account"]["handle"] == "Ann"
     assert welcome["player"] == made["account"]["player"]
     assert welcome["device_token"] and welcome["token"] == welcome["device_token"]
@@ -138,7 +138,7 @@ async def test_a_replayed_assertion_is_refused_on_a_new_socket(site: Site) -> No
     await site.register(ann, phone)
     first, options = await site.sign_in_options()
     captured = phone.get(options)
-    await first.ok("hello", version=1, passkey=captured)
+    await first.ok("hello", version=2, passkey=captured)
     await first.close()
     before = await look(site, made["device_token"])
     # the very frame again, on a socket of its own that asked for options
@@ -174,7 +174,7 @@ async def test_a_challenge_is_used_once_bound_to_its_socket_and_goes_stale(site:
     # a fresh one in time works, and the counter moved on past every refused try
     fine, options = await site.sign_in_options()
     site.clock.advance(CHALLENGE_MS - 1000)
-    welcome = await fine.ok("hello", version=1, passkey=phone.get(options))
+    welcome = await fine.ok("hello", version=2, passkey=phone.get(options))
     assert welcome["account"]["handle"] == "Ann"
     assert len(await devices(fine)) == len(before[0]) + 1
     for c in (asker, other, late, fine):
@@ -246,7 +246,7 @@ async def test_another_accounts_credential_is_refused(site: Site) -> None:
     assert await look(site, bob_made["device_token"]) == bob_before
     # Bob removes his: it signs nobody in any more
     bob = await site.socket()
-    await bob.ok("hello", version=1, device=bob_made["device_token"])
+    await bob.ok("hello", version=2, device=bob_made["device_token"])
     assert (await bob.ok("remove_passkey", passkey=bob_key["id"]))["passkey"] == bob_key["id"]
     assert (await bob.ok("passkeys"))["passkeys"] == []
     client2, options = await site.sign_in_options()
@@ -307,7 +307,7 @@ async def test_rp_id_and_origins_from_the_servers_settings() -> None:
         laptop = await socket()
         options = (await laptop.ok("passkey_options", purpose="sign_in"))["options"]
         assert options["rpId"] == "race.lan"
-        welcome = await laptop.ok("hello", version=1, passkey=phone.get(options))
+        welcome = await laptop.ok("hello", version=2, passkey=phone.get(options))
         assert welcome["player"] == made["account"]["player"]
         await laptop.close()
 
@@ -340,7 +340,7 @@ async def test_a_sign_in_in_progress_may_say_hello_late() -> None:
         asker, options = await site.sign_in_options()
         idle = await site.socket()
         assert await idle.closed() == 4002
-        welcome = await asker.ok("hello", version=1, passkey=phone.get(options))
+        welcome = await asker.ok("hello", version=2, passkey=phone.get(options))
         assert welcome["account"]["handle"] == "Ann"
         await asker.close()
         # and asking again and again is no way to hold a connection without hello:

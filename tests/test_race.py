@@ -19,7 +19,7 @@ from protocol.deal import verify_commitment
 from protocol.settings import Scoring
 from tests.support.inprocess import FakeClock, Seeds, running_server
 from tests.support.ledger import Ledger
-from tests.support.raw_client import JSON, Client, player
+from tests.support.raw_client import JSON, Client, after, player, result_of
 from tests.support.solver import board_from_view, solve
 
 WIN_SEED = "race-27"  # tests/support/solver.py wins it in ~225 moves
@@ -90,7 +90,7 @@ async def test_whole_race() -> None:
         moves = [m.to_wire() for m in solution]
 
         last = await play(ann, ledger, 1, moves, clock, step_ms=50)
-        assert last["result"]["status"] == "won" and last["board"]["home"] == 52
+        assert last["outcome"]["status"] == "won" and last["outcome"]["home"] == 52
         first = await sam.event("first_finisher")
         assert first == {
             "type": "first_finisher",
@@ -104,9 +104,9 @@ async def test_whole_race() -> None:
         settings_ev = await bob.event("settings")
         assert settings_ev["settings"]["stock_passes"] == 1
         last = await play(bob, ledger, 1, moves, clock, step_ms=40)  # recycles still allowed
-        assert last["result"]["status"] == "won"
+        assert last["outcome"]["status"] == "won"
         last = await play(cat, ledger, 1, [{"kind": "resign"}], clock)
-        assert last["result"]["status"] == "resigned"
+        assert last["outcome"]["status"] == "resigned"
 
         over = await sam.event("deal_over")
         ended1 = clock.now()
@@ -130,7 +130,7 @@ async def test_whole_race() -> None:
         assert start2["deal"]["number"] == 2 and start2["deal"]["rules"]["pass_limit"] == 1
         ledger.deal_started(start2["deal"], DEAD_SEED, players)
         last = await play(cat, ledger, 2, [{"kind": "draw"}] * 24, clock, step_ms=10)
-        assert last["result"]["status"] == "dead"
+        assert last["outcome"]["status"] == "dead"
         refused = await cat.request("move", deal=2, move={"kind": "draw"})
         assert refused["code"] == "deal_over"
 
@@ -147,7 +147,7 @@ async def test_whole_race() -> None:
             ],
         )
         bob2 = await Client.open(server.url)
-        welcome = await bob2.ok("hello", version=1, token=bob.token)
+        welcome = await bob2.ok("hello", version=2, token=bob.token)
         bob2.player, bob2.token = welcome["player"], bob.token
         assert welcome["player"] == bob.player and welcome["name"] == "Bob"
         snap = welcome["room"]
@@ -189,7 +189,7 @@ async def test_whole_race() -> None:
             assert refused["code"] == "wrong_deal", refused
         # A third connection with the same token takes over; the second gets 4001.
         bob3 = await Client.open(server.url)
-        await bob3.ok("hello", version=1, token=bob.token)
+        await bob3.ok("hello", version=2, token=bob.token)
         bob3.player, bob3.token = bob.player, bob.token
         assert await bob2.closed() == 4001
         await play(bob3, ledger, 2, [{"kind": "draw"}], clock, step_ms=10)
@@ -283,33 +283,37 @@ async def test_undo_and_auto_complete() -> None:
         told: list[dict[str, Any]] = []  # every accepted move and its live result
 
         def tell(move: dict[str, Any], reply: dict[str, Any]) -> dict[str, Any]:
-            told.append({"t": reply["t"], "move": move, "result": reply["result"]})
+            told.append({"t": reply["t"], "move": move, "result": result_of(reply)})
             return reply
 
         for move in moves:
             reply = tell(move, await ann.ok("move", deal=1, move=move))
+            board = after(before["board"], reply)
             if not undone and move["kind"] in ("waste_tableau", "tableau_foundation"):
                 undo = {"kind": "undo"}
                 back = tell(undo, await ann.ok("move", deal=1, move=undo))
-                assert (
-                    back["result"]["undone"] and back["result"]["cards"] == reply["result"]["cards"]
-                )
+                outcome = back["outcome"]
+                assert outcome["undone"] and outcome["cards"] == reply["outcome"]["cards"]
+                assert outcome["undid"] == move
                 # The board is as before, but for the log: the move and its undo
                 # are in it (the next move's number, ``logged``, is two on).
+                back_board = after(board, back)
                 same = {k: v for k, v in before["board"].items() if k not in ("can_undo", "logged")}
                 assert {
-                    k: v for k, v in back["board"].items() if k not in ("can_undo", "logged")
+                    k: v for k, v in back_board.items() if k not in ("can_undo", "logged")
                 } == same
-                assert back["board"]["logged"] == before["board"]["logged"] + 2
+                assert back_board["logged"] == before["board"]["logged"] + 2
                 assert back["score"] == before["score"]
                 again = await ann.request("move", deal=1, move={"kind": "undo"})
                 assert again["code"] == "undo_not_allowed"
                 reply = tell(move, await ann.ok("move", deal=1, move=move))
+                board = after(back_board, reply)
                 undone = True
-            before = reply
+            before = {"board": board, "score": reply["score"]}
         assert undone and moves[-1]["kind"] == "auto_complete"
-        assert reply["result"]["status"] == "won" and reply["board"]["home"] == 52
-        assert len(reply["result"]["cards"]) > 1
+        assert reply["outcome"]["status"] == "won" and reply["outcome"]["home"] == 52
+        assert len(reply["outcome"]["cards"]) > 1
+        assert before["board"]["tableau"] == [{"down": 0, "up": []}] * 7
         # The revealed deal tells every move, the undo and the move it took back
         # included, exactly as the live replies did.
         over = await ann.event("deal_over")

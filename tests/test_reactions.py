@@ -94,7 +94,7 @@ async def test_an_address_has_so_many_reactions_a_minute_however_it_reconnects()
         assert (await bob.request("react", reaction="clap"))["code"] == "limit_reached"
         await ann.close()
         again = await Client.open(server.url)
-        await again.ok("hello", version=1, token=ann.token)
+        await again.ok("hello", version=2, token=ann.token)
         assert (await again.request("react", reaction="clap"))["code"] == "limit_reached"
         await again.caught_up()
         assert len(again.unseen("reaction")) == 0

@@ -35,7 +35,7 @@ import pytest
 from server.core import records as R
 from server.core.values import logged_move
 from tests.support.processes import RedisServer, ServerProcess, running_redis
-from tests.support.raw_client import Client
+from tests.support.raw_client import Client, after_move
 from tests.support.redis_proxy import RedisProxy
 
 DEAL = 1
@@ -95,7 +95,7 @@ class Racer:
 
     async def resume(self) -> None:
         self.client = await Client.open(self.url)
-        welcome = await self.client.ok("hello", version=1, token=self.token)
+        welcome = await self.client.ok("hello", version=2, token=self.token)
         self.view = welcome["room"]["deal"]["board"]
 
     async def fresh_view(self) -> None:
@@ -130,7 +130,7 @@ class Racer:
                 continue
             if reply["type"] == "moved":
                 self.acked[n] = move
-                self.view = reply["board"]
+                self.view = after_move(self.view, reply, n)
                 return reply
             code = reply["code"]
             if code == "rate_limited":  # nothing applied; a client backs off

@@ -43,7 +43,7 @@ from server.store.base import StoreUnavailable
 from server.store.memory import MemoryStore
 from server.store.redis import LeaseLost, RedisStore
 from tests.support.processes import RedisServer, ServerProcess, running_redis, running_servers
-from tests.support.raw_client import Client
+from tests.support.raw_client import Client, after
 
 PLAYERS, SPECTATORS = 6, 2
 MOVES_BEFORE, MOVES_AFTER = 6, 4
@@ -78,7 +78,7 @@ class Mover:
             reply = await self.client.request("move", deal=1, move=move.to_wire())
             assert reply["type"] == "moved", reply
             self.acked.append(move.to_wire())
-            self.view = reply["board"]
+            self.view = after(self.view, reply)
 
 
 async def joined(url: str, name: str) -> Client:
@@ -89,7 +89,7 @@ async def joined(url: str, name: str) -> Client:
 
 async def resume(url: str, token: str | None) -> tuple[Client, dict[str, Any]]:
     client = await Client.open(url)
-    welcome = await client.ok("hello", version=1, token=token)
+    welcome = await client.ok("hello", version=2, token=token)
     return client, welcome
 
 

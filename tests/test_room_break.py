@@ -187,7 +187,7 @@ async def test_a_break_survives_a_crash_and_ends_on_time_after_it() -> None:
         crashed = copy.deepcopy(store)  # as kill -9 leaves it
     async with running_server(store=crashed, clock=clock) as second:
         back = await Client.open(second.url)
-        room = (await back.ok("hello", version=1, token=bob.token))["room"]
+        room = (await back.ok("hello", version=2, token=bob.token))["room"]
         assert room["state"] == "break" and room["next_deal_at"] == brk["next_deal_at"]
         assert room["ready"] == [ann.player]
         clock.advance(brk["next_deal_at"] - clock.now())
@@ -216,7 +216,7 @@ async def test_kill_9_in_a_break_keeps_it_and_the_late_friend(embedded: Embedded
     resumed = {}
     for c in (ann, bob, dan):
         again = await Client.open(embedded.url)
-        resumed[c.player] = (again, (await again.ok("hello", version=1, token=c.token))["room"])
+        resumed[c.player] = (again, (await again.ok("hello", version=2, token=c.token))["room"])
     host, room = resumed[ann.player]
     assert room["state"] == "break" and room["next_deal_at"] == brk["next_deal_at"]
     assert room["ready"] == [dan.player]

@@ -120,7 +120,7 @@ async def test_idle_rooms_close() -> None:
         assert code in server.service.rooms
         # Bob comes back for a moment: the idle clock starts again when he goes.
         back = await Client.open(server.url)
-        assert (await back.ok("hello", version=1, token=bob.token))["room"]["code"] == code
+        assert (await back.ok("hello", version=2, token=bob.token))["room"]["code"] == code
         await back.close()
         await eventually(lambda: not any(m.connected for m in host.room.members.values()))
         clock.advance(idle - 1)
@@ -132,7 +132,7 @@ async def test_idle_rooms_close() -> None:
         await wait_closed(server, code)  # closed the normal way: the store forgets it
         assert code not in await store.open_rooms()
         again = await Client.open(server.url)
-        welcome = await again.ok("hello", version=1, token=ann.token)
+        welcome = await again.ok("hello", version=2, token=ann.token)
         assert welcome["room"] is None
         assert (await again.request("join_room", code=code, role="player"))["code"] == (
             "no_such_room"

@@ -22,7 +22,7 @@ from server.core import records as R
 from server.core.records import decode_record, encode_record
 from server.core.room import Room
 from server.core.values import Role, RoomError, logged_move
-from server.core.views import board_view, deal_logs, replayed_move, room_view
+from server.core.views import board_view, deal_logs, replayed_move, room_view, told_move
 from tests.support.room_core import Harness, setup_room
 from tests.support.solver import board_from_view, solve
 
@@ -239,9 +239,9 @@ def test_a_move_number_plays_retries_or_refuses() -> None:
         decision = h.run(C.decide_move(h.room, pid, deal.number, n, move, h.ctx()))
         assert decision.retry is None and decision.outcome is not None
         t = deal.logs[pid][-1][0]
-        view = copy.deepcopy(board_view(deal, pid))
+        told = copy.deepcopy(told_move(deal.replays[pid].board, decision.outcome))
         score = h.room.score(deal, pid, deal.started_at + t)
-        sent[(deal.number, pid, n)] = (t, outcome_view(decision.outcome), view, score)
+        sent[(deal.number, pid, n)] = (t, told, score)
 
     deal = h.room.running
     assert deal is not None
@@ -288,8 +288,7 @@ def test_a_move_number_plays_retries_or_refuses() -> None:
         move = logged_move(d.logs[pid][n])
         decision = C.decide_move(h.room, pid, number, n, move, h.ctx())
         assert (decision.records, decision.retry, decision.deal_number) == ([], n, number)
-        t, outcome, view, score = replayed_move(h.room, d, pid, n)
-        assert (t, outcome_view(outcome), view, score) == original
+        assert replayed_move(h.room, d, pid, n) == original
     assert room_view(h.room, p0, h.now) == state
     sent_logs = h.room.deals[0].logs
     last = len(sent_logs[p0])

@@ -42,7 +42,7 @@ async def test_restart_and_crash_recovery() -> None:
         async with running_server(store=kept, clock=clock) as second:
             assert code in second.service.rooms
             back = await Client.open(second.url)
-            welcome = await back.ok("hello", version=1, token=ann.token)
+            welcome = await back.ok("hello", version=2, token=ann.token)
             room = welcome["room"]
             assert welcome["player"] == ann.player and room["code"] == code
             assert room["deal"]["board"] == ann_board
@@ -50,9 +50,9 @@ async def test_restart_and_crash_recovery() -> None:
             online = {p["id"]: p["connected"] for p in room["players"]}
             assert online == {ann.player: True, bob.player: False}
             reply = await back.ok("move", deal=1, move={"kind": "draw"})
-            assert reply["board"]["moves"] == 5
+            assert reply["outcome"]["moves"] == 5
             bob2 = await Client.open(second.url)
-            await bob2.ok("hello", version=1, token=bob.token)
+            await bob2.ok("hello", version=2, token=bob.token)
             await back.event("members")
             await bob2.ok("move", deal=1, move={"kind": "draw"})
             progress = await back.event("progress", player=bob.player)

@@ -18,7 +18,7 @@ from tests.support.raw_client import Client, Frame, Player
 
 async def resume(url: str, token: str | None) -> tuple[Client, dict[str, Any]]:
     client = await Client.open(url)
-    welcome = await client.ok("hello", version=1, token=token)
+    welcome = await client.ok("hello", version=2, token=token)
     return client, welcome
 
 
@@ -98,18 +98,18 @@ async def test_kill_9_mid_race_loses_no_acknowledged_move(
     for p in players:
         assert p.client.player is not None
         mine = after[p.client.player]["deal"]["board"]
-        assert mine == p.acked[-1]["board"]  # the last acknowledged board, exactly
+        assert mine == p.view  # the last acknowledged board, exactly
         assert mine["moves"] == len(p.acked)
     assert sam.player is not None
     spectated = after[sam.player]["deal"]["boards"]
-    assert spectated == {p.client.player: p.acked[-1]["board"] for p in players}
+    assert spectated == {p.client.player: p.view for p in players}
 
     # The race goes on from there.
     again = Player(resumed[ann.player or ""])
     again.view = after[ann.player or ""]["deal"]["board"]
     await again.play(1, 1)
     if again.acked:
-        assert again.acked[0]["board"]["moves"] == len(players[0].acked) + 1
+        assert again.acked[0]["outcome"]["moves"] == len(players[0].acked) + 1
     for client in resumed.values():
         await client.close()
 
@@ -155,7 +155,7 @@ async def test_moves_in_flight_at_the_kill(embedded: EmbeddedServer) -> None:
         mine = logged.get(codes[pid], {}).get(pid, [])
         assert len(mine) <= 40 - refused  # nothing applied twice, nothing made up
         for reply in acked.get(pid, []):  # every acknowledged move, at its place
-            n = reply["board"]["moves"]
+            n = reply["outcome"]["moves"]
             assert n <= len(mine), "an acknowledged move is missing from the log"
             assert mine[n - 1]["t"] == reply["t"]
         _, welcome = await resume(embedded.url, client.token)
@@ -208,7 +208,7 @@ async def test_kill_9_while_proving_deals_restarts_at_once(embedded: EmbeddedSer
     for p in players:
         client, welcome = await resume(embedded.url, p.client.token)
         assert welcome["room"]["code"] == code
-        assert welcome["room"]["deal"]["board"] == p.acked[-1]["board"]
+        assert welcome["room"]["deal"]["board"] == p.view
         await client.close()
     again, welcome = await resume(embedded.url, cat.token)
     assert welcome["room"]["code"] == other["code"]

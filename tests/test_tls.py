@@ -73,7 +73,7 @@ async def test_a_game_session_over_wss(tls_server: ServerProcess) -> None:
         await a.close()
         again = await Client.open(tls_server.url, ssl=tls_server.ssl)
         try:
-            back = await again.request("hello", version=1, token=token)
+            back = await again.request("hello", version=2, token=token)
             assert back["type"] == "welcome" and back["room"]["code"] == code
         finally:
             await again.close()

@@ -15,6 +15,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import pytest
 from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 from websockets.typing import Subprotocol
 
 from client.bot import RESIGN, Bot
@@ -22,7 +23,7 @@ from protocol.moves import Move, MoveKind
 from protocol.wire import JSON, MSGPACK
 from server.net.connection import Limits
 from tests.support.inprocess import FlakyStore, Seeds, running_server
-from tests.support.raw_client import Client, player
+from tests.support.raw_client import Client, after, player
 
 
 async def alive(client: Client) -> None:
@@ -133,15 +134,15 @@ async def test_oversize_frame_closes_1009(server: Any) -> None:
 async def test_session_errors(server: Any) -> None:
     client = await Client.open(server.url)
     assert (await client.request("ping"))["code"] == "hello_first"
-    reply = await client.request("hello", version=2, name="Ann")
-    assert reply["code"] == "unsupported_version" and reply["supported"] == [1]
-    assert (await client.request("hello", version=1, token="nope"))["code"] == "unknown_token"
+    reply = await client.request("hello", version=1, name="Ann")
+    assert reply["code"] == "unsupported_version" and reply["supported"] == [2]
+    assert (await client.request("hello", version=2, token="nope"))["code"] == "unknown_token"
     for bad in ("", "   ", "x" * 25, "bad\x07name", "zero\u200bwidth"):
-        assert (await client.request("hello", version=1, name=bad))["code"] == "bad_name"
-    assert (await client.request("hello", version=1))["code"] == "bad_request"
+        assert (await client.request("hello", version=2, name=bad))["code"] == "bad_name"
+    assert (await client.request("hello", version=2))["code"] == "bad_request"
     await client.hello("  Ann  ")
     assert client.name == "  Ann  "
-    assert (await client.request("hello", version=1, name="Ann"))["code"] == "already_hello"
+    assert (await client.request("hello", version=2, name="Ann"))["code"] == "already_hello"
     room = await client.ok("create_room")
     assert room["room"]["players"][0]["name"] == "Ann"  # trimmed
     await alive(client)
@@ -166,6 +167,24 @@ async def test_no_subprotocol_gets_msgpack(server: Any) -> None:
         assert reply["code"] == "hello_first"
     async with connect(server.url, subprotocols=[Subprotocol("other"), Subprotocol(JSON)]) as ws:
         assert ws.subprotocol == JSON
+
+
+async def test_a_client_of_version_1_is_refused_at_the_handshake(server: Any) -> None:
+    """Version 2 replaced version 1: a handshake offering only version 1's
+    subprotocols (or any others) gets HTTP 426 naming the ones spoken, rather
+    than a connection whose frames it would misread."""
+    for offered in (["klondike-race.v1.msgpack"], ["klondike-race.v1.json", "other"]):
+        with pytest.raises(InvalidStatus) as refused:
+            await connect(server.url, subprotocols=[Subprotocol(p) for p in offered])
+        response = refused.value.response
+        assert response.status_code == 426
+        assert response.body.decode() == (
+            "this server speaks klondike-race.v2.msgpack or klondike-race.v2.json:"
+            " update or reload the client\n"
+        )
+    both = [Subprotocol("klondike-race.v1.msgpack"), Subprotocol(MSGPACK)]
+    async with connect(server.url, subprotocols=both) as ws:
+        assert ws.subprotocol == MSGPACK
 
 
 # ------------------------------------------------------------------ rooms
@@ -241,7 +260,7 @@ async def test_storage_unavailable_move_not_applied() -> None:
         snap = (await host.ok("snapshot"))["room"]
         assert snap["deal"]["board"]["moves"] == 0 and snap["deal"]["board"]["stock"] == 24
         reply = await host.ok("move", deal=1, move={"kind": "draw"})
-        assert reply["board"]["moves"] == 1 and reply["board"]["stock"] == 23
+        assert reply["outcome"]["moves"] == 1 and reply["outcome"]["stock"] == 23
         await guest.event("progress")
 
 
@@ -274,7 +293,7 @@ async def test_stalled_spectator_dropped_room_unaffected() -> None:
         ws = await connect(
             srv.url, sock=sock, max_queue=1, compression=None, subprotocols=[Subprotocol(MSGPACK)]
         )
-        await ws.send(msgpack.packb({"type": "hello", "id": 1, "version": 1, "name": "Slow"}))
+        await ws.send(msgpack.packb({"type": "hello", "id": 1, "version": 2, "name": "Slow"}))
         await ws.recv()
         await ws.send(
             msgpack.packb({"type": "join_room", "id": 2, "code": code, "role": "spectator"})
@@ -296,7 +315,7 @@ async def test_stalled_spectator_dropped_room_unaffected() -> None:
                     # Cycle the stock rather than resign: the deal keeps making events.
                     move = Move(MoveKind.DRAW if boards[i]["stock"] else MoveKind.RECYCLE)
                 reply = await client.ok("move", deal=1, move=move.to_wire())
-                boards[i] = reply["board"]
+                boards[i] = after(boards[i], reply)
                 moves += 1
         # Every move answered, and the stalled reader cut off, not waited for (how
         # long the moves took is bench/server.py's to measure).

@@ -16,7 +16,7 @@ from typing import Any
 
 from client.bot import Bot
 from protocol.messages import Reaction
-from protocol.moves import Move, MoveKind, Status
+from protocol.moves import Move, MoveKind, Outcome, Status
 from protocol.views import player_view
 from server.core import decide as C
 from server.core import views as V
@@ -125,6 +125,9 @@ def views_of(room: Room, ids: list[str], memo: ViewMemo) -> dict[str, Callable[[
         for p, log in deal.logs.items():
             views[f"board_view {d} {p}"] = lambda deal=deal, p=p: board_view(deal, p)
             views[f"progress_of {d} {p}"] = lambda deal=deal, p=p: progress_of(room, deal, p, now)
+            views[f"told_move {d} {p}"] = lambda deal=deal, p=p: V.told_move(
+                deal.replays[p].board, Outcome(Move(MoveKind.DRAW), (), (), None, 0, Status.PLAYING)
+            )
             for n in (0, len(log) // 2, len(log) - 1):
                 views[f"replayed_move {d} {p} {n}"] = lambda deal=deal, p=p, n=n: replayed_move(
                     room, deal, p, n

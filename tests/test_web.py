@@ -400,9 +400,11 @@ def test_moves_carry_their_number_and_a_lost_reply_is_retried(
     """Every move frame carries ``n``, the board's ``logged``. A move whose reply is
     lost with the connection (the server played it) is sent again, the same, once
     the page has resumed; the reply is the original one and the move is played
-    once (docs/protocol.md, ``move``)."""
+    once (docs/protocol.md, ``move``). The resumed room view holds the move
+    already: the page keeps it, checked by the reply's digest, with no snapshot."""
     ann = Client(browser, server, "ann-n")
     sent: list[dict[str, Any]] = []  # every move frame the page sent
+    snapshots: list[dict[str, Any]] = []  # every snapshot request the page sent
     replies: list[dict[str, Any]] = []  # every moved reply that reached the page
     cut: list[dict[str, Any]] = []  # the one reply lost with its connection
     armed: list[bool] = []
@@ -414,6 +416,8 @@ def test_moves_carry_their_number_and_a_lost_reply_is_retried(
             frame = json.loads(message) if isinstance(message, str) else {}
             if frame.get("type") == "move":
                 sent.append(frame)
+            if frame.get("type") == "snapshot":
+                snapshots.append(frame)
             upstream.send(message)
 
         def to_page(message: str | bytes) -> None:
@@ -455,7 +459,10 @@ def test_moves_carry_their_number_and_a_lost_reply_is_retried(
         assert [f["n"] for f in sent] == [0, 1, 1, 2]
         assert request(sent[1]) == request(sent[2]) and sent[1]["id"] != sent[2]["id"]
         assert request(replies[1]) == request(cut[0])  # the original reply, again
-        assert [r["board"]["logged"] for r in replies] == [1, 2, 3]
+        # A reply tells the move (its outcome and the digest), not the board.
+        assert [r["outcome"]["moves"] for r in replies] == [1, 2, 3]
+        assert all("board" not in r and len(r["digest"]) == 8 for r in replies)
+        assert not snapshots
         assert (ann.board() or {}).get("stock") == stock - 3  # played once, not twice
         no_errors(ann)
     except BaseException:

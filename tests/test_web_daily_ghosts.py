@@ -1,7 +1,9 @@
 """Ghosts in Chromium: two runs of the day played earlier (over sockets) race
 a third player's run in the page as chips tagged "ghost" ("Leader",
 "Median"), advancing as the server's clock (moved by the test) reaches their
-moves; once the run is over, the comparison with the leader's run is drawn."""
+moves; once the run is over, the comparison with the leader's run is drawn,
+and the leader's run is replayed move by move once the day is over (refused,
+and nothing of the deal received, before)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from tests.support.web import Client, no_errors
 from tests.test_web_daily_run import ThreadedServer, run_server  # noqa: F401 (a fixture)
 
 D1 = "classic-draw1"
+DAY_MS = 86_400_000
 
 
 async def _earlier_run(threaded: ThreadedServer, name: str, step_ms: int) -> None:
@@ -38,6 +41,14 @@ def test_a_daily_run_races_two_ghosts_then_compares_with_the_leader(
         run = _earlier_run(run_server, name, step)
         asyncio.run_coroutine_threadsafe(run, run_server.loop).result(60)
     cyd = Client(browser, run_server.http, "cyd-ghosts")
+    received: list[str] = []
+    cyd.page.on(
+        "websocket",
+        lambda ws: ws.on(
+            "framereceived",
+            lambda p: received.append(p if isinstance(p, str) else p.decode("latin-1")),
+        ),
+    )
     try:
         page = cyd.open("/")
         page.fill("#name", "Cyd")
@@ -76,6 +87,24 @@ def test_a_daily_run_races_two_ghosts_then_compares_with_the_leader(
             "The gap opened at card 1: you never got it home"
         )
         cyd.shot("daily-compare", compare)
+
+        # The leader's run in the replayer: not while the day runs.
+        page.click("#daily-leader-line")
+        replay = page.locator("#daily-leader-replay")
+        expect(replay.locator(".bad")).to_have_text(
+            "Not yet: the leader's moves are shown once that day is over."
+        )
+        seed = run_server.deals[D1].seed
+        assert received and not any(seed in frame for frame in received)
+        run_server.advance(DAY_MS)  # the day is over: its seed is public
+        page.click("#daily-leader-line")
+        expect(replay.locator(".past-seed .seed")).to_have_text(seed)
+        expect(replay.locator(".past-seed .ok")).to_have_text("✓ matches its commitment")
+        expect(replay.locator(".past-player .tile-name")).to_have_text("Bob")
+        expect(replay.locator(".past-player .replayed")).to_have_text("✓ replays to this board")
+        n_moves = len(winning_moves(run_server.deals[D1]))
+        expect(replay.locator(".past-log li")).to_have_count(n_moves)
+        cyd.shot("daily-leader-replay", replay)
         no_errors(cyd)
     finally:
         cyd.context.close()

@@ -111,7 +111,7 @@ class Sockets:
 
     def hello(self, socket: Socket, passkey: dict[str, Any]) -> dict[str, Any]:
         async def go() -> dict[str, Any]:
-            reply = await socket.request("hello", version=1, passkey=passkey, label="stolen")
+            reply = await socket.request("hello", version=2, passkey=passkey, label="stolen")
             await socket.close()
             return reply
 

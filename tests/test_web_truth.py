@@ -4,7 +4,8 @@ screen, nothing covering the cards, the room code or the host's controls).
 
 The lobby of the first five minutes (Create on screen, house rules folded, the
 invite as a QR code the server draws); a refusal naming every rule it breaks, in
-words only, over no card; a score change saying what caused it; a board paused by
+words only, over no card; a score change saying what caused it, every scoring
+event in words ("−100 recycle"); a board paused by
 a killed server saying "Reconnecting…" and one whose seat a second tab took saying
 so (and taking it back); the new host announced; "You closed the room"; notices
 that expire; readiness and status in words, one word each; every pending setting.
@@ -19,6 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
+from protocol.views import EVENT_NAMES
 from tests.support.processes import ServerProcess
 from tests.support.web import (
     Client,
@@ -231,6 +233,30 @@ def test_a_score_change_says_what_caused_it(people: Any) -> None:
     assert delta == now - before, (shown, before, now)
     assert page.locator("#hud .stat.score").locator("#score-change").count() == 1
     no_errors(ann, bob)
+
+
+def test_every_scoring_event_is_told_in_words(people: Any) -> None:
+    """The page's words for each scoring event the engine reports (the wire's
+    names, protocol/views.py): none shown as its code; the issue's example, a
+    recycle under Standard draw one, reads "−100 recycle" (docs/rules.md §5.1)."""
+    page = people("events").open()
+    said = page.evaluate(
+        """async (names) => {
+          const w = await import("/words.js");
+          return {
+            each: names.map((n) => w.scoreChangeText(5, {events: [n]})),
+            recycle: w.scoreChangeText(-100, {events: ["recycle"]}),
+            two: w.scoreChangeText(15, {events: ["tableau_foundation", "turn_over"]}),
+            undo: w.scoreChangeText(-15, {undone: true, events: ["turn_over"]}),
+          };
+        }""",
+        sorted(EVENT_NAMES.values()),
+    )
+    for name, text in zip(sorted(EVENT_NAMES.values()), said["each"], strict=True):
+        assert re.fullmatch(r"\+5 [a-z ]+", text) and "_" not in text, (name, text)
+    assert said["recycle"] == "−100 recycle"
+    assert said["two"] == "+15 card home, card turned up"
+    assert said["undo"] == "−15 undo"
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -9,6 +9,8 @@ import { compareChart } from "./charts.js";
 import { h, replaceChildren } from "./dom.js";
 import { showLobbyMessage } from "./feedback.js";
 import { readName, sessionError } from "./lobby.js";
+import { pastDealPanel } from "./profile.js";
+import { checkDeal } from "./replay.js";
 import { setRoom } from "./room.js";
 import { ensureSession } from "./session.js";
 import { $, onSession, state } from "./state.js";
@@ -21,6 +23,8 @@ const RESULT_TEXT = { won: "won", resigned: "resigned", dead: "no moves left", s
 const shown = { key: null, friends: false, reply: null, error: null };
 // The comparison with the leader's run, asked once the run is over (its room).
 const compared = { code: null, reply: null, error: null };
+// The leader's run in the replayer (daily_line): only once the day is over.
+const leaderLine = { key: null, deal: null, checks: null, error: null };
 
 async function play(btn) {
   const error = $("daily-error");
@@ -121,9 +125,39 @@ function compareView() {
         h("span", { class: "compare-key-you" }, `— ${GHOST_TEXT.you}: ${reply.you.home_at.length} cards home in ${reply.you.seconds.toFixed(1)} s`), " · ",
         h("span", { class: "compare-key-leader" }, `- - ${GHOST_TEXT.leader(reply.leader.name)}: ${reply.leader.home_at.length} in ${reply.leader.seconds.toFixed(1)} s`)),
       h("p", { id: "compare-gap-text" }, mine ? GHOST_TEXT.youLead : reply.gap ? GHOST_TEXT.gap(reply.gap) : GHOST_TEXT.noGap),
-      challengeButton(`daily/${reply.date}/${reply.ladder}`));
+      h("div", { class: "compare-actions" }, leaderLineButton(reply), challengeButton(`daily/${reply.date}/${reply.ladder}`)),
+      leaderLinePanel(reply));
   }
   return h("section", { class: "daily-compare", id: "daily-compare" }, h("h3", {}, GHOST_TEXT.compareTitle), body);
+}
+
+/** The leader's moves in the replayer: the server gives them once the day is over
+ * (its seed revealed), and says "not yet" before: until then, timings only. */
+function leaderLineButton(reply) {
+  return h("button", { type: "button", class: "btn small", id: "daily-leader-line",
+    onclick: () => openLeaderLine(reply.date, reply.ladder) }, GHOST_TEXT.leaderLine);
+}
+
+async function openLeaderLine(date, ladder) {
+  const key = `${date} ${ladder}`;
+  Object.assign(leaderLine, { key, deal: null, checks: null, error: null });
+  draw();
+  try {
+    const reply = await state.conn.request("daily_line", { ladder, date });
+    if (leaderLine.key !== key) return;
+    leaderLine.deal = reply.deal;
+    draw();
+    const checks = await checkDeal(reply.deal);
+    if (leaderLine.key === key) leaderLine.checks = checks;
+  } catch (err) {
+    if (leaderLine.key === key) leaderLine.error = err?.code ? refusalText(err) : String(err?.message || err);
+  }
+  draw();
+}
+
+function leaderLinePanel(reply) {
+  if (leaderLine.key !== `${reply.date} ${reply.ladder}`) return null;
+  return pastDealPanel(leaderLine, () => { leaderLine.key = null; draw(); }, "daily-leader-replay");
 }
 
 /** app.js: drawn with the room. A daily run's room shows the board once the run is over. */

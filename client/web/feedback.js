@@ -71,10 +71,11 @@ const KEEP_CLEAR = [
   "#link-out", "#codes-panel", "#friends-open", "#open-account",
 ];
 // Where each floating message belongs, as a point of the window (0–1 of its size),
-// and its widths to try, widest first.
+// and its widths to try, widest first; `reach`, how far it moves sideways once
+// placed (a refusal's nudge, style.css), kept clear too.
 const FLOATING = [
   { id: "notices", at: [1, 1], widths: [380, 300, 240] },
-  { id: "move-status", at: [0.5, 1], widths: [560, 420, 300, 240] },
+  { id: "move-status", at: [0.5, 1], widths: [560, 420, 300, 240], reach: 6 },
   { id: "toast", at: [0.5, 1], widths: [420, 300, 240] },
   { id: "friend-invite", at: [0.5, 0], widths: [560, 420, 300, 240] },
 ];
@@ -94,8 +95,9 @@ function boxes(selectors) {
 
 const overlaps = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
 
-/** The free spot for a `w`×`h` box nearest to point (`px`, `py`), or null. */
-function freeSpot(w, h, px, py, taken) {
+/** The free spot for a `w`×`h` box nearest to point (`px`, `py`), clear of `taken`
+ * by `reach` on either side, or null. */
+function freeSpot(w, h, px, py, taken, reach = 0) {
   const vw = document.documentElement.clientWidth;
   const vh = window.innerHeight;
   if (w + 2 * MARGIN > vw || h + 2 * MARGIN > vh) return null;
@@ -107,7 +109,7 @@ function freeSpot(w, h, px, py, taken) {
   for (const y of ys) for (const x of xs) spots.push({ x, y, d: (x + w / 2 - px) ** 2 + (y + h / 2 - py) ** 2 });
   spots.sort((a, b) => a.d - b.d);
   return spots.find(({ x, y }) => {
-    const r = { left: x, top: y, right: x + w, bottom: y + h };
+    const r = { left: x - reach, top: y, right: x + w + reach, bottom: y + h };
     return !taken.some((t) => overlaps(r, t));
   }) || null;
 }
@@ -124,7 +126,7 @@ function place(el, spec, taken) {
     el.style.left = "0px";
     el.style.top = "0px";
     const height = el.getBoundingClientRect().height;
-    const spot = freeSpot(width, height, px, py, taken);
+    const spot = freeSpot(width, height, px, py, taken, spec.reach);
     if (spot) {
       el.style.left = `${spot.x}px`;
       el.style.top = `${spot.y}px`;

@@ -4,11 +4,12 @@
 // the foundations. `prefers-reduced-motion: reduce` turns every one of them off.
 //
 // Motion is only ever cosmetic, and never holds the state back: the board is
-// redrawn from the server's view at once (so what the page shows, and what tests
-// read, is the view), and an animation only moves the new elements, by
-// transforms, from where the old ones were. Nothing here decides anything about the
-// game; it compares two views the server sent. A redraw first ends whatever is
-// still in flight (`settle`), so animations never pile up.
+// redrawn from the new view at once (so what the page shows, and what tests read,
+// is the view), and an animation only moves the new elements, by transforms, from
+// where the old ones were. Nothing here decides anything about the game; it
+// compares two views of the board (each the server's, or kept from the server's
+// outcomes and checked by their digest: outcomes.js). A redraw first ends
+// whatever is still in flight (`settle`), so animations never pile up.
 
 const GLIDE_MS = 180;
 const TURN_MS = 160;

@@ -1,11 +1,11 @@
-// The wire: one WebSocket speaking the `klondike-race.v1.json` subprotocol
+// The wire: one WebSocket speaking the `klondike-race.v2.json` subprotocol
 // (docs/protocol.md). Requests carry an `id` and resolve with the reply that
 // echoes it; room events carry a `seq` and go to `onEvent`, in order. A gap in
 // the seqs makes the connection ask for a `snapshot` and hand it to `onSnapshot`
 // instead of the events it missed.
 
-export const SUBPROTOCOL = "klondike-race.v1.json";
-export const VERSION = 1;
+export const SUBPROTOCOL = "klondike-race.v2.json";
+export const VERSION = 2;
 
 /** An error reply from the server: `code`, `message`, and `field` for settings. */
 export class ServerError extends Error {
@@ -39,7 +39,7 @@ export class Connection {
     this.nextId = 1;
     this.pending = new Map();
     this.seq = null; // the last room seq applied; null outside a room
-    this.resyncing = false;
+    this.resyncing = null; // the snapshot on its way, if any
     this.clockOffset = 0; // server ms - local ms
   }
 
@@ -126,9 +126,14 @@ export class Connection {
     this.seq = room ? room.seq : null;
   }
 
-  async resync() {
-    if (this.resyncing) return;
-    this.resyncing = true;
+  /** Take a snapshot of the room in place of what is known; resolves once it is
+   *  taken (or failed). While one is on its way, another call waits for it. */
+  resync() {
+    if (!this.resyncing) this.resyncing = this._snapshot();
+    return this.resyncing;
+  }
+
+  async _snapshot() {
     try {
       const reply = await this.request("snapshot");
       this.seq = reply.room.seq;
@@ -138,7 +143,7 @@ export class Connection {
         console.warn("snapshot failed", err.code, err.message);
       }
     } finally {
-      this.resyncing = false;
+      this.resyncing = null;
     }
   }
 

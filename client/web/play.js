@@ -1,7 +1,9 @@
 // Playing your own board: the board controller (gestures.js) on the felt, the
 // Draw / Undo / Auto-complete / Resign buttons, the keyboard shortcuts outside the
 // board, and sending each move, with the server's reason shown when it refuses.
-// The server is the referee: a move is drawn only from the board its reply carries.
+// The server is the referee: a move is drawn only from the outcome its reply
+// carries, applied to the board the page holds (outcomes.js) and checked against
+// the reply's digest; a board that does not check out is replaced by a snapshot.
 //
 // Each move carries its number in our log of the deal (`n`: the board's `logged`),
 // so that one sent again is never played twice (docs/protocol.md, `move`). Moves
@@ -13,6 +15,7 @@ import { describeMove, stockMove } from "./cards.js";
 import { h, replaceChildren } from "./dom.js";
 import { hint, placeFloating } from "./feedback.js";
 import { BoardController } from "./gestures.js";
+import { followOutcome, viewDigest } from "./outcomes.js";
 import { $, dealIsOver, isConnected, me, myBoard, nextResume, render, state } from "./state.js";
 import { refusalText, scoreChangeText } from "./words.js";
 
@@ -87,7 +90,14 @@ async function playMove(move) {
   // A snapshot may have replaced the room object meanwhile: update the current one.
   const now = state.room;
   if (now && now.code === room.code && now.deal && reply.deal === now.deal.number && now.role === "player") {
-    now.deal.board = reply.board;
+    const board = boardAfter(now.deal.board, fields.n, reply);
+    if (!board) {
+      // Lost track of our own board: the snapshot has it (and numbers the next move).
+      await state.conn?.resync();
+      render();
+      return reply;
+    }
+    now.deal.board = board;
     // A daily run's clock starts at its first move (docs/protocol.md "Daily runs").
     if (now.daily && now.daily.first_move_at == null) now.daily.first_move_at = now.deal.started_at + reply.t;
     const progress = (now.deal.progress = now.deal.progress || {});
@@ -95,22 +105,35 @@ async function playMove(move) {
     // The score's change, told by what the engine says the move did.
     const delta = mine.score === undefined ? 0 : reply.score - mine.score;
     if (delta) {
-      state.scoreChange = { deal: reply.deal, delta, text: scoreChangeText(delta, reply.result), until: Date.now() + SCORE_NEWS_MS };
+      state.scoreChange = { deal: reply.deal, delta, text: scoreChangeText(delta, reply.outcome), until: Date.now() + SCORE_NEWS_MS };
       setTimeout(render, SCORE_NEWS_MS + 20);
     }
     progress[me()] = {
       ...mine,
       score: reply.score,
-      home: reply.board.home,
-      moves: reply.board.moves,
-      status: reply.board.status,
-      finished: reply.board.status !== "playing",
+      home: board.home,
+      moves: board.moves,
+      status: board.status,
+      finished: board.status !== "playing",
     };
     setMoveStatus("");
-    hint(`Moved: ${describeMove(move)}${reply.result?.turned ? `, turned up ${reply.result.turned}` : ""}`);
+    hint(`Moved: ${describeMove(move)}${reply.outcome.turned ? `, turned up ${reply.outcome.turned}` : ""}`);
     render();
   }
   return reply;
+}
+
+/**
+ * Our board after the move numbered `n`, from its `moved` reply: the outcome
+ * applied to the board it was numbered from, checked by the digest. A board that
+ * already holds the move (a resumed session's room view, before a retry's
+ * original reply) is kept when its digest is the reply's. Null: the page has lost
+ * track of its board.
+ */
+function boardAfter(board, n, reply) {
+  if (!board) return null;
+  if (board.logged === n) return followOutcome(board, reply.outcome, reply.digest);
+  return board.logged === n + 1 && viewDigest(board) === reply.digest ? board : null;
 }
 
 /** Send a move request; after a drop, send the very same one again once resumed

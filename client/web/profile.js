@@ -173,23 +173,34 @@ function dealsTable() {
 function replayPanel() {
   const r = view.replay;
   if (!r) return null;
-  const close = h("button", { type: "button", class: "btn small ghost", onclick: () => { view.replay = null; draw(); } }, "Close");
-  if (r.error) return h("section", { class: "panel profile-replay", id: "profile-replay" }, h("p", { class: "bad" }, r.error), close);
+  return pastDealPanel(r, () => { view.replay = null; draw(); }, "profile-replay");
+}
+
+/**
+ * A past deal in the replayer, as `past_deal` (or `daily_line`) gave it: the seed
+ * with its check against the commitment, and each player's final board, score and
+ * move log, each log checked from the seed's layout to that board (replay.js).
+ *   r: {deal, checks, error}: the deal (null while it comes), checkDeal's answer
+ *   (null while checking), or why it could not be had.
+ */
+export function pastDealPanel(r, onClose, id) {
+  const close = h("button", { type: "button", class: "btn small ghost", onclick: onClose }, "Close");
+  if (r.error) return h("section", { class: "panel profile-replay", id }, h("p", { class: "bad" }, r.error), close);
   const deal = r.deal;
-  if (!deal) return h("section", { class: "panel profile-replay", id: "profile-replay" }, h("p", { class: "checking" }, "loading…"));
+  if (!deal) return h("section", { class: "panel profile-replay", id }, h("p", { class: "checking" }, "loading…"));
   const checks = r.checks;
   const seedLine = h("p", { class: "past-seed" }, "Seed ", h("code", { class: "seed" }, String(deal.seed)), " ",
     !checks ? h("span", { class: "checking" }, "checking…")
       : checks.seedOk ? h("span", { class: "ok" }, "✓ matches its commitment")
         : h("span", { class: "bad" }, "✗ does not match its commitment"));
-  const players = Object.keys(deal.boards || {}).map((id) => {
-    const board = deal.boards[id];
-    const sum = deal.summary?.[id] || {};
-    const check = checks?.players?.[id];
-    const steps = tellLog(deal.logs?.[id]);
-    return h("article", { class: "past-player", dataset: { player: id } },
+  const players = Object.keys(deal.boards || {}).map((pid) => {
+    const board = deal.boards[pid];
+    const sum = deal.summary?.[pid] || {};
+    const check = checks?.players?.[pid];
+    const steps = tellLog(deal.logs?.[pid]);
+    return h("article", { class: "past-player", dataset: { player: pid } },
       h("header", { class: "past-player-head" },
-        h("span", { class: "tile-name" }, deal.names?.[id] || id),
+        h("span", { class: "tile-name" }, deal.names?.[pid] || pid),
         h("span", { class: "tile-score" }, signed(sum.score ?? 0)),
         h("span", { class: "tile-status" }, statusText(board.status, false, true)),
         !check ? h("span", { class: "checking" }, "checking…")
@@ -199,8 +210,10 @@ function replayPanel() {
       h("details", { class: "past-log" }, h("summary", {}, `Move log (${steps.length})`),
         h("ol", { class: "log" }, steps.map((s) => h("li", {}, h("span", { class: "t" }, clock(s.t)), " ", s.text)))));
   });
-  return h("section", { class: "panel profile-replay", id: "profile-replay", "aria-label": `Deal ${deal.number} of room ${deal.room}` },
-    h("div", { class: "past-head" }, h("h3", {}, `Room ${deal.room}, round ${deal.round}, deal ${deal.number}`), close),
+  const daily = deal.key?.startsWith("daily/") ? deal.key.split("/") : null;
+  const title = daily ? `The ${daily[1]} daily (${daily[2]}): the leader's run` : `Room ${deal.room}, round ${deal.round}, deal ${deal.number}`;
+  return h("section", { class: "panel profile-replay", id, "aria-label": title },
+    h("div", { class: "past-head" }, h("h3", {}, title), close),
     seedLine, h("div", { class: "past-players" }, players));
 }
 

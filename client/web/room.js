@@ -5,6 +5,7 @@
 
 import { isAsking } from "./confirm.js";
 import { news, showLobbyMessage, toast } from "./feedback.js";
+import { followOutcome } from "./outcomes.js";
 import { dropOwnBoard, setMoveStatus } from "./play.js";
 import { showReaction } from "./reactions.js";
 import { seedMatches } from "./replay.js";
@@ -179,9 +180,13 @@ export function applyEvent(ev) {
       if (room.deal && ev.deal === room.deal.number) {
         room.deal.progress = room.deal.progress || {};
         room.deal.progress[ev.player] = ev.progress;
-        if (ev.board) {
-          room.deal.boards = room.deal.boards || {};
-          room.deal.boards[ev.player] = ev.board;
+        if (ev.outcome) {
+          // A board on show (spectators, and a late friend sitting the deal
+          // out) moves by its outcome; one that does not check out is fetched.
+          const boards = (room.deal.boards = room.deal.boards || {});
+          const board = followOutcome(boards[ev.player], ev.outcome, ev.digest);
+          if (board) boards[ev.player] = board;
+          else state.conn?.resync();
         }
       }
       break;

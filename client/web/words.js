@@ -99,7 +99,9 @@ export const TEXTS = {
   rated_locked: "A rated round is running: its rules stay as they are until it is over.",
   daily_played: "You have played this daily already: one run a day. Here is the leaderboard.",
   daily_not_over: "Not yet: this comes once your own run of that daily is over.",
+  day_not_over: "Not yet: the leader's moves are shown once that day is over.",
   challenge_taken: "You have played this challenge already: one run a challenge. Here are both results.",
+  challenge_withdrawn: "This challenge was withdrawn: the player who made it has deleted their account.",
   already_queued: "You are waiting for a quick match: leave the queue first.",
   not_queued: "You are not waiting for a quick match.",
   bots_not_yet: "Bots are offered after 30 seconds in the queue.",
@@ -417,6 +419,7 @@ export const GHOST_TEXT = {
     : `The gap opened at card ${g.card}: you had it home at ${g.you.toFixed(1)} s, the leader at ${g.leader.toFixed(1)} s (${g.grew.toFixed(1)} s lost on that card).`,
   noGap: "You never fell behind the leader.",
   youLead: "You lead the day: this is your own run.",
+  leaderLine: "Replay the leader's run",
 };
 
 // Challenges (challenge.js): a past deal sent to a friend as a link, played once.

@@ -35,6 +35,8 @@ from protocol.names import DELETED_PLAYER
 from protocol.request_fields import Request
 
 from .. import ids
+from ..challenges.handlers import export_challenges
+from ..challenges.store import ChallengeStore
 from ..core import decide as D
 from ..core.values import RoomError
 from ..daily.results import ResultStore
@@ -65,6 +67,7 @@ class AccountDesk(Front, Protocol):
     history: HistoryKeeper
     daily_results: ResultStore
     runs: RunKeeper
+    challenges: ChallengeStore
 
 
 def close_signed_out(desk: AccountDesk, devices: list[str]) -> None:
@@ -200,6 +203,7 @@ async def _export_account(desk: AccountDesk, conn: Peer, req: ExportAccount) -> 
     try:
         data = await export(accounts.store, account, accounts.now())
         data["daily"] = await export_runs(desk.daily_results, session.player)
+        data["challenges"] = await export_challenges(desk.challenges, session.player)
     except StoreUnavailable:
         raise unavailable() from None
     conn.send(M.account_export(req.id, data=data))
@@ -220,6 +224,8 @@ async def _delete_account(desk: AccountDesk, conn: Peer, req: DeleteAccount) -> 
         player = account.player
         await runner.run(lambda room, _ctx: D.decide_rename(room, player, DELETED_PLAYER))
     try:
+        # Its challenges first: once the account is gone, nothing would withdraw them.
+        await desk.challenges.withdraw(account.player)
         devices = [d.device for d in await accounts.store.devices(account.account)]
         await forget(accounts.store, account)
     except StoreUnavailable:

@@ -6,7 +6,8 @@ keys and counters (the private half never reached the server), recovery codes
 by how many are left.
 
 **Deletion** forgets the account in one store step (``delete_account``:
-devices, passkeys, codes, friendships, history), and before that takes its
+devices, passkeys, codes, friendships, history), and before that withdraws the
+challenges it made (server/challenges/store.py ``withdraw``) and takes its
 name out of what other players keep: the replays of the deals it played. The
 rename happens where a name is *kept*, not where it is sent. The server sends a
 player's name from many places (a room's views and events to each member, its

@@ -24,7 +24,7 @@ from ..accounts.keeping import HistoryKeeper
 from ..accounts.store import AccountStore
 from ..core.values import RoomError
 from ..daily.ghost_race import names_now
-from ..daily.results import RunResult
+from ..daily.results import RunResult, TimedEntry
 from ..daily.run_handlers import RunDesk
 from ..peer import Peer
 from ..store.base import StoreUnavailable, unavailable
@@ -34,6 +34,7 @@ from .store import ChallengeStore
 __all__ = [
     "ChallengeDesk",
     "challenge_views",
+    "export_challenges",
     "listed",
     "made",
     "result_view",
@@ -60,9 +61,11 @@ async def stored(what: Any) -> Any:
 _REFUSED = "no such deal of yours to challenge with"
 
 
-async def _from_daily(
-    desk: ChallengeDesk, player: str, key: str
-) -> tuple[str, dict[str, Any], RunResult]:
+_Source = tuple[str, dict[str, Any], RunResult, list[TimedEntry]]
+"""What a challenge is made of: the seed, the rules, the run and its line."""
+
+
+async def _from_daily(desk: ChallengeDesk, player: str, key: str) -> _Source:
     parts = key.split("/")
     if len(parts) != 3:
         raise RoomError(ErrorCode.NO_SUCH_DEAL, _REFUSED)
@@ -76,18 +79,18 @@ async def _from_daily(
     deal = await stored(desk.daily.deal(day, ladder)) if runs else None
     if not runs or deal is None:
         raise RoomError(ErrorCode.NO_SUCH_DEAL, _REFUSED)
-    return deal.seed, deal.rules.to_wire(), runs[0]
+    lines = await stored(desk.daily_results.lines(date, ladder, [player]))
+    return deal.seed, deal.rules.to_wire(), runs[0], lines.get(player, [])
 
 
-async def _from_history(
-    desk: ChallengeDesk, player: str, key: str
-) -> tuple[str, dict[str, Any], RunResult]:
+async def _from_history(desk: ChallengeDesk, player: str, key: str) -> _Source:
     await desk.history.settled(player)
     data = await stored(desk.accounts.replay(key))
     replay = None if data is None else read_replay(data)
     if replay is None or player not in replay.get("logs", {}):
         raise RoomError(ErrorCode.NO_SUCH_DEAL, _REFUSED)
-    return str(replay["seed"]), dict(replay["rules"]), run_from_replay(replay, player)
+    run, line = run_from_replay(replay, player)
+    return str(replay["seed"]), dict(replay["rules"]), run, line
 
 
 async def made(desk: ChallengeDesk, conn: Peer, req: ChallengeRequest) -> None:
@@ -96,12 +99,12 @@ async def made(desk: ChallengeDesk, conn: Peer, req: ChallengeRequest) -> None:
         raise RoomError(ErrorCode.NOT_SIGNED_IN, "sign in to challenge a friend")
     player = session.player
     if req.key.startswith("daily/"):
-        seed, rules, run = await _from_daily(desk, player, req.key)
+        seed, rules, run, line = await _from_daily(desk, player, req.key)
     else:
-        seed, rules, run = await _from_history(desk, player, req.key)
+        seed, rules, run, line = await _from_history(desk, player, req.key)
     code = new_challenge_code()
     now = desk.clock.now() / 1000
-    challenge = Challenge(challenge_id(code), player, req.key, seed, rules, run, now)
+    challenge = Challenge(challenge_id(code), player, req.key, seed, rules, run, tuple(line), now)
     await stored(desk.challenges.add(challenge))
     url = f"{conn.link_base or ''}/#challenge={code}"
     conn.send(M.challenge(req.id, code=code, url=url))
@@ -167,6 +170,42 @@ async def challenge_views(
             }
         )
     return out
+
+
+async def export_challenges(store: ChallengeStore, player: str) -> dict[str, Any]:
+    """The challenges a player made and took, as their data export holds them:
+    made ones with their run and its line (``[t, kind, from, to, count]`` a
+    move) and how many took them, by the deal's key, not its seed (that of a
+    daily is secret until its day ends); taken ones with the take's room and
+    result. Oldest first."""
+    made: list[Challenge] = await stored(store.made_by(player))
+    taken: list[Take] = await stored(store.taken_by(player))
+    out_made = []
+    for c in sorted(made, key=lambda c: c.created):
+        takes: list[Take] = await stored(store.takes_of(c.id))
+        out_made.append(
+            {
+                "source": c.source,
+                "made": c.created,
+                "rules": c.rules,
+                "run": c.run.to_json(),
+                "line": [list(move) for move in c.line],
+                "takes": len(takes),
+            }
+        )
+    out_taken = []
+    for t in sorted(taken, key=lambda t: t.created):
+        challenge = await stored(store.get(t.challenge))
+        if challenge is not None and challenge.challenger == player:
+            continue
+        out_taken.append(
+            {
+                "started": t.created,
+                "room": t.code,
+                "result": None if t.result is None else t.result.to_json(),
+            }
+        )
+    return {"made": out_made, "taken": out_taken}
 
 
 def _take_view(take: Take, names: dict[str, str]) -> dict[str, Any]:

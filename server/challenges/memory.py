@@ -14,6 +14,7 @@ class MemoryChallenges:
     def __init__(self) -> None:
         self._challenges: dict[str, Challenge] = {}
         self._takes: dict[str, dict[str, Take]] = {}  # challenge -> player -> take
+        self._withdrawn: set[str] = set()
 
     async def add(self, challenge: Challenge) -> None:
         self._challenges.setdefault(challenge.id, challenge)
@@ -43,6 +44,14 @@ class MemoryChallenges:
 
     async def taken_by(self, player: str) -> list[Take]:
         return [t for takes in self._takes.values() if (t := takes.get(player)) is not None]
+
+    async def withdraw(self, challenger: str) -> None:
+        for c in [c for c in self._challenges.values() if c.challenger == challenger]:
+            del self._challenges[c.id]
+            self._withdrawn.add(c.id)
+
+    async def withdrawn(self, challenge: str) -> bool:
+        return challenge in self._withdrawn
 
     async def close(self) -> None:
         return None

@@ -9,8 +9,8 @@ seed is kept server-side only: the link holds a code of 130 random bits
 so neither the link nor a stored challenge's id tells the deal.
 
 The challenger's run is kept as a daily run is (server/daily/results.py
-``RunResult``), so the ghost and the comparison of a daily serve it as they
-are (server/daily/ghosts.py).
+``RunResult``, and its line packed as a daily run's is), so the ghost of a
+daily serves it as it is (server/daily/ghosts.py).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from protocol.settings import DealRules
 
 from ..accounts.model import new_code, secret_hash
 from ..daily.ghosts import frames
-from ..daily.results import RunResult, line_text
+from ..daily.results import Finished, RunResult, TimedEntry, pack_line, unpack_line
 
 __all__ = ["Challenge", "Take", "challenge_id", "new_challenge_code", "run_from_replay"]
 
@@ -47,7 +47,8 @@ class Challenge:
     source: str  # the key it was made from (a history deal's, or daily/DATE/LADDER)
     seed: str  # never sent to a taker
     rules: dict[str, Any]  # DealRules.to_wire() of the deal
-    run: RunResult  # the challenger's run of it: its result and timed moves
+    run: RunResult  # the challenger's run of it
+    line: tuple[TimedEntry, ...]  # and its timed moves: what its ghost replays
     created: float  # unix seconds
 
     @property
@@ -55,11 +56,28 @@ class Challenge:
         return DealRules.from_wire(self.rules)
 
     def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "run": self.run.to_json()}
+        out = {**dataclasses.asdict(self), "run": self.run.to_json()}
+        out["line"] = pack_line(self.line)
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Challenge:
-        return cls(**{**data, "run": RunResult.from_json(dict(data["run"]))})
+        run = RunResult.from_json(dict(data["run"]))
+        if "line" in data:
+            line = tuple(unpack_line(data["line"]))
+        else:  # kept before lines were packed apart: the text inside its run
+            line = tuple(_line_of_text(data["run"].get("line", "")))
+        return cls(**{**data, "run": run, "line": line})
+
+
+def _line_of_text(text: str) -> list[TimedEntry]:
+    """A line as challenges kept it inside their run before lines were packed:
+    ``t,kind,from,to,count`` a move, ``;`` between."""
+    out: list[TimedEntry] = []
+    for entry in text.split(";") if text else ():
+        t, kind, src, dst, count = entry.split(",")
+        out.append((int(t), kind, int(src), int(dst), int(count)))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +107,7 @@ class Take:
 _RESULT = {Status.WON.value: "won", Status.RESIGNED.value: "resigned", Status.DEAD.value: "dead"}
 
 
-def run_from_replay(replay: Mapping[str, Any], player: str) -> RunResult:
+def run_from_replay(replay: Mapping[str, Any], player: str) -> Finished:
     """The player's run of a room's past deal (a ``past_deal`` map), as a daily
     run's result is kept: timed from its first move, ``stopped`` if the deal
     ended before they did, scored as a take is (Standard, no race bonus,
@@ -114,7 +132,7 @@ def run_from_replay(replay: Mapping[str, Any], player: str) -> RunResult:
         score=0,
         ended=float(replay["t"]),
         code=str(replay["room"]),
-        line=line_text([(t - first, kind, a, b, n) for t, kind, a, b, n in moves]),
     )
-    line = frames(str(replay["seed"]), rules, run)
-    return dataclasses.replace(run, score=line[-1].progress["score"] if line else 0)
+    line = [(t - first, kind, a, b, n) for t, kind, a, b, n in moves]
+    seen = frames(str(replay["seed"]), rules, run, line)
+    return dataclasses.replace(run, score=seen[-1].progress["score"] if seen else 0), line

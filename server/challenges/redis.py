@@ -5,7 +5,9 @@
   ``P challenges:of:SOURCE`` (sets of the ids a player made, made of a deal);
 - ``P challenges:takes:ID`` (hash: player -> their take's JSON, without its
   result), ``P challenges:results:ID`` (hash: player -> the take's result),
-  ``P challenges:taken:PLAYER`` (set: the ids they took).
+  ``P challenges:taken:PLAYER`` (set: the ids they took);
+- ``P challenges:withdrawn`` (set: the ids of the challenges withdrawn, their
+  challenger's account deleted).
 
 Each write is one Lua script that answers alike when run twice (a challenge
 is set once, a take claimed once, a result kept once and only from the room
@@ -63,6 +65,26 @@ return redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3])
 """,
 )
 
+# Withdraw every challenge a player made: each removed (and from the set of its
+# source's), its id kept as withdrawn. KEYS: by, withdrawn. ARGV: the key prefix
+# of a challenge, of a source's set. Returns 1.
+_WITHDRAW = Script(
+    "challenge_withdraw",
+    """
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local c = redis.call('GET', ARGV[1] .. id)
+  if c then
+    redis.call('SREM', ARGV[2] .. cjson.decode(c)['source'], id)
+    redis.call('DEL', ARGV[1] .. id)
+  end
+  redis.call('SADD', KEYS[2], id)
+end
+redis.call('DEL', KEYS[1])
+return 1
+""",
+)
+_WITHDRAWN = Script("challenge_withdrawn", "return redis.call('SISMEMBER', KEYS[1], ARGV[1])")
+
 # Reads. The challenges of a set of ids: KEYS: the set; ARGV: the key prefix of
 # a challenge. A challenge's takes: KEYS: takes, results. A player's takes:
 # KEYS: taken; ARGV: the prefix of takes and results keys, the player.
@@ -103,7 +125,7 @@ return cjson.encode(out)
 """,
 )
 
-_READS = (_GET, _SET, _TAKES_OF, _TAKEN_BY)
+_READS = (_GET, _SET, _TAKES_OF, _TAKEN_BY, _WITHDRAWN)
 
 
 def _take(take: str, result: Any) -> Take:
@@ -228,3 +250,11 @@ class RedisChallenges:
         args = [self.base.encode(), player.encode()]
         reply = await self._run(_TAKEN_BY, [self._key("taken", player)], args)
         return [_take(t, r) for t, r in json.loads(reply)]
+
+    async def withdraw(self, challenger: str) -> None:
+        keys = [self._key("by", challenger), self._key("withdrawn")]
+        await self._run(_WITHDRAW, keys, [self._key("c", ""), self._key("of", "")])
+
+    async def withdrawn(self, challenge: str) -> bool:
+        reply = await self._run(_WITHDRAWN, [self._key("withdrawn")], [challenge.encode()])
+        return bool(reply)

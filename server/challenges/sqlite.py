@@ -3,7 +3,8 @@ stores' files (``serve --data-dir``), built as the daily results' store is
 (server/daily/sqlite_results.py): WAL with ``synchronous=FULL``, each operation
 one transaction. A take is claimed with ``INSERT OR IGNORE`` on (challenge,
 player) and its result set only where it is still null and its room is the
-take's: a run counted once.
+take's: a run counted once. A challenge withdrawn leaves its row for its id
+in ``withdrawn``, in the same transaction.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ CREATE TABLE IF NOT EXISTS takes (
     PRIMARY KEY (challenge, player)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS taken_by ON takes (player);
+CREATE TABLE IF NOT EXISTS withdrawn (id TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 
 _TAKE = "SELECT challenge, player, code, created, result FROM takes"
@@ -108,3 +110,16 @@ class SqliteChallenges(SqliteFile):
     async def taken_by(self, player: str) -> list[Take]:
         rows = await self._all(f"{_TAKE} WHERE player = ?", (player,))
         return [_take(row) for row in rows]
+
+    async def withdraw(self, challenger: str) -> None:
+        def run(c: sqlite3.Connection) -> None:
+            c.execute(
+                "INSERT OR IGNORE INTO withdrawn SELECT id FROM challenges WHERE challenger = ?",
+                (challenger,),
+            )
+            c.execute("DELETE FROM challenges WHERE challenger = ?", (challenger,))
+
+        await self._tx(run)
+
+    async def withdrawn(self, challenge: str) -> bool:
+        return await self._one("SELECT 1 FROM withdrawn WHERE id = ?", (challenge,)) is not None

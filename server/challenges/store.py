@@ -4,6 +4,11 @@ Like every store, a write is durable when its coroutine returns, and one that
 cannot write raises StoreUnavailable having written nothing. A take is claimed
 atomically (of two takes racing, one is kept and the other finds it), and its
 result is kept once, and only from the room its take names: a run counted once.
+
+Deleting an account withdraws the challenges it made (:meth:`withdraw`): each
+is removed, its seed and the challenger's run with it, and only its id is
+kept, among the withdrawn ones, so that its link is answered as withdrawn
+rather than as a wrong code. Its takes stay: they are their takers' runs.
 """
 
 from __future__ import annotations
@@ -35,6 +40,13 @@ class ChallengeStore(Protocol):
         """The challenges made of one deal (by its key)."""
 
     async def takes_of(self, challenge: str) -> list[Take]: ...
+
+    async def withdraw(self, challenger: str) -> None:
+        """Remove every challenge ``challenger`` made, keeping their ids as
+        withdrawn (done again, it changes nothing)."""
+
+    async def withdrawn(self, challenge: str) -> bool:
+        """Whether the challenge of this id was withdrawn."""
 
     async def taken_by(self, player: str) -> list[Take]: ...
 

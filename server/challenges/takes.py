@@ -9,6 +9,8 @@ others may still take it). Only then is it claimed, atomically, in the
 challenge store: of two attempts racing, the claim kept is the take, and the
 other room closes at once. A take with a result is over; another is refused,
 ``challenge_taken``. Its ghost is the challenger's run (server/daily/ghost_race.py).
+The link of a challenge withdrawn (its challenger's account deleted) is
+refused, ``challenge_withdrawn``: a right code, so no guess is counted.
 """
 
 from __future__ import annotations
@@ -60,6 +62,11 @@ async def _challenge(desk: ChallengeDesk, conn: Peer, code: str) -> Challenge:
     desk.allowances.admit(Quota.LINK_CODES, conn, spend=False)
     found: Challenge | None = await stored(desk.challenges.get(challenge_id(code)))
     if found is None:
+        if await stored(desk.challenges.withdrawn(challenge_id(code))):
+            raise RoomError(
+                ErrorCode.CHALLENGE_WITHDRAWN,
+                "this challenge was withdrawn: its challenger is gone",
+            )
         desk.allowances.admit(Quota.LINK_CODES, conn)
         raise RoomError(ErrorCode.BAD_CODE, "no such challenge")
     return found

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from protocol.account_requests import ACCOUNT_REQUESTS
-from protocol.daily_requests import DAILY_AT_THE_EDGE
+from protocol.daily_requests import DAILY_AT_THE_EDGE, DailyBoard, DailyCompare
 from protocol.friend_requests import AT_THE_EDGE
 from protocol.messages import CloseCode
 from protocol.requests import Hello, JoinRoom, Request
@@ -325,6 +325,14 @@ class Cluster:
             raise unavailable() from None
 
     async def _route(self, conn: Peer, req: Request) -> bool:
+        if isinstance(req, (DailyBoard, DailyCompare)) and not isinstance(conn, RemoteConn):
+            node = self.tunnels.owner_of(conn)
+            if node is not None:
+                # The client's room runs there, and so may its daily run: a run
+                # just over has its result write under way there, which that
+                # node's answer waits for (server/daily/runs.py ``settled_player``).
+                self.tunnels.forward(node, conn, req)
+                return True
         if isinstance(req, (*ACCOUNT_REQUESTS, *AT_THE_EDGE, *DAILY_AT_THE_EDGE)):
             # answered where the client is (server/accounts/handlers.py); the
             # daily deals are in the store every node shares (server/daily/)

@@ -93,6 +93,9 @@ class Room:
         # ``created`` record says (see :attr:`starts_at`).
         self.countdown_ends: int | None = None
         self._sheet: tuple[Any, Sheet] | None = None  # see sheet()
+        # The move folded last, as the wire tells it, while its decision is
+        # committed: commit hands it to the decision, for the move's reply.
+        self._told: V.Told | None = None
 
     # ------------------------------------------------------------------ fold
 
@@ -124,6 +127,7 @@ class Room:
             out.extend(self.apply(record))
             if on_round is not None and isinstance(record, R.RoundStarted):
                 on_round(self)
+        decision.told, self._told = self._told, None
         return out
 
     def apply(self, record: Record) -> list[Fanout]:
@@ -310,7 +314,10 @@ class Room:
         def progress(seq: int) -> Fanout:
             now = deal.started_at + timed.t
             seen = V.progress_of(self, deal, player, now)
-            # Rivals see progress only; spectators see the board too, and so do
+            # Built with the events, not in a rebuild's fold: for the mover's
+            # reply (commit) and the watchers' event, once.
+            told = self._told = V.told_move(replay.board, outcome)
+            # Rivals see progress only; spectators see the move too, and so do
             # late friends sitting the deal out (server/core/views.py ``watches``).
             fan = Fanout(seq, M.progress(seq, player=player, deal=deal.number, progress=seen))
             sitting_out = [p for p in self.round_players if p not in deal.replays]
@@ -320,7 +327,7 @@ class Room:
                     player=player,
                     deal=deal.number,
                     progress=seen,
-                    board=V.board_view(deal, player),
+                    told=told,
                 )
                 fan.personal.update(dict.fromkeys(sitting_out, fan.spectators))
             return fan

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from protocol import messages as M
+from protocol.board import Board
 from protocol.messages import Message, Reaction
 from protocol.moves import Outcome, Status
+from protocol.outcomes import board_digest, move_outcome
 from protocol.placings import Finish, deal_places
 from protocol.proof import check_proof, moves_from_solver
 from protocol.scoring import TimedMove, replay_through
@@ -51,6 +53,7 @@ __all__ = [
     "room_info",
     "room_view",
     "tick_event",
+    "told_move",
     "withheld_deal",
 ]
 
@@ -104,11 +107,20 @@ def board_view(deal: Deal, player: str) -> dict[str, Any]:
     return {**player_view(deal.replays[player].board), "logged": len(deal.logs[player])}
 
 
-def replayed_move(
-    room: RoomLike, deal: Deal, player: str, n: int
-) -> tuple[int, Outcome, dict[str, Any], int]:
+Told: TypeAlias = tuple[dict[str, Any], str]
+"""A move as the wire tells it: its OUTCOME map and the digest of the board after
+it (protocol/outcomes.py), the same for its ``moved`` reply and the watchers'
+``progress`` event."""
+
+
+def told_move(board: Board, outcome: Outcome) -> Told:
+    """:data:`Told` of the move that left ``board`` as it is."""
+    return move_outcome(outcome, board), board_digest(board)
+
+
+def replayed_move(room: RoomLike, deal: Deal, player: str, n: int) -> tuple[int, Told, int]:
     """What the ``moved`` reply to ``player``'s move ``n`` of ``deal`` said: its
-    ``t``, its outcome, the board view after it and the score after it.
+    ``t``, its outcome and digest, and the score after it.
 
     The room keeps moves, not replies, so a retried move's reply is rebuilt by the
     engine from the seed and the log up to that move. The score is the one the
@@ -128,7 +140,7 @@ def replayed_move(
     score = replay.score(settings.scoring, t)
     if outcome.status is Status.WON and deal.first == player:
         score += settings.race_bonus
-    return t, outcome, {**player_view(replay.board), "logged": n + 1}, score
+    return t, told_move(replay.board, outcome), score
 
 
 def watches(room: RoomLike, member: Member) -> bool:

@@ -7,9 +7,11 @@ A run's ghosts are chosen when its player is first seated in it on this node
 (``daily_start``, or a resume's ``welcome``): the runs of their friends over
 by then, the day's leader and its median run (the one with half the board
 ahead of it), each once (a friend first, then the leader, then the median),
-at most :data:`MOST_FRIENDS` friends, the best ranked. The engine replays each
-(server/daily/ghosts.py) into frames holding only what a live rival's progress
-holds. A restart chooses again when the player comes back.
+at most :data:`MOST_FRIENDS` friends, the best ranked. The choice is kept
+with the run (server/daily/results.py ``keep_ghosts``): a restart, or a resume
+on another node, finds the same ghosts, however the board changed since. The
+engine replays each (server/daily/ghosts.py) into frames holding only what a
+live rival's progress holds.
 
 One task a run, not one a ghost or a move: it sleeps on the server's clock
 until the earliest frame due (the run's first move plus the frame's time),
@@ -42,7 +44,7 @@ from ..peer import Peer
 from ..rooms.runner import Release, RoomRunner
 from .ghosts import GhostFrame, frames, start_progress
 from .publisher import DailyDeals
-from .results import ResultStore, RunResult
+from .results import GhostChoice, ResultStore, RunResult
 
 __all__ = ["MOST_FRIENDS", "GhostRace", "Ghosts", "first_move_at", "friends_of", "names_now"]
 
@@ -242,13 +244,37 @@ class Ghosts:
         if deal is None:
             return None
         results = home.daily_results
-        chosen: list[tuple[str, RunResult]] = []
+        kept = await results.kept_ghosts(date, ladder, player)
+        if kept is None:
+            kept = await results.keep_ghosts(date, ladder, player, await self._choose(room, player))
+        runs = {r.player: r for r in await results.results_of(date, ladder, [p for _, p in kept])}
+        chosen = [(kind, runs[p]) for kind, p in kept if p in runs]
+        names = await names_now(home.accounts, [run for _, run in chosen])
+        lines = await results.lines(date, ladder, [run.player for _, run in chosen])
+        ghosts = []
+        for number, (kind, run) in enumerate(chosen, start=1):
+            try:
+                line = frames(deal.seed, deal.rules, run, lines[run.player])
+            except Exception:  # a line missing, or one the engine refuses: that ghost stays home
+                log.exception("daily %s %s: a run could not be replayed", date, ladder)
+                continue
+            ghosts.append(_Ghost(number, kind, names.get(run.player, run.name), line))
+        return GhostRace(runner, player, ghosts)
+
+    async def _choose(self, room: Room, player: str) -> GhostChoice:
+        """A run's ghosts, chosen now: its player's friends' runs over (the best
+        ranked), the day's leader's and its median run, each once."""
+        assert room.daily is not None
+        date, ladder = room.daily
+        home = self._home
+        results = home.daily_results
+        chosen: GhostChoice = []
         taken = {player}
         friends = await friends_of(home.accounts, player)
         theirs = await results.results_of(date, ladder, friends)
         theirs.sort(key=lambda r: (r.board_score, r.player))
         for run in theirs[:MOST_FRIENDS]:
-            chosen.append(("friend", run))
+            chosen.append(("friend", run.player))
             taken.add(run.player)
         count = await results.count(date, ladder)
         for kind, position in (("leader", 0), ("median", count // 2)):
@@ -256,18 +282,9 @@ class Ghosts:
                 break
             page = await results.board(date, ladder, position, 1)
             if page and page[0][1].player not in taken:
-                chosen.append((kind, page[0][1]))
+                chosen.append((kind, page[0][1].player))
                 taken.add(page[0][1].player)
-        names = await names_now(home.accounts, [run for _, run in chosen])
-        ghosts = []
-        for number, (kind, run) in enumerate(chosen, start=1):
-            try:
-                line = frames(deal.seed, deal.rules, run)
-            except Exception:  # a line the engine refuses: that ghost stays home
-                log.exception("daily %s %s: a run could not be replayed", date, ladder)
-                continue
-            ghosts.append(_Ghost(number, kind, names.get(run.player, run.name), line))
-        return GhostRace(runner, player, ghosts)
+        return chosen
 
     async def _challenger(
         self, runner: RoomRunner, challenge: str, player: str
@@ -278,7 +295,7 @@ class Ghosts:
         if found is None:
             return None
         names = await names_now(home.accounts, [found.run])
-        line = frames(found.seed, found.deal_rules, found.run)
+        line = frames(found.seed, found.deal_rules, found.run, found.line)
         name = names.get(found.run.player, found.run.name)
         return GhostRace(runner, player, [_Ghost(1, "challenger", name, line)])
 

@@ -1,6 +1,7 @@
 """Daily results in this process (``serve --memory``, and tests): the
 :class:`~server.daily.results.ResultStore` as dicts and a sorted list per daily,
-kept in board order by insertion (bisect), so a rank is a binary search."""
+kept in board order by insertion (bisect), so a rank is a binary search; each
+run's line packed (results.py ``line_bytes``) in a dict of its own."""
 
 from __future__ import annotations
 
@@ -8,7 +9,18 @@ from bisect import bisect_left, insort
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .results import RankedRun, RunClaim, RunResult, Streaks, ranked, streaks_after
+from .results import (
+    GhostChoice,
+    RankedRun,
+    RunClaim,
+    RunResult,
+    Streaks,
+    TimedEntry,
+    line_bytes,
+    line_from_bytes,
+    ranked,
+    streaks_after,
+)
 
 __all__ = ["MemoryResults"]
 
@@ -17,6 +29,8 @@ __all__ = ["MemoryResults"]
 class _Daily:
     claims: dict[str, str] = field(default_factory=dict)  # player -> room
     results: dict[str, RunResult] = field(default_factory=dict)
+    lines: dict[str, bytes] = field(default_factory=dict)
+    ghosts: dict[str, GhostChoice] = field(default_factory=dict)
     order: list[tuple[int, str]] = field(default_factory=list)  # (board score, player)
 
 
@@ -38,11 +52,22 @@ class MemoryResults:
         code = d.claims.get(player)
         return None if code is None else RunClaim(code, player in d.results)
 
-    async def add_result(self, result: RunResult) -> bool:
+    async def keep_ghosts(
+        self, date: str, ladder: str, player: str, ghosts: GhostChoice
+    ) -> GhostChoice:
+        return list(self._daily(date, ladder).ghosts.setdefault(player, list(ghosts)))
+
+    async def kept_ghosts(self, date: str, ladder: str, player: str) -> GhostChoice | None:
+        kept = self._daily(date, ladder).ghosts.get(player)
+        return None if kept is None else list(kept)
+
+    async def add_result(self, result: RunResult, line: Sequence[TimedEntry]) -> bool:
         d = self._daily(result.date, result.ladder)
         if result.player in d.results or d.claims.get(result.player) != result.code:
             return False
+        packed = line_bytes(line)
         d.results[result.player] = result
+        d.lines[result.player] = packed
         insort(d.order, (result.board_score, result.player))
         before = self._streaks.get(result.player, Streaks())
         self._streaks[result.player] = streaks_after(before, result.day, result.won)
@@ -66,6 +91,12 @@ class MemoryResults:
     async def results_of(self, date: str, ladder: str, players: Sequence[str]) -> list[RunResult]:
         d = self._daily(date, ladder)
         return [d.results[p] for p in players if p in d.results]
+
+    async def lines(
+        self, date: str, ladder: str, players: Sequence[str]
+    ) -> dict[str, list[TimedEntry]]:
+        d = self._daily(date, ladder)
+        return {p: line_from_bytes(d.lines[p]) for p in players if p in d.lines}
 
     async def runs_of(self, player: str) -> list[RunResult]:
         return [d.results[player] for d in self._dailies.values() if player in d.results]

@@ -2,11 +2,16 @@
 ``P`` = the prefix (``klondike:``) and ``daily:``, per daily ``D`` = ``DATE:LADDER``:
 
 - ``P daily:claims:D`` (hash: player -> the room of their run),
-- ``P daily:results:D`` (hash: player -> the result's JSON),
+- ``P daily:results:D`` (hash: player -> the result's JSON: its ranking fields),
+- ``P daily:lines:D`` (hash: player -> their run's line, results.py
+  ``line_bytes``), written by the script that keeps the result and read only
+  by ghosts, comparisons and challenges, never by a page,
 - ``P daily:board:D`` (sorted set: player by board score,
   protocol/daily_runs.py ``board_score``: the win, the time, the moves packed in
   one integer below 2**48, exact as Redis's double), so a rank is a ``ZCOUNT``
   of the scores strictly below the player's and a page a ``ZRANGE``;
+- ``P daily:ghosts:D`` (hash: player -> the JSON of their run's ghosts, kept
+  the first time they are chosen),
 - ``P daily:streaks:PLAYER`` (hash of counters and day numbers), and
   ``P daily:runs:PLAYER`` (set: the results hashes that hold a run of theirs).
 
@@ -26,9 +31,21 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+import msgpack  # type: ignore[import-untyped]
+
 from ..store.base import StoreUnavailable, StoreUncertain
 from ..store.redis_conn import RETRY_S, Pool, RedisAddress, Script, definite, guard
-from .results import RankedRun, RunClaim, RunResult, Streaks, ranked
+from .results import (
+    GhostChoice,
+    RankedRun,
+    RunClaim,
+    RunResult,
+    Streaks,
+    TimedEntry,
+    line_bytes,
+    line_from_bytes,
+    ranked,
+)
 
 __all__ = ["RedisResults"]
 
@@ -58,18 +75,30 @@ return code .. ' ' .. redis.call('HEXISTS', KEYS[2], ARGV[1])
 """,
 )
 
+# A run's ghosts: those kept, or these, kept now. KEYS: ghosts. ARGV: player,
+# JSON. Returns the JSON kept.
+_GHOSTS = Script(
+    "daily_ghosts",
+    """
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('HGET', KEYS[1], ARGV[1])
+""",
+)
+_KEPT_GHOSTS = Script("daily_kept_ghosts", "return redis.call('HGET', KEYS[1], ARGV[1]) or ''")
+
 # Keep a result once, with its place on the board, if its room is the one the
 # player's claim names (a room made by an attempt that lost its claim, or never
-# claimed, counts for nothing), and fold it
-# into the player's streaks; the player's set of their dailies' result hashes
-# gains this one. KEYS: results, board, claims, streaks, the player's runs. ARGV:
-# player, JSON, board score, UTC day number, won (1/0), room. Returns 1 if
+# claimed, counts for nothing), with its line, and fold it into the player's
+# streaks; the player's set of their dailies' result hashes gains this one.
+# KEYS: results, board, claims, streaks, the player's runs, lines. ARGV: player,
+# JSON, board score, UTC day number, won (1/0), room, line. Returns 1 if
 # counted now, 0 if kept already.
 _ADD = Script(
     "daily_add",
     """
 if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[6] then return 0 end
 if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+redis.call('HSET', KEYS[6], ARGV[1], ARGV[7])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 redis.call('SADD', KEYS[5], KEYS[1])
 local day = tonumber(ARGV[4])
@@ -119,6 +148,9 @@ return cjson.encode({ahead, runs})
 # for none), the runs counted (KEYS: results), a player's streaks (KEYS:
 # streaks; JSON of the hash as a flat list).
 _SOME = Script("daily_some", "return cjson.encode(redis.call('HMGET', KEYS[1], unpack(ARGV)))")
+# Some players' lines: KEYS: lines; ARGV: players. A msgpack array (binary
+# strings, false for none).
+_LINES = Script("daily_lines", "return cmsgpack.pack(redis.call('HMGET', KEYS[1], unpack(ARGV)))")
 _COUNT = Script("daily_count", "return redis.call('HLEN', KEYS[1])")
 _STREAKS = Script("daily_streaks", "return cjson.encode(redis.call('HGETALL', KEYS[1]))")
 # A player's runs: KEYS: their set of result hashes; ARGV: the player. JSON list.
@@ -134,7 +166,7 @@ return cjson.encode(out)
 """,
 )
 
-_READS = (_CLAIMED, _RANK, _PAGE, _SOME, _COUNT, _STREAKS, _RUNS_OF)
+_READS = (_KEPT_GHOSTS, _CLAIMED, _RANK, _PAGE, _SOME, _LINES, _COUNT, _STREAKS, _RUNS_OF)
 
 
 class RedisResults:
@@ -229,19 +261,44 @@ class RedisResults:
         claims, results, _ = self._keys(date, ladder)
         return self._claim(await self._run(_CLAIMED, [claims, results], [player.encode()]))
 
-    async def add_result(self, result: RunResult) -> bool:
+    def _ghosts_key(self, date: str, ladder: str) -> bytes:
+        return f"{self.base}ghosts:{date}:{ladder}".encode()
+
+    @staticmethod
+    def _choice(reply: Any) -> GhostChoice | None:
+        text = reply.decode() if isinstance(reply, bytes) else str(reply)
+        return [(kind, player) for kind, player in json.loads(text)] if text else None
+
+    async def keep_ghosts(
+        self, date: str, ladder: str, player: str, ghosts: GhostChoice
+    ) -> GhostChoice:
+        args = [player.encode(), json.dumps(ghosts).encode()]
+        kept = self._choice(await self._run(_GHOSTS, [self._ghosts_key(date, ladder)], args))
+        return kept or []
+
+    async def kept_ghosts(self, date: str, ladder: str, player: str) -> GhostChoice | None:
+        key = self._ghosts_key(date, ladder)
+        return self._choice(await self._run(_KEPT_GHOSTS, [key], [player.encode()]))
+
+    def _lines_key(self, date: str, ladder: str) -> bytes:
+        return f"{self.base}lines:{date}:{ladder}".encode()
+
+    async def add_result(self, result: RunResult, line: Sequence[TimedEntry]) -> bool:
         claims, results, board = self._keys(result.date, result.ladder)
         streaks = f"{self.base}streaks:{result.player}".encode()
         runs = f"{self.base}runs:{result.player}".encode()
+        lines = self._lines_key(result.date, result.ladder)
         args = [
             result.player.encode(),
-            json.dumps(result.to_json()).encode(),
+            json.dumps(result.to_json(), separators=(",", ":")).encode(),
             str(result.board_score).encode(),
             str(result.day).encode(),
             b"1" if result.won else b"0",
             result.code.encode(),
+            line_bytes(line),
         ]
-        return bool(await self._run(_ADD, [results, board, claims, streaks, runs], args))
+        keys = [results, board, claims, streaks, runs, lines]
+        return bool(await self._run(_ADD, keys, args))
 
     async def rank(self, date: str, ladder: str, player: str) -> RankedRun | None:
         _, results, board = self._keys(date, ladder)
@@ -268,6 +325,20 @@ class RedisResults:
         _, results, _ = self._keys(date, ladder)
         reply = await self._run(_SOME, [results], [p.encode() for p in players])
         return [RunResult.from_json(json.loads(r)) for r in json.loads(reply) if isinstance(r, str)]
+
+    async def lines(
+        self, date: str, ladder: str, players: Sequence[str]
+    ) -> dict[str, list[TimedEntry]]:
+        if not players:
+            return {}
+        key = self._lines_key(date, ladder)
+        reply = await self._run(_LINES, [key], [p.encode() for p in players])
+        found = msgpack.unpackb(reply, raw=True)
+        return {
+            p: line_from_bytes(data)
+            for p, data in zip(players, found, strict=True)
+            if isinstance(data, bytes)
+        }
 
     async def runs_of(self, player: str) -> list[RunResult]:
         key = f"{self.base}runs:{player}".encode()

@@ -10,9 +10,17 @@ kept here is written from that log and only after it:
 - a **result**: written once the record that ends the run is durable, kept once
   per (daily, player) however often it is written (a restart folds the room
   again and writes it again), which is what makes a run counted once; a claim
-  with a result is over, and a new attempt is refused;
+  with a result is over, and a new attempt is refused. It holds the ranking
+  fields only, so that a leaderboard page reads no more than it shows;
+- a **line**: the run's timed moves (:func:`pack_line`), what its ghost replays
+  (server/daily/ghosts.py), its comparison and a challenge of it read. It is
+  kept apart from its result, in the same atomic write (a run is never on the
+  board without its line, nor counted twice), and read only by those;
 - **streaks**: days in a row played and won, by UTC day, folded as results are
-  counted (only when counted, so a result written twice counts once).
+  counted (only when counted, so a result written twice counts once);
+- a run's **ghosts**: which runs it races (:data:`GhostChoice`), kept the first
+  time they are chosen, so that a run resumed after a restart (or on another
+  node) races the same ones, whatever the board became since.
 
 Stores: in memory (server/daily/memory_results.py), SQLite
 (server/daily/sqlite_results.py), Redis (server/daily/redis_results.py). Like
@@ -24,13 +32,18 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+import msgpack  # type: ignore[import-untyped]
 
 from protocol.placings import RunFinish, board_score
 
 __all__ = [
+    "LINE_KINDS",
+    "Finished",
+    "GhostChoice",
     "RankedRun",
     "ResultStore",
     "RunClaim",
@@ -38,10 +51,13 @@ __all__ = [
     "Streaks",
     "TimedEntry",
     "day_number",
-    "line_text",
+    "line_bytes",
+    "line_from_bytes",
+    "pack_line",
     "ranked",
     "streaks_after",
     "streaks_view",
+    "unpack_line",
 ]
 
 
@@ -67,12 +83,6 @@ class RunResult:
     score: int
     ended: float  # unix seconds
     code: str  # the run's room
-    # Its timed moves (:func:`line_text`): what its ghost replays
-    # (server/daily/ghosts.py). Kept with the result, in the same write, so a
-    # run on the board always has its ghost; kept as one string, so that a
-    # leaderboard page, which reads results and never their moves, reads no
-    # more than one string more a run.
-    line: str = ""
 
     @property
     def won(self) -> bool:
@@ -96,16 +106,7 @@ class RunResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResult:
-        return cls(**data)
-
-    @property
-    def timed_moves(self) -> list[TimedEntry]:
-        """Its moves, as :func:`line_text` wrote them."""
-        out: list[TimedEntry] = []
-        for entry in self.line.split(";") if self.line else ():
-            t, kind, src, dst, count = entry.split(",")
-            out.append((int(t), kind, int(src), int(dst), int(count)))
-        return out
+        return cls(**{f: data[f] for f in _FIELDS})
 
     def view(self, rank: int) -> dict[str, Any]:
         """One row of the leaderboard (docs/protocol.md, ``daily_board``)."""
@@ -120,13 +121,78 @@ class RunResult:
         }
 
 
+_FIELDS = tuple(f.name for f in dataclasses.fields(RunResult))
+
 TimedEntry = tuple[int, str, int, int, int]
 """One move of a run: ms from its first move, kind, from, to, count."""
 
+Finished = tuple[RunResult, list[TimedEntry]]
+"""A run over, as it is written: its result and its line."""
 
-def line_text(moves: Sequence[TimedEntry]) -> str:
-    """A run's timed moves as kept: ``t,kind,from,to,count`` each, ``;`` between."""
-    return ";".join(f"{t},{kind},{src},{dst},{count}" for t, kind, src, dst, count in moves)
+GhostChoice = list[tuple[str, str]]
+"""A run's ghosts, in order: each one's kind (friend, leader, median) and player."""
+
+LINE_KINDS = (
+    "draw",
+    "recycle",
+    "waste_tableau",
+    "waste_foundation",
+    "tableau_foundation",
+    "tableau_tableau",
+    "foundation_tableau",
+    "undo",
+    "resign",
+    "auto_complete",
+)
+"""Move kinds by their number in a packed line: stored data, so a new kind is
+added at the end and none is ever moved (protocol/moves.py ``MoveKind``)."""
+
+_KIND_NUMBER = {kind: i for i, kind in enumerate(LINE_KINDS)}
+_FIELD_BITS = 4  # from, to, count: each below 16 (double klondike's 9 piles, 8 foundations)
+_KIND_BITS = 4
+_MOVE_BITS = 3 * _FIELD_BITS + _KIND_BITS
+
+
+def pack_line(moves: Iterable[TimedEntry]) -> list[int]:
+    """A line as integers, one a move: the ms since the move before (since the
+    first, for the first) above the move's count, to, from and kind's number.
+    A move up to a minute after the one before fits 32 bits: msgpack keeps it
+    in 5 bytes, where its text took about 30."""
+    out: list[int] = []
+    before = 0
+    top = 1 << _FIELD_BITS
+    for t, kind, src, dst, count in moves:
+        if not (0 <= src < top and 0 <= dst < top and 0 <= count < top):
+            raise ValueError(f"a move out of a line's range: {kind} {src} {dst} {count}")
+        move = ((count << _FIELD_BITS | dst) << _FIELD_BITS | src) << _KIND_BITS
+        out.append((t - before) << _MOVE_BITS | move | _KIND_NUMBER[kind])
+        before = t
+    return out
+
+
+def unpack_line(packed: Iterable[int]) -> list[TimedEntry]:
+    """The moves :func:`pack_line` packed."""
+    out: list[TimedEntry] = []
+    t = 0
+    mask = (1 << _FIELD_BITS) - 1
+    for n in packed:
+        t += n >> _MOVE_BITS
+        kind = LINE_KINDS[n & ((1 << _KIND_BITS) - 1)]
+        src = (n >> _KIND_BITS) & mask
+        dst = (n >> (_KIND_BITS + _FIELD_BITS)) & mask
+        count = (n >> (_KIND_BITS + 2 * _FIELD_BITS)) & mask
+        out.append((t, kind, src, dst, count))
+    return out
+
+
+def line_bytes(moves: Iterable[TimedEntry]) -> bytes:
+    """A line as the stores keep it: msgpack of :func:`pack_line`."""
+    data: bytes = msgpack.packb(pack_line(moves))
+    return data
+
+
+def line_from_bytes(data: bytes) -> list[TimedEntry]:
+    return unpack_line(msgpack.unpackb(data))
 
 
 def day_number(date: str) -> int:
@@ -206,10 +272,19 @@ class ResultStore(Protocol):
 
     async def claimed(self, date: str, ladder: str, player: str) -> RunClaim | None: ...
 
-    async def add_result(self, result: RunResult) -> bool:
-        """Keep a finished run: True if counted now, False if it was already (a
-        second write changes nothing) or its room is not the one the player's
-        claim names (it never counts). Counting it folds it into the streaks."""
+    async def keep_ghosts(
+        self, date: str, ladder: str, player: str, ghosts: GhostChoice
+    ) -> GhostChoice:
+        """The ghosts of the player's run of this daily: those kept already, or,
+        if none, ``ghosts``, kept now (atomically: of two choices, one is kept)."""
+
+    async def kept_ghosts(self, date: str, ladder: str, player: str) -> GhostChoice | None: ...
+
+    async def add_result(self, result: RunResult, line: Sequence[TimedEntry]) -> bool:
+        """Keep a finished run and its line, in one atomic write: True if counted
+        now, False if it was already (a second write changes nothing) or its
+        room is not the one the player's claim names (it never counts).
+        Counting it folds it into the streaks."""
 
     async def rank(self, date: str, ladder: str, player: str) -> RankedRun | None:
         """The player's run and its rank, if it is on the board."""
@@ -219,6 +294,12 @@ class ResultStore(Protocol):
 
     async def results_of(self, date: str, ladder: str, players: Sequence[str]) -> list[RunResult]:
         """The runs of these players (those who have one), in no order."""
+
+    async def lines(
+        self, date: str, ladder: str, players: Sequence[str]
+    ) -> dict[str, list[TimedEntry]]:
+        """The lines of these players' runs (those who have one): for ghosts,
+        comparisons and challenges only, never a leaderboard."""
 
     async def count(self, date: str, ladder: str) -> int: ...
 

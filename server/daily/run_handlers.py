@@ -19,7 +19,7 @@ import datetime as dt
 from typing import Any, Protocol
 
 from protocol import messages as M
-from protocol.daily_requests import BOARD_PAGE, DailyBoard, DailyCompare, DailyStart
+from protocol.daily_requests import BOARD_PAGE, DailyBoard, DailyCompare, DailyLine, DailyStart
 from protocol.messages import ErrorCode
 from protocol.placings import run_key, run_places
 from protocol.requests import Request
@@ -36,7 +36,7 @@ from ..service.adoption import Adoption
 from ..service.presence import presence
 from ..store.base import StoreUnavailable, unavailable
 from .ghost_race import Ghosts, friends_of, names_now
-from .ghosts import comparison, frames
+from .ghosts import comparison, frames, line_replay
 from .publisher import DailyDeals
 from .results import RankedRun, ResultStore, RunClaim, RunResult
 from .runs import RunKeeper, run_settings
@@ -203,12 +203,41 @@ async def _daily_compare(desk: RunDesk, conn: Peer, req: DailyCompare) -> None:
     if deal is None:
         raise unavailable("that day's deal cannot be read now")
     names = await _store(names_now(desk.accounts, [mine[0], leader]))
+    lines = await _store(results.lines(date, ladder, [player, leader.player]))
     you = dataclasses.replace(mine[0], name=names.get(player, mine[0].name))
     them = dataclasses.replace(leader, name=names.get(leader.player, leader.name))
     compare = comparison(
-        you, frames(deal.seed, deal.rules, you), them, frames(deal.seed, deal.rules, them)
+        you,
+        frames(deal.seed, deal.rules, you, lines.get(player, [])),
+        them,
+        frames(deal.seed, deal.rules, them, lines.get(leader.player, [])),
     )
     conn.send(M.daily_compare(req.id, date=date, ladder=ladder, compare=compare))
+
+
+async def _daily_line(desk: RunDesk, conn: Peer, req: DailyLine) -> None:
+    """The day's leader's run, move by move, once the day is over: its seed is
+    public then (``daily``), and so is how the deal was won. Before, refused,
+    ``day_not_over``: the moves would tell the cards of a deal still played."""
+    ladder = _ladder(req.ladder)
+    day = dt.date.fromisoformat(req.date)
+    if day >= desk.daily.today():
+        raise RoomError(
+            ErrorCode.DAY_NOT_OVER,
+            f"the {ladder} daily of {req.date} is not over: its leader's line is shown after",
+        )
+    results = desk.daily_results
+    top = await _store(results.board(req.date, ladder, 0, 1))
+    deal = await _store(desk.daily.deal(day, ladder)) if top else None
+    if not top or deal is None:
+        raise RoomError(ErrorCode.NO_SUCH_DEAL, f"no run of the {ladder} daily of {req.date}")
+    leader = top[0][1]
+    line = (await _store(results.lines(req.date, ladder, [leader.player]))).get(leader.player)
+    if line is None:
+        raise unavailable("that run's line cannot be read now")
+    names = await _store(names_now(desk.accounts, [leader]))
+    shown = line_replay(deal, leader, line, names.get(leader.player, leader.name))
+    conn.send(M.daily_line(req.id, date=req.date, ladder=ladder, deal=shown))
 
 
 RUN_HANDLERS: dict[type[Request], Handler[RunDesk]] = dict(
@@ -216,5 +245,6 @@ RUN_HANDLERS: dict[type[Request], Handler[RunDesk]] = dict(
         on(DailyStart, _daily_start),
         on(DailyBoard, _daily_board),
         on(DailyCompare, _daily_compare),
+        on(DailyLine, _daily_line),
     ]
 )

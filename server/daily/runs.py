@@ -6,7 +6,7 @@ hidden sent). What is the daily's own is here:
 
 - the run's room settings (:func:`run_settings`): the ladder's, with no race
   bonus (nobody to race), no break, and nobody watching;
-- its result (:func:`result_of`), read off the room once its deal is over: won
+- its result and line (:func:`result_of`), read off the room once its deal is over: won
   or not, the moves, the score, and the time **from the first move** to the
   move that ended it (or to the step that stopped it: leaving, closing, the
   room going idle), so the time spent looking at the deal before starting
@@ -35,7 +35,7 @@ from ..core import records as R
 from ..core.records import Decision
 from ..core.room import Room
 from ..store.base import StoreUnavailable
-from .results import ResultStore, RunResult, line_text
+from .results import Finished, ResultStore, RunResult
 from .schedule import LADDERS
 
 __all__ = ["RunKeeper", "export_runs", "result_of", "run_settings"]
@@ -61,9 +61,9 @@ def run_settings(ladder: str) -> Settings:
 _RESULT = {Status.WON: "won", Status.RESIGNED: "resigned", Status.DEAD: "dead"}
 
 
-def result_of(room: Room) -> RunResult | None:
-    """The run's result, once its deal is over (None before, or for a room that
-    is no daily run)."""
+def result_of(room: Room) -> Finished | None:
+    """The run's result and its line (timed from its first move), once its deal
+    is over (None before, or for a room that is no daily run)."""
     deal = room.deal
     if room.daily is None or deal is None or deal.ended_at is None:
         return None
@@ -78,7 +78,7 @@ def result_of(room: Room) -> RunResult | None:
         first = log_[0][0] if len(log_) else end
         member = room.members.get(player)
         name = member.name if member is not None else room.series.names.get(player, "")
-        return RunResult(
+        result = RunResult(
             date=date,
             ladder=ladder,
             player=player,
@@ -89,19 +89,21 @@ def result_of(room: Room) -> RunResult | None:
             score=room.score(deal, player, deal.ended_at),
             ended=deal.ended_at / 1000,
             code=room.code,
-            line=line_text([(t - first, kind, a, b, n) for t, kind, a, b, n in log_]),
         )
+        return result, [(t - first, kind, a, b, n) for t, kind, a, b, n in log_]
     return None
 
 
 async def export_runs(store: ResultStore, player: str) -> dict[str, Any]:
-    """A player's daily runs and streaks, as their data export holds them."""
+    """A player's daily runs (each with its line: ``[t, kind, from, to, count]``
+    a move) and streaks, as their data export holds them."""
     runs = sorted(await store.runs_of(player), key=lambda r: (r.date, r.ladder))
+    out = []
+    for run in runs:
+        line = (await store.lines(run.date, run.ladder, [player])).get(player, [])
+        out.append({**run.to_json(), "line": [list(move) for move in line]})
     streaks = await store.streaks(player)
-    return {
-        "runs": [r.to_json() for r in runs],
-        "streaks": dataclasses.asdict(streaks),
-    }
+    return {"runs": out, "streaks": dataclasses.asdict(streaks)}
 
 
 class Keeping(Protocol):
@@ -119,17 +121,18 @@ class RunKeeper:
         self._unwritten: set[str] = set()  # rooms whose result could not be written
         self._challenges: dict[str, str] = {}  # room -> the challenge its run takes
 
-    def built(self, room: Room, decision: Decision) -> RunResult | None:
-        """The result a decision ends a run with (built right after its commit)."""
+    def built(self, room: Room, decision: Decision) -> Finished | None:
+        """The result and line a decision ends a run with (built right after its commit)."""
         if room.daily is None or not any(isinstance(r, R.DealEnded) for r in decision.records):
             return None
         if room.challenge is not None:
             self._challenges[room.code] = room.challenge
         return result_of(room)
 
-    def keep(self, result: RunResult) -> None:
+    def keep(self, finished: Finished) -> None:
         """Write in a task, once the run's end is durable."""
-        task = asyncio.get_running_loop().create_task(self._write(result))
+        result = finished[0]
+        task = asyncio.get_running_loop().create_task(self._write(finished))
         self._pending[result.code] = task
         self._players[result.player] = result.code
         task.add_done_callback(lambda done: self._done(result, done))
@@ -180,24 +183,26 @@ class RunKeeper:
     async def recovered(self, room: Room) -> None:
         """A room rebuilt from its log: its run's result written again, if it
         is over (the store counts it once). Awaited by the rebuild."""
-        result = result_of(room)
-        if result is None:
+        finished = result_of(room)
+        if finished is None:
             return
         try:
-            await self._add(result, room.challenge)
+            await self._add(finished, room.challenge)
         except StoreUnavailable as exc:
             log.warning("room %s: daily result not written again: %s", room.code, exc)
 
-    async def _add(self, result: RunResult, challenge: str | None) -> None:
+    async def _add(self, finished: Finished, challenge: str | None) -> None:
+        result, line = finished
         if challenge is None:
-            await self._home.daily_results.add_result(result)
-        else:
+            await self._home.daily_results.add_result(result, line)
+        else:  # a take's line is read by nothing: its result alone is kept
             await self._home.challenges.add_result(challenge, result)
 
-    async def _write(self, result: RunResult) -> None:
+    async def _write(self, finished: Finished) -> None:
+        result = finished[0]
         for wait in (*_RETRY_S, None):
             try:
-                await self._add(result, self._challenges.get(result.code))
+                await self._add(finished, self._challenges.get(result.code))
                 return
             except StoreUnavailable as exc:
                 if wait is None:

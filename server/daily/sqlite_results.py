@@ -9,7 +9,12 @@ and the streak folded in the same transaction only when the result is new).
 The board is an index on (date, ladder, board score, player): a rank is a count
 of the index entries before the run's score, a page a range of it read from the
 index alone (then its 50 results by key), and each daily's count of results is
-kept beside it, counted in the transaction that keeps a result.
+kept beside it, counted in the transaction that keeps a result. A run's line
+(results.py ``line_bytes``) is a row of ``lines``, inserted in that same
+transaction, and read by key alone. That table has rowids, unlike the others:
+a line is a kilobyte or two, and a table without rowids keeps only about 1 KB
+of a row in its page, the rest on overflow pages of its own (4 KB for the
+little over), where a table with rowids keeps up to 4 KB in the page.
 """
 
 from __future__ import annotations
@@ -19,7 +24,18 @@ import sqlite3
 from collections.abc import Sequence
 
 from ..store.sqlite_file import SqliteFile
-from .results import RankedRun, RunClaim, RunResult, Streaks, ranked, streaks_after
+from .results import (
+    GhostChoice,
+    RankedRun,
+    RunClaim,
+    RunResult,
+    Streaks,
+    TimedEntry,
+    line_bytes,
+    line_from_bytes,
+    ranked,
+    streaks_after,
+)
 
 __all__ = ["RESULTS_DB", "SqliteResults"]
 
@@ -39,6 +55,20 @@ CREATE TABLE IF NOT EXISTS results (
     ladder TEXT NOT NULL,
     player TEXT NOT NULL,
     score INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    PRIMARY KEY (date, ladder, player)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS lines (
+    date TEXT NOT NULL,
+    ladder TEXT NOT NULL,
+    player TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (date, ladder, player)
+);
+CREATE TABLE IF NOT EXISTS ghosts (
+    date TEXT NOT NULL,
+    ladder TEXT NOT NULL,
+    player TEXT NOT NULL,
     data TEXT NOT NULL,
     PRIMARY KEY (date, ladder, player)
 ) WITHOUT ROWID;
@@ -93,8 +123,24 @@ class SqliteResults(SqliteFile):
     async def claimed(self, date: str, ladder: str, player: str) -> RunClaim | None:
         return await self._tx(lambda c: _claimed(c, (date, ladder, player)))
 
-    async def add_result(self, result: RunResult) -> bool:
+    async def keep_ghosts(
+        self, date: str, ladder: str, player: str, ghosts: GhostChoice
+    ) -> GhostChoice:
+        def run(c: sqlite3.Connection) -> GhostChoice:
+            key = (date, ladder, player)
+            c.execute(
+                "INSERT OR IGNORE INTO ghosts VALUES (?, ?, ?, ?)", (*key, json.dumps(ghosts))
+            )
+            return _ghosts(c, key) or []
+
+        return await self._tx(run)
+
+    async def kept_ghosts(self, date: str, ladder: str, player: str) -> GhostChoice | None:
+        return await self._tx(lambda c: _ghosts(c, (date, ladder, player)))
+
+    async def add_result(self, result: RunResult, line: Sequence[TimedEntry]) -> bool:
         r = result
+        packed = line_bytes(line)
 
         def run(c: sqlite3.Connection) -> bool:
             key = (r.date, r.ladder, r.player)
@@ -103,10 +149,11 @@ class SqliteResults(SqliteFile):
             ).fetchone()
             if claim is None or claim[0] != r.code:
                 return False
-            data = json.dumps(r.to_json())
+            data = json.dumps(r.to_json(), separators=(",", ":"))
             sql = "INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?, ?)"
             if c.execute(sql, (*key, r.board_score, data)).rowcount != 1:
                 return False
+            c.execute("INSERT INTO lines VALUES (?, ?, ?, ?)", (*key, packed))
             c.execute(
                 "INSERT INTO counts VALUES (?, ?, 1)"
                 " ON CONFLICT (date, ladder) DO UPDATE SET n = n + 1",
@@ -168,6 +215,18 @@ class SqliteResults(SqliteFile):
         rows = await self._tx(lambda c: c.execute(sql, (date, ladder, *players)).fetchall())
         return [_run(data) for (data,) in rows]
 
+    async def lines(
+        self, date: str, ladder: str, players: Sequence[str]
+    ) -> dict[str, list[TimedEntry]]:
+        if not players:
+            return {}
+        marks = ", ".join("?" * len(players))
+        sql = (
+            f"SELECT player, data FROM lines WHERE date = ? AND ladder = ? AND player IN ({marks})"
+        )
+        rows = await self._tx(lambda c: c.execute(sql, (date, ladder, *players)).fetchall())
+        return {player: line_from_bytes(data) for player, data in rows}
+
     async def runs_of(self, player: str) -> list[RunResult]:
         sql = "SELECT data FROM results WHERE player = ?"
         rows = await self._tx(lambda c: c.execute(sql, (player,)).fetchall())
@@ -194,3 +253,9 @@ def _claimed(c: sqlite3.Connection, key: tuple[str, str, str]) -> RunClaim | Non
         (*key, *key),
     ).fetchone()
     return None if row is None else RunClaim(row[0], bool(row[1]))
+
+
+def _ghosts(c: sqlite3.Connection, key: tuple[str, str, str]) -> GhostChoice | None:
+    sql = "SELECT data FROM ghosts WHERE date = ? AND ladder = ? AND player = ?"
+    row = c.execute(sql, key).fetchone()
+    return None if row is None else [(kind, player) for kind, player in json.loads(row[0])]

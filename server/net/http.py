@@ -121,6 +121,14 @@ def too_many(why: str) -> Response:
     return _text(429, f"too many requests: {why}\n", Retry_After="10")
 
 
+def other_protocol(spoken: Sequence[str]) -> Response:
+    """A handshake that offers only subprotocols this server does not speak: a
+    client of an older version (docs/protocol.md, "Transport"), told so plainly
+    instead of being handed frames it would misread."""
+    text = f"this server speaks {' or '.join(spoken)}: update or reload the client\n"
+    return _text(426, text, Upgrade="websocket")
+
+
 def page_scheme(headers: Headers, secure: bool) -> str:
     """The scheme the browser reached the page by: https when this listener
     speaks TLS, or when a proxy in front says it does (deploy/nginx.conf)."""

@@ -36,7 +36,6 @@ from protocol.requests import (
     Start,
     UpdateSettings,
 )
-from protocol.views import outcome_view
 from protocol.wire import Encoded, encode_with
 
 from .. import ids
@@ -44,7 +43,7 @@ from ..core import decide as D
 from ..core.records import Decision
 from ..core.room import Room
 from ..core.values import RoomError
-from ..core.views import board_view, reaction_event, room_info, room_view
+from ..core.views import reaction_event, room_info, room_view
 from ..net.allowances import Allowances, Quota
 from ..net.metrics import Metrics
 from ..peer import Peer, SessionState
@@ -352,16 +351,13 @@ async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
             # A move the log holds already: its original reply, rebuilt. It is
             # queued behind the commands before it like any reply, so it leaves
             # only once the move it repeats is durable.
-            t, outcome, board, score = runner.memo.replayed_move(room, deal, player, d.retry)
+            t, (outcome, digest), score = runner.memo.replayed_move(room, deal, player, d.retry)
         else:
-            assert d.outcome is not None
-            outcome = d.outcome
+            assert d.told is not None  # its commit built it
             t = deal.logs[player].last_t
-            board = board_view(deal, player)
+            outcome, digest = d.told
             score = room.score(deal, player, deal.started_at + t)
-        msg = M.moved(
-            req.id, deal=d.deal_number, t=t, result=outcome_view(outcome), board=board, score=score
-        )
+        msg = M.moved(req.id, deal=d.deal_number, t=t, outcome=outcome, digest=digest, score=score)
         counter = (
             front.metrics.moves_retried if d.retry is not None else front.metrics.moves_accepted
         )

@@ -28,18 +28,17 @@ from typing import Any, Generic, TypeVar
 
 import msgpack  # type: ignore[import-untyped]
 
-from protocol.moves import Outcome
 from protocol.wire import encode_value
 
 from ..core.values import Deal
-from ..core.views import RoomLike, deal_logs, replayed_move, revealed_deal
+from ..core.views import RoomLike, Told, deal_logs, replayed_move, revealed_deal
 
 __all__ = ["ViewMemo"]
 
 K = TypeVar("K")
 V = TypeVar("V")
 
-Replayed = tuple[int, Outcome, dict[str, Any], int]
+Replayed = tuple[int, Told, int]
 
 
 class _PerDeal(Generic[K, V]):

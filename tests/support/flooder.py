@@ -169,7 +169,7 @@ def open_flood(port: int, source: str, opening: str) -> Flood:
         raise ConnectionError(head.split(b"\r\n")[0].decode())
     flood = Flood(sock)
     flood.inbox += head.split(b"\r\n\r\n", 1)[1]
-    hello = b"" if opening == "before_hello" else request(0, "hello", version=1, name="Flood")
+    hello = b"" if opening == "before_hello" else request(0, "hello", version=2, name="Flood")
     sock.sendall(hello + OPENINGS[opening])
     sock.setblocking(False)
     return flood

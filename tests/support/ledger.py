@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from tests.support.raw_client import result_of
+
 
 class Ledger:
     """The test's own record of every accepted move, in acceptance order, so a
@@ -36,7 +38,7 @@ class Ledger:
         self.moves[reply["deal"]][player].append(
             TimedMove(reply["t"], next(self.order), Move.from_wire(move))
         )
-        self.results[reply["deal"]][player].append(reply["result"])
+        self.results[reply["deal"]][player].append(result_of(reply))
 
     def sheet(
         self, players: list[str], scoring: Any, bonus: int, now: int, carry: Any = None

@@ -17,6 +17,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
+from protocol.outcomes import apply_outcome, view_digest
 from protocol.wire import JSON, MSGPACK, decode, encode
 from server.app import RaceServer
 
@@ -56,6 +57,7 @@ class Client:
     auto_number: bool = True
     logged: dict[int, int] = field(default_factory=dict)  # deal -> its board's "logged"
     _numbered: dict[Any, int] = field(default_factory=dict)  # move rid in flight -> deal
+    _sent_n: dict[Any, tuple[Any, Any]] = field(default_factory=dict)  # move rid -> (deal, n)
 
     @classmethod
     async def open(cls, url: str, proto: str | None = MSGPACK, **kwargs: Any) -> Client:
@@ -92,12 +94,18 @@ class Client:
                     fut.set_exception(ConnectionError(f"closed {self.close_code}"))
 
     def _track(self, msg: dict[str, Any]) -> None:
-        """Keep each deal's ``logged`` from the board views this client is sent."""
+        """Keep each deal's ``logged`` from the board views this client is sent,
+        and one past the number of each move acknowledged since."""
         self._numbered.pop(msg.get("id"), None)
+        sent = self._sent_n.pop(msg.get("id"), None)
         kind = msg.get("type")
         if kind == "moved":
-            number, board = msg.get("deal"), msg.get("board")
-        elif kind in ("joined", "snapshot", "welcome", "deal_started"):
+            if sent is not None and isinstance(sent[1], int):
+                number = msg.get("deal")
+                if isinstance(number, int):
+                    self.logged[number] = max(self.logged.get(number, 0), sent[1] + 1)
+            return
+        if kind in ("joined", "snapshot", "welcome", "deal_started"):
             holder = msg if kind == "deal_started" else msg.get("room")
             deal = holder.get("deal") if isinstance(holder, dict) else None
             if not isinstance(deal, dict):
@@ -127,6 +135,8 @@ class Client:
             deal = fields.get("deal")
             fields["n"] = self.next_n(deal) if isinstance(deal, int) else 0
             self._numbered[rid] = deal
+        if kind == "move":
+            self._sent_n[rid] = (fields.get("deal"), fields.get("n"))
         await self.send({"type": kind, "id": rid, **fields})
         return await asyncio.wait_for(fut, TIMEOUT)
 
@@ -136,7 +146,7 @@ class Client:
         return reply
 
     async def hello(self, name: str) -> dict[str, Any]:
-        reply = await self.ok("hello", version=1, name=name)
+        reply = await self.ok("hello", version=2, name=name)
         self.name, self.token, self.player = name, reply["token"], reply["player"]
         return reply
 
@@ -216,6 +226,35 @@ class Client:
             await self._reader
 
 
+def after(view: dict[str, Any], told: dict[str, Any]) -> dict[str, Any]:
+    """The board view ``view`` becomes by the outcome ``told`` carries (a
+    ``moved`` reply, or a watcher's ``progress`` event), as a client keeps it:
+    checked by the digest told with it."""
+    new = apply_outcome(view, told["outcome"])
+    assert view_digest(new) == told["digest"], (view, told)
+    return new
+
+
+RESULT_FIELDS = ("cards", "turned", "events", "pass_started", "status", "undone")
+
+
+def result_of(reply: dict[str, Any]) -> dict[str, Any]:
+    """The RESULT a ``moved`` reply's outcome begins with: what the deal's log
+    keeps of the move (docs/protocol.md, "Room view")."""
+    return {k: reply["outcome"][k] for k in RESULT_FIELDS}
+
+
+def after_move(view: dict[str, Any], reply: dict[str, Any], n: int) -> dict[str, Any]:
+    """:func:`after` for the ``moved`` reply to our move number ``n``: a view that
+    shows the move already (taken up again after it, on resuming, before the
+    retry's original reply came) is only checked against the digest."""
+    if view["logged"] == n + 1:
+        assert view_digest(view) == reply["digest"], (view, reply)
+        return view
+    assert view["logged"] == n, (view, n)
+    return after(view, reply)
+
+
 async def player(server: RaceServer | str, name: str, proto: str | None = MSGPACK) -> Client:
     """A client that has said hello, on an in-process server or at a ws:// URL."""
     client = await Client.open(server if isinstance(server, str) else server.url, proto)
@@ -226,13 +265,14 @@ async def player(server: RaceServer | str, name: str, proto: str | None = MSGPAC
 async def resume(url: str, token: str | None) -> tuple[Client, dict[str, Any]]:
     """A new connection that resumes the session of ``token``; and its welcome."""
     client = await Client.open(url)
-    welcome = await client.ok("hello", version=1, token=token)
+    welcome = await client.ok("hello", version=2, token=token)
     return client, welcome
 
 
 class Player:
     """A raw client (tests/support/raw_client.py) playing legal moves with the client's
-    bot, remembering every move the server acknowledged and the board it returned."""
+    bot, remembering every move the server acknowledged and keeping its board by
+    their outcomes (``view``: the board after the last acknowledged move)."""
 
     def __init__(self, client: Any) -> None:
         from client.bot import Bot
@@ -253,4 +293,4 @@ class Player:
             reply = await self.client.request("move", deal=deal, move=move.to_wire())
             assert reply["type"] == "moved", reply
             self.acked.append(reply)
-            self.view = reply["board"]
+            self.view = after(self.view, reply)

@@ -66,7 +66,7 @@ async def beside_a_race(
             race.moves += 1
             for watcher in (bob, sam):
                 seen = await watcher.event("progress", player=ann.player)
-                assert seen["progress"]["moves"] == reply["board"]["moves"]
+                assert seen["progress"]["moves"] == reply["outcome"]["moves"]
 
     task = asyncio.get_running_loop().create_task(play())
     try:

@@ -10,12 +10,13 @@ from typing import Any
 # last: it is the client's way out.
 SAMPLES: dict[str, dict[str, Any]] = {
     # One way in each (docs/protocol.md, "Accounts"); the label names a new device.
-    "hello": {"version": 1, "link": "not-a-code", "label": "cli"},
+    "hello": {"version": 2, "link": "not-a-code", "label": "cli"},
     "ping": {},
     "daily": {},
     "daily_start": {"ladder": "classic-draw1"},
     "daily_board": {"ladder": "classic-draw3", "date": "2026-12-02", "friends": True, "before": 50},
     "daily_compare": {"ladder": "classic-draw1", "date": "2026-12-02"},
+    "daily_line": {"ladder": "classic-draw1", "date": "2026-12-01"},
     "create_room": {"settings": {"draw": 3, "deals_per_round": 2}},
     "update_settings": {"settings": {"scoring": "vegas"}},
     "start": {},
