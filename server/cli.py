@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .net.clock import Clock
 from .net.connection import Limits
 
 __all__ = [
@@ -240,7 +241,9 @@ def _address(text: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def serve_command(args: argparse.Namespace) -> int:
+def serve_command(args: argparse.Namespace, clock: Clock | None = None) -> int:
+    """``clock``: the server's (server/net/clock.py), the system's by default;
+    a test's process moves its own (tests/support/clocked.py)."""
     from .app import RaceServer, run
 
     factory: Any = None
@@ -345,6 +348,7 @@ def serve_command(args: argparse.Namespace) -> int:
         challenges_factory=challenges,  # None: in memory (--memory)
         tls=tls,
         rp_id=args.rp_id,
+        clock=clock,
     )
     return run(server)
 

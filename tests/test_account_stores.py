@@ -293,6 +293,12 @@ async def test_an_account_reads_back_exactly_by_id_handle_and_player(store: Acco
     wanted = [bob.player, "p9999", ann.player, bob.player]
     assert await store.handles(wanted) == {ann.player: "Åse 🂡", bob.player: "bob"}
     assert await store.handles([]) == {}
+    # Many accounts' players likewise (a friends table's).
+    assert await store.players([bob.account, "a9999", ann.account]) == {
+        ann.account: ann.player,
+        bob.account: bob.player,
+    }
+    assert await store.players([]) == {}
 
 
 async def test_a_handle_is_taken_once_whatever_its_case_or_unicode_form(

@@ -21,7 +21,7 @@ from server.core import decide as C
 from server.core import records as R
 from server.core.records import decode_record, encode_record
 from server.core.room import Room
-from server.core.values import RoomError, logged_move
+from server.core.values import Role, RoomError, logged_move
 from server.core.views import board_view, deal_logs, replayed_move, room_view, told_move
 from tests.support.room_core import Harness, setup_room
 from tests.support.solver import board_from_view, solve
@@ -340,3 +340,44 @@ def test_snapshot_bytes_and_revealed_logs_match_the_replay() -> None:
         assert all((d.packed is not None) == d.over for d in room.deals)  # once over, once
         checked += 1
     assert checked == 3
+
+
+def test_a_countdown_in_the_log_starts_the_round_once_wherever_it_is_rebuilt() -> None:
+    """A quick match's countdown is its ``created`` record's: a room rebuilt from
+    the log (a checkpoint's too) counts down to the same moment, and the clock
+    starts the round once, at it or at once when it has passed."""
+    h = Harness()
+    starts = h.now + 5_000
+    h.run(C.decide_create(h.room, "p0", "P0", {"rated": True}, h.ctx(), {"p0"}, starts_at=starts))
+    h.run(C.decide_join(h.room, "p1", "P1", Role.PLAYER, h.ctx(), signed={"p1"}))
+    assert decode_record(h.log[0]) == R.Created(
+        h.room.settings.to_wire(), "p0", h.now, starts_at=starts
+    )
+    rebuilt = h.rebuilt()
+    assert rebuilt.starts_at == h.room.starts_at == starts
+    assert room_view(rebuilt, "p1", h.now)["starts_at"] == starts
+    checkpoint = decode_record(encode_record(rebuilt.checkpoint_record()))
+    assert isinstance(checkpoint, R.Checkpoint) and checkpoint.starts_at == starts
+    h.now = starts - 1
+    assert not rebuilt.due(h.now) and C.decide_tick(rebuilt, h.ctx()).records == []
+    h.now = starts + 60_000  # rebuilt late: at once
+    assert rebuilt.due(h.now)
+    started = h.run(C.decide_tick(rebuilt, h.ctx()))
+    assert [type(r) for r in started.records] == [R.RoundStarted, R.DealStarted]
+    assert h.room.state == "playing" and h.room.starts_at is None
+    assert room_view(h.room, "p1", h.now)["starts_at"] is None
+    assert C.decide_tick(h.room, h.ctx()).records == []  # once
+    after = h.rebuilt()
+    assert after.state == "playing" and after.round == 1 and not after.due(h.now)
+
+
+def test_a_countdown_with_no_player_left_waits() -> None:
+    h = Harness()
+    starts = h.now + 5_000
+    h.run(C.decide_create(h.room, "p0", "P0", {}, h.ctx(), starts_at=starts))
+    h.run(C.decide_join(h.room, "s0", "S0", Role.SPECTATOR, h.ctx()))
+    h.run(C.decide_leave(h.room, "p0", h.ctx()))
+    h.now = starts
+    assert h.room.starts_at is None and not h.room.due(h.now)
+    h.run(C.decide_join(h.room, "p1", "P1", Role.PLAYER, h.ctx()))
+    assert h.room.due(h.now)  # a player again: the countdown is long over

@@ -86,6 +86,10 @@ class MemoryAccounts:
         found = {p: self._accounts.get(self._by_player.get(p, "")) for p in players}
         return {p: a.handle for p, a in found.items() if a is not None}
 
+    async def players(self, accounts: Sequence[str]) -> dict[str, str]:
+        found = {a: self._accounts.get(a) for a in accounts}
+        return {a: acc.player for a, acc in found.items() if acc is not None}
+
     async def update_account(self, account: Account) -> bool:
         old = self._accounts.get(account.account)
         if old is None:

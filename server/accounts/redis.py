@@ -334,6 +334,15 @@ class RedisAccounts:
         found = json.loads(await self._run("handles", lua.HANDLES, keys, args))
         return dict(found) if isinstance(found, dict) else {}
 
+    async def players(self, accounts: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(accounts))
+        if not wanted:
+            return {}
+        keys = [self.keys.account(a) for a in wanted]
+        args = [a.encode() for a in wanted]
+        found = json.loads(await self._run("players", lua.PLAYERS, keys, args))
+        return dict(found) if isinstance(found, dict) else {}
+
     async def update_account(self, account: Account) -> bool:
         k = self.keys
         hkey = handle_key(account.handle)

@@ -114,6 +114,20 @@ return cjson.encode(out)
 """,
 )
 
+# KEYS: accounts. ARGV: their ids. {account: player} of those that exist, as JSON.
+PLAYERS = Script(
+    "accounts_players",
+    """
+local out = {}
+for i, key in ipairs(KEYS) do
+  local player = redis.call('HGET', key, 'player')
+  if player then out[ARGV[i]] = player end
+end
+if next(out) == nil then return '{}' end
+return cjson.encode(out)
+""",
+)
+
 # ARGV: a set of ids, the name of records before the id. Those records, as a list.
 READ_MEMBERS = Script(
     "accounts_read_members",

@@ -245,6 +245,16 @@ class SqliteAccounts(SqliteFile):
         )
         return {p: h for p, h in rows}
 
+    async def players(self, accounts: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(accounts))
+        if not wanted:
+            return {}
+        marks = ", ".join("?" * len(wanted))
+        rows = await self._all(
+            f"SELECT account, player FROM accounts WHERE account IN ({marks})", tuple(wanted)
+        )
+        return {a: p for a, p in rows}
+
     async def update_account(self, account: Account) -> bool:
         a = account
         sql = (

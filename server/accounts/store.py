@@ -111,6 +111,10 @@ class AccountStore(Protocol):
         """The handle of each of ``players`` who has an account, in one read (a
         ladder's table names up to a hundred players)."""
 
+    async def players(self, accounts: Sequence[str]) -> dict[str, str]:
+        """The player id of each of ``accounts`` that exists, in one read (a
+        friends table starts from its friendships, which name accounts)."""
+
     async def update_account(self, account: Account) -> bool:
         """Replace the stored account of the same id; when the handle changes,
         the new one is claimed atomically: False (nothing written) if taken."""

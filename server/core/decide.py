@@ -310,7 +310,11 @@ def decide_create(
     changes: Mapping[str, Any],
     ctx: Ctx,
     signed: AbstractSet[str] = frozenset(),
+    starts_at: int | None = None,
 ) -> Decision:
+    """A room, ``actor`` its host and first player. ``starts_at``: a quick
+    match's room (the server's), whose first round starts by itself then
+    (:func:`decide_tick`)."""
     settings = _settings(Settings(), changes)
     if settings.rated and actor not in signed:
         raise RoomError(
@@ -320,7 +324,7 @@ def decide_create(
         )
     return Decision(
         [
-            R.Created(settings.to_wire(), actor, ctx.now),
+            R.Created(settings.to_wire(), actor, ctx.now, starts_at=starts_at),
             R.Joined(actor, name, Role.PLAYER),
         ]
     )
@@ -639,7 +643,12 @@ def decide_ready(room: Room, actor: str, ctx: Ctx) -> Decision:
 def decide_tick(room: Room, ctx: Ctx) -> Decision:
     """What the clock does, checked by the shell's timer (and before requests):
     the round's time limit runs out (the deal, or the break, ends the round), or
-    the break does (the next deal)."""
+    the break does (the next deal), or a quick match's countdown does (its first
+    round, as the host's ``start`` would). Its players were ratable when seated
+    (a rated room seats no bot and no guest: :func:`decide_join`), so a rated
+    room starts rated with no account to look up."""
+    if room.countdown_over(ctx.now):
+        return _new_round(room, {}, ctx)
     if room.time_up(ctx.now):
         if room.state == RoomState.BREAK:
             return Decision([R.RoundOver(ctx.now)])

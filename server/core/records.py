@@ -23,7 +23,10 @@ older record reads as the field's default.
 type                 ``k``        keys
 ==================== ============ ================================================
 :class:`Created`     created      ``settings`` (full map), ``host``, ``at``; a
-                                  daily run's room has ``daily``: [date, ladder]
+                                  daily run's room has ``daily``: [date, ladder];
+                                  a quick match's room has ``starts``: when its
+                                  first deal starts by itself (missing in rooms
+                                  made before it was kept: none counts down)
 :class:`Joined`      joined       ``p``, ``name``, ``role`` (``player`` /
                                   ``spectator``), ``at``; a bot player has
                                   ``bot``, its pace (the server plays for it),
@@ -64,6 +67,8 @@ type                 ``k``        keys
                                   finished rounds, ``Series.to_wire``; missing in
                                   checkpoints written before rooms kept one),
                                   ``daily`` (a daily run's room: [date, ladder]),
+                                  ``starts`` (a quick match's room: as in
+                                  ``created``),
                                   ``deals``: the current round's
                                   (:class:`CheckpointDeal`)
 ==================== ============ ================================================
@@ -160,6 +165,10 @@ class Created:
     # which takes no one else and no change (server/core/decide.py). A third
     # element: the run is a take of that challenge (server/challenges/).
     daily: Sequence[str] | None = field(default=None, metadata=_meta("daily", omit=True))
+    # A quick match's room (server/matchmaking/queues.py): when its first deal
+    # starts by itself. In the log, so that a room rebuilt after a crash, on
+    # this node or another, counts down to the same moment (server/rooms/timer.py).
+    starts_at: int | None = field(default=None, metadata=_meta("starts", omit=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,6 +323,7 @@ class Checkpoint:
     ready: Sequence[str] = field(default=(), metadata=_meta("ready"))
     series: Mapping[str, Any] | None = field(default=None, metadata=_meta("series"))
     daily: Sequence[str] | None = field(default=None, metadata=_meta("daily", omit=True))
+    starts_at: int | None = field(default=None, metadata=_meta("starts", omit=True))
     # Each deal, or its stored form (CheckpointDeal.packed) when the writer has it
     # already: a deal over changes no more, so a checkpoint late in a round encodes
     # only the running deal (Room.take_checkpoint). Decoded, always CheckpointDeal.

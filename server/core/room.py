@@ -89,6 +89,9 @@ class Room:
         self.daily: tuple[str, str] | None = None
         # A daily-like run taking a challenge: the challenge's id (server/challenges/).
         self.challenge: str | None = None
+        # A quick match's room: when its first deal starts by itself, as its
+        # ``created`` record says (see :attr:`starts_at`).
+        self.countdown_ends: int | None = None
         self._sheet: tuple[Any, Sheet] | None = None  # see sheet()
         # The move folded last, as the wire tells it, while its decision is
         # committed: commit hands it to the decision, for the move's reply.
@@ -169,6 +172,7 @@ class Room:
         self.created_at = rec.at
         self.daily = None if rec.daily is None else (rec.daily[0], rec.daily[1])
         self.challenge = rec.daily[2] if rec.daily is not None and len(rec.daily) > 2 else None
+        self.countdown_ends = rec.starts_at
         return []
 
     def _f_joined(self, rec: R.Joined) -> list[_Event]:
@@ -429,6 +433,7 @@ class Room:
             ready=list(self.ready),
             series=self.series.to_wire(),
             daily=None if self.daily is None else [*self.daily, *_some(self.challenge)],
+            starts_at=self.countdown_ends,
             deals=deals,
         )
 
@@ -477,6 +482,7 @@ class Room:
         self.series = Series.from_wire(rec.series)
         self.daily = None if rec.daily is None else (rec.daily[0], rec.daily[1])
         self.challenge = rec.daily[2] if rec.daily is not None and len(rec.daily) > 2 else None
+        self.countdown_ends = rec.starts_at
         self.ready = list(rec.ready)
         self._sheet = None
         self.deals = []
@@ -543,10 +549,26 @@ class Room:
         ends = self.next_deal_at
         return ends is not None and now >= ends
 
+    @property
+    def starts_at(self) -> int | None:
+        """When a quick match's room, in the lobby still, starts its first round
+        by itself (None: it does not, or has started). Nothing to start with no
+        player left: then it waits in the lobby, and the first player seated
+        starts it."""
+        ends = self.countdown_ends
+        if ends is None or self.state != RoomState.LOBBY or not self.players():
+            return None
+        return ends
+
+    def countdown_over(self, now: int) -> bool:
+        ends = self.starts_at
+        return ends is not None and now >= ends
+
     def due(self, now: int) -> bool:
         """Whether the clock has something to do to the room now (its round's time
-        ran out, or its break did): what the shell's timer, late or not, asks."""
-        return self.time_up(now) or self.break_over(now)
+        ran out, or its break did, or a quick match's countdown): what the
+        shell's timer, late or not, asks."""
+        return self.time_up(now) or self.break_over(now) or self.countdown_over(now)
 
     @property
     def round_under_way(self) -> bool:

@@ -88,6 +88,9 @@ class RoomLike(Protocol):
     @property
     def next_deal_at(self) -> int | None: ...
 
+    @property
+    def starts_at(self) -> int | None: ...
+
     def joining(self, player: str) -> bool: ...
 
     def score(self, deal: Deal, player: str, now: int) -> int: ...
@@ -340,14 +343,12 @@ def room_view(
     finding_deal: int | None = None,
     *,
     revealed: Reveal = revealed_deal,
-    starts_at: int | None = None,
 ) -> dict[str, Any]:
     """The room as ``member`` may see it now: the ``room`` of ``joined``, of the
     ``snapshot`` reply and of a resuming ``welcome`` (docs/protocol.md "Room
     view"). ``finding_deal``: the number of the deal the shell is finding a proven
     seed for (``deals: winnable``), if any; ``revealed``: how its past deals'
-    revealed maps are had; ``starts_at``: when a quick match's first deal starts
-    by itself, while the room counts down to it (the shell's).
+    revealed maps are had.
 
     Bounded work per call, however long the round: its past deals come as
     summaries and boards (built once per deal), their logs only on request."""
@@ -375,7 +376,7 @@ def room_view(
         "history": history,
         "series": room.series.to_wire(),
         "finding_deal": finding_deal,
-        "starts_at": starts_at if room.state is RoomState.LOBBY else None,
+        "starts_at": room.starts_at,
         # A daily run's room: its daily (server/daily/runs.py); other rooms' views
         # stay as they were.
         **({} if room.daily is None else {"daily": _daily_view(room)}),

@@ -11,7 +11,9 @@ test moves it by hand), one node at a time; the node that forms a room makes it
 and tells each player through the node that holds their connection. A room
 it forms is rated, on the ladder's rules (:func:`quick_settings`), its players
 seated by the server; it starts by itself :data:`COUNTDOWN_MS` after,
-announced by ``matched`` and a ``countdown`` event.
+announced by ``matched`` and a ``countdown`` event. When is in its ``created``
+record, and the room's timer starts it (server/rooms/timer.py): a room rebuilt
+after its node died, here or on another node, starts on time all the same.
 """
 
 from __future__ import annotations
@@ -283,9 +285,12 @@ class QuickMatch:
         runner = RoomRunner(home, Room(code))
         home.rooms[code] = runner
         host = players[0]
+        starts_at = home.clock.now() + COUNTDOWN_MS
         try:
             await runner.run(
-                lambda r, c: D.decide_create(r, host.player, host.name, settings, c, signed)
+                lambda r, c: D.decide_create(
+                    r, host.player, host.name, settings, c, signed, starts_at=starts_at
+                )
             )
             for e in players[1:]:
                 await runner.run(
@@ -309,15 +314,12 @@ class QuickMatch:
             home.rooms.pop(code, None)
             runner.stop()
             return False
-        starts_at = runner.starts_at = home.clock.now() + COUNTDOWN_MS
 
         def tell() -> Release:
             now = home.clock.now()
             sends = []
             for e in players:
-                view = room_view(
-                    runner.room, e.player, now, runner.seeds.finding, starts_at=starts_at
-                )
+                view = room_view(runner.room, e.player, now, runner.seeds.finding)
                 msg = M.matched(ladder=ladder, rated=rated, room=view, starts_at=starts_at)
                 sends.append((e, msg))
 
@@ -334,7 +336,7 @@ class QuickMatch:
             return send
 
         await runner.read(tell)
-        home.tasks.spawn(self._count_down(runner, host.player, signed, starts_at))
+        home.tasks.spawn(home.tell_room(code, lambda seq: M.countdown(seq, starts_at=starts_at)))
         return True
 
     def arrived(self, player: str, ticket: str, code: str, node: str, message: M.Message) -> None:
@@ -359,16 +361,3 @@ class QuickMatch:
     async def _told(self, entries: list[Entry]) -> None:
         for e in entries:
             await self.book.told(e.player, e.ticket)
-
-    async def _count_down(
-        self, runner: RoomRunner, host: str, signed: frozenset[str], starts_at: int
-    ) -> None:
-        home, code = self.home, runner.code
-        await home.tell_room(code, lambda seq: M.countdown(seq, starts_at=starts_at))
-        await home.clock.sleep_until(starts_at)
-        try:
-            await runner.run(lambda r, c: D.decide_start(r, r.host or host, c, signed))
-        except RoomError as exc:  # everyone left meanwhile, or the store is down
-            log.warning("quick-match room %s not started: %s", code, exc.message)
-        finally:
-            runner.starts_at = None

@@ -60,12 +60,12 @@ async def _ladder(desk: Ladders, conn: Peer, req: LadderRequest) -> None:
         around = await _rows(desk, rows, first)
     friends = None
     if req.friends and session.account is not None:
-        players = [me]
-        for f in await store.friendships(session.account):
-            if f.state is FriendState.FRIENDS:
-                other = await store.account(f.b if f.a == session.account else f.a)
-                if other is not None:
-                    players.append(other.player)
+        friends_of = [
+            f.b if f.a == session.account else f.a
+            for f in await store.friendships(session.account)
+            if f.state is FriendState.FRIENDS
+        ]
+        players = [me, *(await store.players(friends_of)).values()]  # one read, not a friend's
         ratings = await store.ratings(ladder, players)
         table = sorted(ratings.items(), key=lambda pr: (-shown(pr[1]), pr[0]))
         standings = [Standing(p, shown(r), r.rounds, r.provisional) for p, r in table]

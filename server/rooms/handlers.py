@@ -104,7 +104,6 @@ def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply
             now,
             runner.seeds.finding,
             revealed=runner.memo.revealed,
-            starts_at=runner.starts_at,
         )
         msg = M.joined(req.id, room=view)
 
@@ -287,7 +286,6 @@ async def _snapshot(front: Front, conn: Peer, req: Snapshot) -> None:
             now,
             runner.seeds.finding,
             revealed=runner.memo.revealed,
-            starts_at=runner.starts_at,
         )
         msg = M.snapshot(req.id, room=view)
         return lambda: conn.send(msg)

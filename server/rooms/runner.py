@@ -215,9 +215,6 @@ class RoomRunner:
         self.timer = RoomTimer(me)
         self.bots = BotSeats(me)  # started by the first command released (a rebuild's too)
         self.seeds = DealSeeds(me)  # deals: winnable
-        # A quick match's room: when its first deal starts by itself (its
-        # countdown, server/matchmaking/queues.py), while it has not.
-        self.starts_at: int | None = None
 
     @property
     def code(self) -> str:

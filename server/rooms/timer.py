@@ -1,10 +1,15 @@
 """What the clock does to a room, in the shell: one task per room, asleep until next.
 
-Three things happen to a room without anyone asking, all on the server's clock
+Several things happen to a room without anyone asking, all on the server's clock
 (server/net/clock.py, so tests move a fake one):
 
 - **The round's time limit** runs out: ``decide_tick`` ends the deal and the
   round, through the normal command path.
+- **A quick match's countdown** runs out: ``decide_tick`` starts its first
+  round. Its end is in the room's ``created`` record, so a room rebuilt after a
+  crash (on this node, or on another one taking it over) starts at the same
+  moment, or at once when that has passed; whichever node does, the round's
+  record makes it once.
 - **A break between deals** runs out: ``decide_tick`` deals the next deal (with
   ``deals: winnable``, the runner waits for a proven seed as for any deal). The
   break's end is derived from the durable ``deal_ended`` record and the settings,
@@ -121,6 +126,9 @@ class RoomTimer:
         next_deal = room.next_deal_at
         if next_deal is not None:
             times.append(next_deal)
+        starts = room.starts_at
+        if starts is not None:
+            times.append(starts)
         tick = self._next_tick()
         if tick is not None:
             times.append(tick[1])

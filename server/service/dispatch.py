@@ -156,7 +156,6 @@ async def _enter(desk: Desk, conn: Peer, req: Hello, session: SessionState, said
                 desk.clock.now(),
                 runner.seeds.finding,
                 revealed=runner.memo.revealed,
-                starts_at=runner.starts_at,
             )
             if member
             else None

@@ -38,6 +38,12 @@ class EmbeddedServer:
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/ws"
 
+    stdin: int | None = None  # inherited (tests/support/clocked.py talks to its own)
+
+    def command(self) -> list[str]:
+        """The process, before its options (tests/support/clocked.py runs another)."""
+        return [sys.executable, "-m", "server"]
+
     async def start(self) -> None:
         """Start (again, on the port the first run took) and return once it listens."""
         assert self.proc is None or self.proc.returncode is not None, "already running"
@@ -45,9 +51,9 @@ class EmbeddedServer:
         env.pop("KLONDIKE_REDIS_URL", None)
         env.pop("KLONDIKE_DATA_DIR", None)
         self.proc = proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "server", "--port", str(self.port),
+            *self.command(), "--port", str(self.port),
             "--data-dir", str(self.data_dir), "--rate-limit", "100000", *UNCAPPED,
-            cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE,
+            cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE, stdin=self.stdin,
         )  # fmt: skip
         assert proc.stderr is not None
         while True:
