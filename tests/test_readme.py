@@ -24,7 +24,13 @@ FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)")
 OTHER_TOOLS = {"--prefix": "npm install", "--strict": "mypy", "--build": "docker compose"}
 # server/store/'s modules that are stores, and the word the layout table calls each.
 STORES = {"memory.py": "in memory", "sqlite.py": "SQLite", "redis.py": "Redis"}
-NOT_STORES = {"__init__.py", "base.py", "redis_conn.py", "sqlite_file.py"}  # interface, connections
+NOT_STORES = {
+    "__init__.py",
+    "base.py",
+    "redis_conn.py",
+    "redis_scripts.py",
+    "sqlite_file.py",
+}  # interface, connections, bases
 
 
 def parsers() -> list[argparse.ArgumentParser]:
