@@ -11,31 +11,11 @@ the room's record and the history write) and the next restart puts it back."""
 from __future__ import annotations
 
 import re
-import sqlite3
-from pathlib import Path
 from typing import Any
 
-from server.accounts.sqlite import ACCOUNTS_DB
+from tests.support.accounts_db import forget, killed_as_told, rows
 from tests.support.embedded import EmbeddedServer
-from tests.support.raw_client import Client, Frame
-
-
-def rows(data_dir: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(data_dir / ACCOUNTS_DB)
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
-
-
-def forget_history(data_dir: Path) -> None:
-    conn = sqlite3.connect(data_dir / ACCOUNTS_DB)
-    try:
-        with conn:
-            for table in ("deals", "rounds", "totals", "replays"):
-                conn.execute(f"DELETE FROM {table}")
-    finally:
-        conn.close()
+from tests.support.raw_client import Client
 
 
 async def resumed(url: str, token: str | None) -> Client:
@@ -61,29 +41,14 @@ async def test_kill_9_after_the_deal_each_entry_once(embedded: EmbeddedServer) -
     await ann.hello("Ann")
     await bob.hello("Bob")
     settings = {"deals_per_round": 1, "break_seconds": 0}
-    code = (await ann.ok("create_room", settings=settings))["room"]["code"]
-    await bob.ok("join_room", code=code, role="player")
-    await ann.ok("start")
-    await ann.event("deal_started")
-
-    def kill_at_deal_over(_client: Client, frame: Frame) -> None:
-        if frame.msg.get("type") == "deal_over":
-            embedded.kill_now()
-
-    ann.on_frame = kill_at_deal_over
-    await ann.ok("move", deal=1, move={"kind": "draw"})
-    await ann.ok("move", deal=1, move={"kind": "resign"})
-    # Bob's resign ends the deal; its deal_over reaches Ann only once it is
-    # stored, and the process dies there (Bob's reply may or may not get out).
-    await bob.send({"type": "move", "id": 1, "deal": 1, "move": {"kind": "resign"}, "n": 0})
+    code = await killed_as_told(embedded.kill_now, ann, bob, "deal_over", settings)
     await embedded.exited()
-    assert await ann.closed() == 1006
     players = [ann.player, bob.player]
 
     key: str | None = None
     for lost in (False, True):
         if lost:
-            forget_history(embedded.data_dir)
+            forget(embedded.data_dir, "deals", "rounds", "totals", "replays")
             assert rows(embedded.data_dir, "SELECT * FROM deals") == []
         await embedded.start()  # the room is rebuilt from its log
         if key is None:

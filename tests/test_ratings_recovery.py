@@ -11,36 +11,17 @@ restart applies it, once."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from server.accounts.redis import RedisAccounts
-from server.accounts.sqlite import ACCOUNTS_DB
 from server.ratings.model import rate_round
+from tests.support.accounts_db import forget, killed_as_told, rows
 from tests.support.embedded import EmbeddedServer
 from tests.support.processes import RedisServer, running_servers
-from tests.support.raw_client import Client, Frame, resume
-
-
-def rows(data_dir: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(data_dir / ACCOUNTS_DB)
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
-
-
-def forget_ratings(data_dir: Path) -> None:
-    conn = sqlite3.connect(data_dir / ACCOUNTS_DB)
-    try:
-        with conn:
-            for table in ("ratings", "rated_rounds", "rating_points"):
-                conn.execute(f"DELETE FROM {table}")
-    finally:
-        conn.close()
+from tests.support.raw_client import Client, resume
 
 
 async def signed_in(url: str, handle: str) -> Client:
@@ -56,29 +37,14 @@ async def test_kill_9_between_the_round_and_its_reply_rates_once(
 ) -> None:
     ann, bob = await signed_in(embedded.url, "Ann"), await signed_in(embedded.url, "Bob")
     settings = {"deals_per_round": 1, "break_seconds": 0, "rated": True}
-    code = (await ann.ok("create_room", settings=settings))["room"]["code"]
-    await bob.ok("join_room", code=code, role="player")
-    await ann.ok("start")
-    await ann.event("deal_started")
-
-    def kill_at_round_over(_client: Client, frame: Frame) -> None:
-        if frame.msg.get("type") == "round_over":
-            embedded.kill_now()
-
-    ann.on_frame = kill_at_round_over
-    await ann.ok("move", deal=1, move={"kind": "draw"})
-    await ann.ok("move", deal=1, move={"kind": "resign"})
-    # Bob's resign ends the round; its round_over reaches Ann only once it is
-    # stored, and the process dies there (Bob's reply may or may not get out).
-    await bob.send({"type": "move", "id": 1, "deal": 1, "move": {"kind": "resign"}, "n": 0})
+    code = await killed_as_told(embedded.kill_now, ann, bob, "round_over", settings)
     await embedded.exited()
-    assert await ann.closed() == 1006
     players = sorted([ann.player, bob.player])
 
     applied: list[tuple[Any, ...]] | None = None
     for lost in (False, True, False):
         if lost:
-            forget_ratings(embedded.data_dir)
+            forget(embedded.data_dir, "ratings", "rated_rounds", "rating_points")
             assert rows(embedded.data_dir, "SELECT * FROM rated_rounds") == []
         await embedded.start()  # the room is rebuilt from its log
         [(key, t)] = rows(embedded.data_dir, "SELECT key, t FROM rated_rounds")
@@ -109,19 +75,7 @@ async def test_kill_9_on_redis_then_another_node_rates_once(
     with running_servers(redis, tmp_path, 2) as (one, two):
         ann, bob = await signed_in(one.url, "Ann"), await signed_in(one.url, "Bob")
         settings = {"deals_per_round": 1, "break_seconds": 0, "rated": True}
-        code = (await ann.ok("create_room", settings=settings))["room"]["code"]
-        await bob.ok("join_room", code=code, role="player")
-        await ann.ok("start")
-        await ann.event("deal_started")
-
-        def kill_at_round_over(_client: Client, frame: Frame) -> None:
-            if frame.msg.get("type") == "round_over":
-                one.kill()
-
-        ann.on_frame = kill_at_round_over
-        await ann.ok("move", deal=1, move={"kind": "resign"})
-        await bob.send({"type": "move", "id": 1, "deal": 1, "move": {"kind": "resign"}, "n": 0})
-        assert await ann.closed() == 1006
+        code = await killed_as_told(one.kill, ann, bob, "round_over", settings)
 
         for c in (ann, bob):  # on the other node: the room is rebuilt there
             again, welcome = await resume(two.url, c.token)
