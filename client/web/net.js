@@ -168,7 +168,13 @@ export class Connection {
       this.handlers.onError?.(new ServerError(frame));
       return;
     }
-    if (typeof frame.seq === "number") {
+    if (frame.type === "events" && Array.isArray(frame.events)) {
+      // Room events that waited to leave together: each applied in turn, exactly
+      // as if it had come alone (docs/protocol.md, "Batched events").
+      for (const event of frame.events) {
+        if (event && typeof event === "object" && typeof event.seq === "number") this._event(event);
+      }
+    } else if (typeof frame.seq === "number") {
       this._event(frame);
     } else {
       this.handlers.onNotice?.(frame); // not a room's: a friend's invitation
