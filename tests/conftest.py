@@ -22,7 +22,7 @@ announces is ``eventually`` (tests/support/waiting.py).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -31,7 +31,7 @@ from playwright.sync_api import Browser, sync_playwright
 from server.store.redis import RedisStore
 from tests.support.embedded import EmbeddedServer
 from tests.support.processes import RedisServer, ServerProcess, running_redis
-from tests.support.web import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS
+from tests.support.web import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, LAPTOP, Client
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +107,19 @@ def browser() -> Iterator[Browser]:
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture
+def people(browser: Browser, server: str) -> Iterator[Callable[..., Client]]:
+    """``people(label, size=LAPTOP)``: a person with a browser page of their own
+    (a context each, so pages share no storage) on the module's server; all
+    closed after the test."""
+    made: list[Client] = []
+
+    def person(label: str, size: tuple[int, int] = LAPTOP) -> Client:
+        made.append(Client(browser, server, label, *size))
+        return made[-1]
+
+    yield person
+    for p in made:
+        p.close()

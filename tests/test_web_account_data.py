@@ -10,29 +10,14 @@ Waits on what the pages show (Playwright ``expect``), never on time."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import expect
 
-from tests.support.web import Client, no_errors
+from tests.support.web import no_errors
 
 DEVICE_KEY = "klondike-race.device"
-
-
-@pytest.fixture
-def people(browser: Browser, server: str) -> Iterator[Any]:
-    made: list[Client] = []
-
-    def person(label: str) -> Client:
-        made.append(Client(browser, server, label, 1280, 800))
-        return made[-1]
-
-    yield person
-    for p in made:
-        p.close()
 
 
 def test_export_download_and_delete(people: Any, tmp_path: Path) -> None:

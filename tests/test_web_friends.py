@@ -13,44 +13,13 @@ artifacts/friends-laptop.png, artifacts/friends-phone.png."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.support.web import Client, no_errors
+from tests.support.web import LAPTOP, keep_name, no_errors
 
-LAPTOP = (1280, 800)
 PHONE = (390, 844)
-
-
-@pytest.fixture
-def people(browser: Browser, server: str) -> Iterator[Any]:
-    made: list[Client] = []
-
-    def person(label: str, size: tuple[int, int]) -> Client:
-        made.append(Client(browser, server, label, *size))
-        return made[-1]
-
-    yield person
-    for p in made:
-        p.close()
-
-
-def keep_name(person: Client, handle: str) -> None:
-    """Take ``handle`` from the lobby (Keep your name), keep the recovery codes it
-    shows once: back in the lobby, signed in."""
-    page = person.open()
-    page.click("#open-keep")
-    page.fill("#handle", handle)
-    page.click("#take-handle")
-    expect(page.locator("#codes-panel")).to_be_visible()
-    page.check("#kept-codes")
-    page.click("#codes-done")  # and back to the lobby
-    expect(page.locator("#lobby-screen")).to_be_visible()
-    expect(page.locator("#me-handle")).to_have_text(handle)
-    expect(page.locator("#friends-open")).to_be_visible()
 
 
 def fits_width(page: Page) -> None:

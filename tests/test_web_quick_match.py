@@ -9,43 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
 from server.app import DEFAULT_STATIC, RaceServer
 from server.matchmaking.queues import COUNTDOWN_MS
 from tests.support.inprocess import UNLIMITED, FakeClock
-from tests.support.web import WAIT_MS, Client, no_errors
-
-LAPTOP = (1280, 800)
-
-
-@pytest.fixture
-def people(browser: Browser, server: str) -> Iterator[Any]:
-    made: list[Client] = []
-
-    def person(label: str) -> Client:
-        made.append(Client(browser, server, label, *LAPTOP))
-        return made[-1]
-
-    yield person
-    for p in made:
-        p.close()
-
-
-def keep_name(person: Client, handle: str) -> Page:
-    page = person.open()
-    page.click("#open-keep")
-    page.fill("#handle", handle)
-    page.click("#take-handle")
-    expect(page.locator("#codes-panel")).to_be_visible()
-    page.check("#kept-codes")
-    page.click("#codes-done")
-    expect(page.locator("#me-handle")).to_have_text(handle)
-    return page
+from tests.support.web import WAIT_MS, Client, keep_name, no_errors
 
 
 def test_race_now_matches_two_pages_counts_down_and_starts(people: Any) -> None:

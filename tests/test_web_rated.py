@@ -10,40 +10,11 @@ artifacts/ladders.png."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.support.web import Client, unfold_house_rules
-
-LAPTOP = (1280, 800)
-
-
-@pytest.fixture
-def people(browser: Browser, server: str) -> Iterator[Any]:
-    made: list[Client] = []
-
-    def person(label: str) -> Client:
-        made.append(Client(browser, server, label, *LAPTOP))
-        return made[-1]
-
-    yield person
-    for p in made:
-        p.close()
-
-
-def keep_name(person: Client, handle: str) -> Page:
-    page = person.open()
-    page.click("#open-keep")
-    page.fill("#handle", handle)
-    page.click("#take-handle")
-    expect(page.locator("#codes-panel")).to_be_visible()
-    page.check("#kept-codes")
-    page.click("#codes-done")
-    expect(page.locator("#me-handle")).to_have_text(handle)
-    return page
+from tests.support.web import keep_name, unfold_house_rules
 
 
 def resign(page: Page) -> None:

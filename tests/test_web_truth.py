@@ -14,7 +14,6 @@ Waits on what the pages show (Playwright ``expect``), never on time."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -43,19 +42,6 @@ KEEP_CLEAR = [
     "#board-controls",
     "#host-panel",
 ]
-
-
-@pytest.fixture
-def people(browser: Browser, server: str, request: pytest.FixtureRequest) -> Iterator[Any]:
-    made: list[Client] = []
-
-    def person(label: str, size: tuple[int, int] = (1280, 800)) -> Client:
-        made.append(Client(browser, server, label, *size))
-        return made[-1]
-
-    yield person
-    for c in made:
-        c.close()
 
 
 def boxes(page: Page, selector: str) -> list[dict[str, float]]:

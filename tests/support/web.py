@@ -46,6 +46,7 @@ CHROMIUM_ARGS = [
 ]
 RANKS = "A23456789TJQK"
 WAIT_MS = 5_000
+LAPTOP = (1280, 800)  # the laptop page most browser tests use
 
 pytestmark = pytest.mark.timeout(120)
 T = TypeVar("T")
@@ -145,6 +146,21 @@ class Client:
 
     def close(self) -> None:
         self.context.close()
+
+
+def keep_name(person: Client, handle: str) -> Page:
+    """Take ``handle`` from the lobby (Keep your name) and keep the recovery codes
+    it shows once: back in the lobby, signed in. The person's page."""
+    page = person.open()
+    page.click("#open-keep")
+    page.fill("#handle", handle)
+    page.click("#take-handle")
+    expect(page.locator("#codes-panel")).to_be_visible()
+    page.check("#kept-codes")
+    page.click("#codes-done")
+    expect(page.locator("#lobby-screen")).to_be_visible()
+    expect(page.locator("#me-handle")).to_have_text(handle)
+    return page
 
 
 def unfold_house_rules(page: Page) -> None:
