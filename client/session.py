@@ -55,9 +55,17 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = wire.VERSION
 # Close codes after which resuming would be wrong: the session lives on another
-# connection, or we broke the protocol and would again.
+# connection, its device was signed out, or we broke the protocol (bad input: broken
+# framing, text that is not UTF-8, a frame too large, no hello) and would again.
 NO_RESUME = frozenset(
-    {CloseCode.RESUMED_ELSEWHERE, CloseCode.HELLO_FIRST, CloseCode.TOO_BIG, CloseCode.SIGNED_OUT}
+    {
+        CloseCode.RESUMED_ELSEWHERE,
+        CloseCode.SIGNED_OUT,
+        CloseCode.HELLO_FIRST,
+        CloseCode.PROTOCOL_ERROR,
+        CloseCode.INVALID_DATA,
+        CloseCode.TOO_BIG,
+    }
 )
 SIGN_IN = ("name", "token", "device", "link", "recovery")  # a hello carries one of them
 _ROOM_REPLIES = frozenset({"joined", "snapshot"})

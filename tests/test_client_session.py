@@ -23,6 +23,7 @@ from client.codec import decode
 from client.connection import normalize_url
 from client.room import RoomView
 from protocol.outcomes import view_digest
+from tests.support.flooder import OP_TEXT, frame
 from tests.support.processes import ServerProcess
 from tests.support.sessions import until
 from tests.support.waiting import eventually
@@ -373,3 +374,29 @@ async def test_a_wrong_move_number_resyncs_the_room(live_url: str) -> None:
             await s.move("resign", n=0)
         assert info.value.code == "wrong_move_number"
         assert (await s.draw()).board["logged"] == 2
+
+
+@pytest.mark.parametrize(
+    ("kind", "bad", "code"),
+    [("msgpack", frame(0x3, b"x"), 1002), ("json", frame(OP_TEXT, b"\xff\xfe"), 1007)],
+    ids=["broken framing", "text not UTF-8"],
+)
+async def test_a_close_for_bad_input_ends_the_session_without_reconnecting(
+    live_url: str, kind: str, bad: bytes, code: int
+) -> None:
+    """The server closes a connection that broke the protocol (a reserved opcode:
+    1002; a text frame that is not UTF-8: 1007). A session that did so would again:
+    it ends, as after 1009, instead of resuming into the same close."""
+    session = await connect(live_url, name="Ann", kind=kind)
+    try:
+        await session.create_room()
+        assert session._ws is not None
+        session._ws.transport.write(bad)  # under the websockets library, on its socket
+        await asyncio.wait_for(session.wait_closed(), 10)
+        assert session.close_code == code
+        assert (session.stats.drops, session.stats.reconnects) == (1, 0)
+        with pytest.raises(ConnectionLost) as info:
+            await session.ping()
+        assert info.value.close_code == code
+    finally:
+        await session.close()

@@ -174,7 +174,9 @@ async def test_kill_9_while_proving_deals_restarts_at_once(embedded: EmbeddedSer
         await client.hello(name)
     code = (await ann.ok("create_room", settings={"deals": "winnable"}))["room"]["code"]
     await bob.ok("join_room", code=code, role="player")
-    await ann.ok("start")  # answered once the first proven seed is dealt
+    # Answered once the first proven seed is dealt: the solver runs at nice 19, so
+    # on a loaded machine that takes as long as it takes (no window but the test's).
+    await ann.ok("start", timeout=None)
     players = [Recorder(c) for c in (ann, bob)]
     for p in players:
         p.view = (await p.client.event("deal_started"))["deal"]["board"]
@@ -183,8 +185,8 @@ async def test_kill_9_while_proving_deals_restarts_at_once(embedded: EmbeddedSer
 
     # A second room with other rules: its pool fills from nothing, in a worker.
     other = (await cat.ok("create_room", settings={"deals": "winnable", "draw": 3}))["room"]
-    starting = asyncio.ensure_future(cat.request("start"))
-    finding = asyncio.ensure_future(cat.event("finding_deal", finding=True))
+    starting = asyncio.ensure_future(cat.request("start", timeout=None))
+    finding = asyncio.ensure_future(cat.event("finding_deal", timeout=None, finding=True))
     await asyncio.wait({starting, finding}, return_when=asyncio.FIRST_COMPLETED)
     assert embedded.proc is not None
     left = {pid: command_line(pid) for pid in descendants(embedded.proc.pid)}
@@ -213,7 +215,96 @@ async def test_kill_9_while_proving_deals_restarts_at_once(embedded: EmbeddedSer
     again, welcome = await resume(embedded.url, cat.token)
     assert welcome["room"]["code"] == other["code"]
     if welcome["room"]["deal"] is None:  # its start was not acknowledged: start again
-        await again.ok("start")
+        await again.ok("start", timeout=None)
     else:
         assert welcome["room"]["deal"]["commitment"]
     await again.close()
+
+
+async def test_kill_9_right_after_the_last_joined_loses_no_seat(embedded: EmbeddedServer) -> None:
+    """A ``joined`` tells its client it sits in the room, so its session's link to
+    the room is stored before that reply leaves. Many rooms are created and joined
+    at once, and the process is killed (-9) from the frame callback of the last
+    ``joined``: after a restart on the same directory every token resumes into the
+    room it was told it sits in, seated there with the role it asked for."""
+    hosts = [await Client.open(embedded.url) for _ in range(4)]
+    for i, host in enumerate(hosts):
+        await host.hello(f"Host {i}")
+    codes = [(await h.ok("create_room"))["room"]["code"] for h in hosts]
+    # Then all at once: a player and a spectator into each room, and new rooms.
+    joiners = [await Client.open(embedded.url) for _ in range(2 * len(codes))]
+    creators = [await Client.open(embedded.url) for _ in range(4)]
+    for i, client in enumerate(joiners + creators):
+        await client.hello(f"Guest {i}")
+    seated: dict[str, tuple[Client, str, str]] = {}  # player: (client, room, role)
+    for host, code in zip(hosts, codes, strict=True):
+        assert host.player is not None
+        seated[host.player] = (host, code, "player")
+    wanted = len(joiners) + len(creators)
+
+    def on_frame(client: Client, frame: Frame) -> None:
+        msg = frame.msg
+        if msg.get("type") != "joined":
+            return
+        assert client.player is not None
+        role = "spectator" if client in joiners[1::2] else "player"
+        seated[client.player] = (client, msg["room"]["code"], role)
+        if len(seated) == len(hosts) + wanted:
+            embedded.kill_now()  # right after the last reply: no time to catch up
+
+    for client in joiners + creators:
+        client.on_frame = on_frame
+    asks = [
+        c.request("join_room", code=codes[i // 2], role="spectator" if i % 2 else "player")
+        for i, c in enumerate(joiners)
+    ] + [c.request("create_room") for c in creators]
+    replies = await asyncio.gather(*asks)
+    assert all(r["type"] == "joined" for r in replies), replies
+    await embedded.exited()
+
+    await embedded.start()  # same directory: every room and every link comes back
+    for pid, (client, code, role) in seated.items():
+        again, welcome = await resume(embedded.url, client.token)
+        assert welcome["player"] == pid
+        room = welcome["room"]
+        assert room is not None, f"{client.name}'s token resumes into no room"
+        assert room["code"] == code
+        members = room["players"] if role == "player" else room["spectators"]
+        assert pid in {m["id"] for m in members}
+        await again.close()
+
+
+async def test_kill_9_right_after_matched_loses_no_seat(embedded: EmbeddedServer) -> None:
+    """``matched`` tells each player the quick-match room they sit in, so their
+    accounts hold the room before it leaves: killed (-9) from the frame callback
+    of the second ``matched``, the server restarts on the same directory and each
+    device's token resumes into that room, seated as a player."""
+    clients = [await Client.open(embedded.url) for _ in range(2)]
+    told: dict[str, str] = {}  # player: the room its matched named
+
+    def on_frame(client: Client, frame: Frame) -> None:
+        if frame.msg.get("type") == "matched":
+            assert client.player is not None
+            told[client.player] = frame.msg["room"]["code"]
+            if len(told) == len(clients):
+                embedded.kill_now()  # right after the last one: no time to catch up
+
+    for client, handle in zip(clients, ("Ann", "Bob"), strict=True):
+        await client.hello(handle)
+        made = await client.ok("take_handle", handle=handle)
+        client.token = made["device_token"]
+        client.on_frame = on_frame
+    for client in clients:
+        await client.ok("queue", ladder="classic-draw1")
+    await embedded.exited()
+    assert len(told) == 2 and len(set(told.values())) == 1
+
+    await embedded.start()
+    for client in clients:
+        again, welcome = await resume(embedded.url, client.token)
+        assert welcome["player"] == client.player
+        room = welcome["room"]
+        assert room is not None, f"{client.name}'s device resumes into no room"
+        assert room["code"] == told[client.player]
+        assert client.player in {m["id"] for m in room["players"]}
+        await again.close()

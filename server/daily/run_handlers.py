@@ -132,10 +132,11 @@ async def seat_run(
         def send() -> None:
             session.room_code = code
             conn.send(msg)
-            desk.save_session(session)
 
         return send
 
+    if session.room_code is None:  # seated by the run's room: linked before it is told
+        await desk.link_session(session, code)
     await runner.run(presence(session.player, True), reply)
     await desk.ghosts.seated(runner, session.player)
 

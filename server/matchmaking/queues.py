@@ -304,11 +304,11 @@ class QuickMatch:
                     await runner.run(
                         lambda r, c, b=bot: D.decide_add_bot(r, host.player, b, Pace.STEADY, c)  # type: ignore[misc]
                     )
-            # A player of another node finds the room on their account, should
-            # the message to their node be lost or their connection drop.
+            # Each player's account holds the room before ``matched`` tells them
+            # so: a kill -9 after it, a message to their node lost, a dropped
+            # connection, and they resume into it all the same.
             for e in players:
-                if e.node != self.book.node:
-                    await home.account_service.save_room(e.player, code)
+                await home.account_service.save_room(e.player, code)
         except (RoomError, StoreUnavailable) as exc:
             log.warning("quick-match room %s not made: %s", code, exc)
             home.rooms.pop(code, None)

@@ -71,6 +71,10 @@ class Front(Venue, Protocol):
 
     def room_of(self, peer: Peer) -> tuple[SessionState, RoomRunner]: ...
 
+    async def link_session(self, session: SessionState, code: str) -> None:
+        """Store the session's link to room ``code`` before the room seats it
+        (server/service/sessions.py ``Sessions.link``)."""
+
     def save_session(self, session: SessionState) -> None: ...
 
     def in_queue(self, player: str) -> bool:
@@ -110,11 +114,27 @@ def _joined(front: Front, conn: Peer, req: Request, runner: RoomRunner) -> Reply
         def send() -> None:
             session.room_code = runner.code
             conn.send(msg)
-            front.save_session(session)
 
         return send
 
     return reply
+
+
+async def _linked(
+    front: Front, session: SessionState, code: str, seat: Callable[[], Awaitable[object]]
+) -> None:
+    """Seat ``session`` in room ``code`` (``seat``), its link to the room stored
+    first: so the ``joined`` that tells it, sent once the seat is durable, is
+    never lost to a crash with its token resuming into no room. A refusal puts
+    the link back; after ``storage_uncertain`` (the seat may be written) it
+    stays, and a resume checks that the room seats it."""
+    await front.link_session(session, code)
+    try:
+        await seat()
+    except RoomError as exc:
+        if exc.code is not M.ErrorCode.STORAGE_UNCERTAIN:
+            front.save_session(session)  # in no room, as memory has it
+        raise
 
 
 def _own(session: SessionState) -> frozenset[str]:
@@ -154,11 +174,16 @@ async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
     runner = RoomRunner(front, Room(code))
     front.rooms[code] = runner
     try:
-        await runner.run(
-            lambda r, c: D.decide_create(
-                r, session.player, session.name, req.settings, c, _own(session)
+        await _linked(
+            front,
+            session,
+            code,
+            lambda: runner.run(
+                lambda r, c: D.decide_create(
+                    r, session.player, session.name, req.settings, c, _own(session)
+                ),
+                _joined(front, conn, req, runner),
             ),
-            _joined(front, conn, req, runner),
         )
     except BaseException:
         front.rooms.pop(code, None)
@@ -195,11 +220,16 @@ async def _join(front: Front, conn: Peer, req: JoinRoom) -> None:
     session = front.session_of(conn)
     _not_in_a_room(front, session)
     runner = _room_by_code(front, conn, req.code)
-    await runner.run(
-        lambda r, c: D.decide_join(
-            r, session.player, session.name, req.role, c, signed=_own(session)
+    await _linked(
+        front,
+        session,
+        runner.code,
+        lambda: runner.run(
+            lambda r, c: D.decide_join(
+                r, session.player, session.name, req.role, c, signed=_own(session)
+            ),
+            _joined(front, conn, req, runner),
         ),
-        _joined(front, conn, req, runner),
     )
 
 

@@ -293,5 +293,8 @@ class Service:
     def in_queue(self, player: str) -> bool:
         return self.quick.queued(player)
 
+    async def link_session(self, session: SessionState, code: str) -> None:
+        await self.sessions.link(session, code)
+
     def save_session(self, session: SessionState) -> None:
         self.sessions.save(session)

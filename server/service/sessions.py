@@ -161,20 +161,34 @@ class Sessions:
     def save(self, session: SessionState) -> None:
         self._keeper.tasks.spawn(self._save(session))
 
+    async def link(self, session: SessionState, code: str) -> None:
+        """Store that ``session`` sits in room ``code``, before the room seats it:
+        once it is told so (``joined``, ``matched``), a restart or another node
+        resumes its token into that room. Should the seat not come (refused, or a
+        crash first), a resume finds the room does not seat it and links it to none
+        (server/service/dispatch.py); a refusal restores the link at once
+        (:meth:`save`). Raises ``storage_unavailable``: nobody is seated unlinked."""
+        try:
+            await self._put_room(session, code)
+        except StoreUnavailable:
+            raise unavailable() from None
+
     async def _save(self, session: SessionState) -> None:
+        try:
+            await self._put_room(session, session.room_code)
+        except StoreUnavailable:
+            log.warning("could not save session of %s", session.player)
+
+    async def _put_room(self, session: SessionState, code: str | None) -> None:
         """A signed-in session's room goes on its account; a guest's beside its
         token, unless its player has taken a handle meanwhile (on another node:
         then the guest token is no session any more, and must not become one)."""
-        accounts = self._keeper.account_service
-        try:
-            if await accounts.save_room(session.player, session.room_code):
-                return
-            if session.account is None:
-                await self._keeper.store.put_session(
-                    session.token, SessionRecord(session.player, session.name, session.room_code)
-                )
-        except StoreUnavailable:
-            log.warning("could not save session of %s", session.player)
+        if await self._keeper.account_service.save_room(session.player, code):
+            return
+        if session.account is None:
+            await self._keeper.store.put_session(
+                session.token, SessionRecord(session.player, session.name, code)
+            )
 
     def forget_if_idle(self, session: SessionState) -> None:
         """A session with no connection and no room lives on in the store only

@@ -127,7 +127,12 @@ class Client:
     async def send(self, msg: dict[str, Any]) -> None:
         await self.ws.send(encode(msg, self.binary))
 
-    async def request(self, kind: str, **fields: Any) -> dict[str, Any]:
+    async def request(
+        self, kind: str, timeout: float | None = TIMEOUT, **fields: Any
+    ) -> dict[str, Any]:
+        """Send a request and return its reply. ``timeout`` None: as long as the
+        reply takes (for a reply bound to an event that has no time bound of its
+        own, such as a proven deal; the test's own timeout still holds)."""
         rid = next(self._ids)
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._pending[rid] = fut
@@ -137,11 +142,17 @@ class Client:
             self._numbered[rid] = deal
         if kind == "move":
             self._sent_n[rid] = (fields.get("deal"), fields.get("n"))
-        await self.send({"type": kind, "id": rid, **fields})
-        return await asyncio.wait_for(fut, TIMEOUT)
+        try:
+            await self.send({"type": kind, "id": rid, **fields})
+        except ConnectionClosed as exc:  # closed before it left: as one in flight is
+            for sent in (self._pending, self._numbered, self._sent_n):
+                sent.pop(rid, None)
+            code = exc.rcvd.code if exc.rcvd is not None else 1006
+            raise ConnectionError(f"closed {code}") from None
+        return await asyncio.wait_for(fut, timeout)
 
-    async def ok(self, kind: str, **fields: Any) -> dict[str, Any]:
-        reply = await self.request(kind, **fields)
+    async def ok(self, kind: str, timeout: float | None = TIMEOUT, **fields: Any) -> dict[str, Any]:
+        reply = await self.request(kind, timeout=timeout, **fields)
         assert reply["type"] != "error", reply
         return reply
 
@@ -150,10 +161,13 @@ class Client:
         self.name, self.token, self.player = name, reply["token"], reply["player"]
         return reply
 
-    async def event(self, kind: str, timeout: float = TIMEOUT, **match: Any) -> dict[str, Any]:
-        """The next event of ``kind`` (matching ``match``) after the last one taken."""
+    async def event(
+        self, kind: str, timeout: float | None = TIMEOUT, **match: Any
+    ) -> dict[str, Any]:
+        """The next event of ``kind`` (matching ``match``) after the last one taken
+        (``timeout`` None: however long it takes)."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
+        deadline = None if timeout is None else loop.time() + timeout
         while True:
             while self._cursor < len(self.events):
                 msg = self.events[self._cursor]
@@ -163,8 +177,8 @@ class Client:
             if self.close_code is not None:
                 raise ConnectionError(f"closed {self.close_code} waiting for {kind}")
             self._arrived.clear()
-            left = deadline - loop.time()
-            if left <= 0:
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
                 raise TimeoutError(f"no {kind} event {match}")
             try:
                 await asyncio.wait_for(self._arrived.wait(), left)
