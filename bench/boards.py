@@ -47,22 +47,7 @@ CLOCK = time.process_time
 class ListBoard:
     """The earlier layout of a board: every pile and array a list of int."""
 
-    __slots__ = (
-        "_undo",
-        "down",
-        "foundations",
-        "home",
-        "logged",
-        "moves",
-        "packs",
-        "passes",
-        "rules",
-        "status",
-        "stock",
-        "tableau",
-        "total",
-        "waste",
-    )
+    __slots__ = Board.__slots__  # the same fields, each as the earlier layout held it
 
     def __init__(self, board: Board, last: Move | None) -> None:
         self.rules = board.rules

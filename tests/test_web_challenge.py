@@ -15,13 +15,13 @@ from tests.support.dailies import winning_moves
 from tests.support.raw_client import player
 from tests.support.web import Client, no_errors
 from tests.test_web_accounts import keep_codes, take_handle
-from tests.test_web_daily_run import ThreadedServer, run_server  # noqa: F401 (a fixture)
+from tests.test_web_daily_run import DailyServer, run_server  # noqa: F401 (a fixture)
 
 D1 = "classic-draw1"
 DAY_MS = 86_400_000
 
 
-async def _challenge(threaded: ThreadedServer) -> str:
+async def _challenge(threaded: DailyServer) -> str:
     """Ann's won run of today's draw-one daily (a move every 0.3 s), challenged: the code."""
     server, clock = threaded.server, threaded.clock
     ann = await player(server, "Ann")
@@ -40,7 +40,7 @@ async def _challenge(threaded: ThreadedServer) -> str:
 
 
 def test_a_challenge_link_is_opened_by_a_second_page_and_played(
-    run_server: ThreadedServer,  # noqa: F811 (the fixture)
+    run_server: DailyServer,  # noqa: F811 (the fixture)
     browser: Browser,
 ) -> None:
     code = asyncio.run_coroutine_threadsafe(_challenge(run_server), run_server.loop).result(60)
@@ -106,7 +106,7 @@ def test_a_challenge_link_is_opened_by_a_second_page_and_played(
 
 
 def test_challenge_a_friend_from_a_daily_runs_comparison(
-    run_server: ThreadedServer,  # noqa: F811 (the fixture)
+    run_server: DailyServer,  # noqa: F811 (the fixture)
     browser: Browser,
 ) -> None:
     """Signed in, a daily run over: *Challenge a friend* under the comparison

@@ -9,54 +9,32 @@ day can end without waiting for midnight."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 from datetime import date, timedelta
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from server.app import DEFAULT_STATIC, RaceServer
 from server.daily.schedule import DAYS_AHEAD, LADDERS, day_of, day_start
 from server.rooms.proofs import ProvenPools
-from tests.support.inprocess import UNLIMITED, FakeClock
+from tests.support.inprocess import FakeClock
+from tests.support.threaded import ThreadedServer
 from tests.support.web import Client, no_errors
 
 BUDGET = 60_000
 
 
-class ThreadedServer:
-    """A RaceServer on its own event loop in a thread, on a clock the test moves."""
+class DailyServer(ThreadedServer):
+    """On a clock the test moves, publishing with a small solver budget."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.clock = FakeClock()
-        self.server = RaceServer(
-            port=0,
-            static_dir=DEFAULT_STATIC,
-            limits=UNLIMITED,
-            clock=self.clock,
-            proofs=ProvenPools(size=1, max_states=BUDGET),
-        )
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-
-    def __enter__(self) -> ThreadedServer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(30)
-        self.loop.close()
+        super().__init__(FakeClock(), proofs=ProvenPools(size=1, max_states=BUDGET))
 
     def published(self, today: date) -> None:
         """Until the week from ``today`` on is published."""
         last = today + timedelta(DAYS_AHEAD)
         daily = self.server.service.daily
-        asyncio.run_coroutine_threadsafe(daily.until_published(last), self.loop).result(120)
+        self.call(daily.until_published(last), 120)
 
     def next_day(self) -> date:
         """The server's clock to the first millisecond of the next UTC day: that day."""
@@ -64,21 +42,15 @@ class ThreadedServer:
         self.loop.call_soon_threadsafe(self.clock.advance, day_start(day) - self.clock.now())
         return day
 
-    @property
-    def http(self) -> str:
-        return f"http://127.0.0.1:{self.server.port}"
-
 
 @pytest.fixture
-def daily_server() -> Iterator[ThreadedServer]:
-    with ThreadedServer() as server:
+def daily_server() -> Iterator[DailyServer]:
+    with DailyServer() as server:
         server.published(day_of(server.clock.now()))
         yield server
 
 
-def test_the_lobby_panel_and_the_daily_screen(
-    daily_server: ThreadedServer, browser: Browser
-) -> None:
+def test_the_lobby_panel_and_the_daily_screen(daily_server: DailyServer, browser: Browser) -> None:
     ann = Client(browser, daily_server.http, "ann-daily")
     try:
         first = day_of(daily_server.clock.now())

@@ -14,13 +14,13 @@ from playwright.sync_api import Browser, expect
 from tests.support.dailies import winning_moves
 from tests.support.raw_client import player
 from tests.support.web import Client, no_errors
-from tests.test_web_daily_run import ThreadedServer, run_server  # noqa: F401 (a fixture)
+from tests.test_web_daily_run import DailyServer, run_server  # noqa: F401 (a fixture)
 
 D1 = "classic-draw1"
 DAY_MS = 86_400_000
 
 
-async def _earlier_run(threaded: ThreadedServer, name: str, step_ms: int) -> None:
+async def _earlier_run(threaded: DailyServer, name: str, step_ms: int) -> None:
     """A run of today's draw-one daily over a socket: won, a move every ``step_ms``."""
     server, clock = threaded.server, threaded.clock
     client = await player(server, name)
@@ -34,7 +34,7 @@ async def _earlier_run(threaded: ThreadedServer, name: str, step_ms: int) -> Non
 
 
 def test_a_daily_run_races_two_ghosts_then_compares_with_the_leader(
-    run_server: ThreadedServer,  # noqa: F811 (the fixture)
+    run_server: DailyServer,  # noqa: F811 (the fixture)
     browser: Browser,
 ) -> None:
     for name, step in (("Bob", 300), ("Ann", 700)):

@@ -9,63 +9,41 @@ day's deals are proven for real and published into its store by hand."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from server.app import DEFAULT_STATIC, RaceServer
 from server.daily.schedule import DailyDeal, day_of
 from tests.support.dailies import publish
-from tests.support.inprocess import UNLIMITED, FakeClock
+from tests.support.inprocess import FakeClock
+from tests.support.threaded import ThreadedServer
 from tests.support.web import Client, no_errors
 
 
-class ThreadedServer:
-    """A RaceServer on its own event loop in a thread, on a clock the test moves."""
+class DailyServer(ThreadedServer):
+    """On a clock the test moves, with today's deals published at start."""
 
     def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.clock = FakeClock()
-        self.server = RaceServer(
-            port=0, static_dir=DEFAULT_STATIC, limits=UNLIMITED, clock=self.clock,
-            publish_daily=False,
-        )  # fmt: skip
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        super().__init__(FakeClock(), publish_daily=False)
         self.deals: dict[str, DailyDeal] = {}
 
-    def __enter__(self) -> ThreadedServer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
-        store = self.server.service.daily.store
+    def __enter__(self) -> DailyServer:
+        super().__enter__()
+        assert self.clock is not None
         today = day_of(self.clock.now())
-        self.deals = asyncio.run_coroutine_threadsafe(publish(store, today), self.loop).result(60)
+        self.deals = self.call(publish(self.server.service.daily.store, today), 60)
         return self
-
-    def __exit__(self, *_exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(30)
-        self.loop.close()
-
-    def advance(self, ms: int) -> None:
-        self.loop.call_soon_threadsafe(self.clock.advance, ms)
-
-    @property
-    def http(self) -> str:
-        return f"http://127.0.0.1:{self.server.port}"
 
 
 @pytest.fixture
-def run_server() -> Iterator[ThreadedServer]:
-    with ThreadedServer() as server:
+def run_server() -> Iterator[DailyServer]:
+    with DailyServer() as server:
         yield server
 
 
 def test_a_run_is_played_resumed_after_a_reload_and_ranked(
-    run_server: ThreadedServer, browser: Browser
+    run_server: DailyServer, browser: Browser
 ) -> None:
     ann = Client(browser, run_server.http, "ann-run")
     seed = run_server.deals["classic-draw1"].seed

@@ -7,15 +7,13 @@ Waits on what the pages show (Playwright ``expect``)."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from typing import Any
 
 from playwright.sync_api import Browser, expect
 
-from server.app import DEFAULT_STATIC, RaceServer
 from server.matchmaking.queues import COUNTDOWN_MS
-from tests.support.inprocess import UNLIMITED, FakeClock
+from tests.support.inprocess import FakeClock
+from tests.support.threaded import ThreadedServer
 from tests.support.web import WAIT_MS, Client, keep_name, no_errors
 
 
@@ -49,43 +47,14 @@ def test_race_now_matches_two_pages_counts_down_and_starts(people: Any) -> None:
     ap.screenshot(path="artifacts/quick-match.png")
 
 
-class ClockedServer:
-    """A RaceServer on its own event loop in a thread, on a clock the test moves:
-    the countdown lasts until the test ends it, however slow the page is."""
-
-    def __init__(self) -> None:
-        self.clock = FakeClock()
-        self.loop = asyncio.new_event_loop()
-        self.server = RaceServer(
-            port=0,
-            static_dir=DEFAULT_STATIC,
-            limits=UNLIMITED,
-            clock=self.clock,
-            publish_daily=False,
-        )
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-
-    def __enter__(self) -> ClockedServer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(30)
-        self.loop.close()
-
-    def advance(self, ms: int) -> None:
-        self.loop.call_soon_threadsafe(self.clock.advance, ms)
-
-    @property
-    def http(self) -> str:
-        return f"http://127.0.0.1:{self.server.port}"
+def clocked_server() -> ThreadedServer:
+    """The server on a clock the test moves: the countdown lasts until the test
+    ends it, however slow the page is."""
+    return ThreadedServer(FakeClock(), publish_daily=False)
 
 
 def test_a_page_reloaded_during_the_countdown_shows_it_again(browser: Browser) -> None:
-    with ClockedServer() as server:
+    with clocked_server() as server:
         ann, bob = (
             Client(browser, server.http, "ann-back"),
             Client(browser, server.http, "bob-back"),

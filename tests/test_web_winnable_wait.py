@@ -9,17 +9,14 @@ test lets one layout, known to be proven within the budget, be solved."""
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import Browser, expect
 
-from server.app import DEFAULT_STATIC, RaceServer
 from server.rooms.proofs import ProvenPools
 from tests.support.gated import GatedExecutor
-from tests.support.inprocess import UNLIMITED
+from tests.support.threaded import ThreadedServer
 from tests.support.waiting import eventually_blocking
 from tests.support.web import Client, no_errors
 
@@ -27,51 +24,27 @@ PROVEN = "dry-pool-0"  # proven for draw one within BUDGET (tests/test_server_wi
 BUDGET = 60_000
 
 
-class ThreadedServer:
-    """A RaceServer on its own event loop in a thread, with a held-back solver."""
+class DryServer(ThreadedServer):
+    """On real time, with a held-back solver."""
 
     def __init__(self) -> None:
         self.gated = GatedExecutor()
-        self.pools = ProvenPools(
-            size=1, max_states=BUDGET, new_seed=lambda: PROVEN, executor=self.gated
-        )
-        self.loop = asyncio.new_event_loop()
-        self.server = RaceServer(
-            port=0,
-            static_dir=DEFAULT_STATIC,
-            limits=UNLIMITED,
-            proofs=self.pools,
-            publish_daily=False,  # the held-back solver is for the room alone
-        )
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        pools = ProvenPools(size=1, max_states=BUDGET, new_seed=lambda: PROVEN, executor=self.gated)
+        super().__init__(proofs=pools, publish_daily=False)  # the solver is the room's alone
 
-    def __enter__(self) -> ThreadedServer:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(30)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.gated.allow(100)
-        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(30)
+        super().__exit__(*exc)
         self.gated.shutdown()
-        self.loop.close()
-
-    @property
-    def http(self) -> str:
-        return f"http://127.0.0.1:{self.server.port}"
 
 
 @pytest.fixture
-def dry_server() -> Iterator[ThreadedServer]:
-    with ThreadedServer() as server:
+def dry_server() -> Iterator[DryServer]:
+    with DryServer() as server:
         yield server
 
 
-def test_a_dry_pool_shows_finding_a_winnable_deal(
-    dry_server: ThreadedServer, browser: Browser
-) -> None:
+def test_a_dry_pool_shows_finding_a_winnable_deal(dry_server: DryServer, browser: Browser) -> None:
     ann = Client(browser, dry_server.http, "ann")
     bob = Client(browser, dry_server.http, "bob")
     cy = Client(browser, dry_server.http, "cy")
@@ -103,7 +76,7 @@ def test_a_dry_pool_shows_finding_a_winnable_deal(
 
 
 def test_a_deal_that_ends_on_a_dry_pool_shows_its_results_while_the_next_is_found(
-    dry_server: ThreadedServer, browser: Browser
+    dry_server: DryServer, browser: Browser
 ) -> None:
     """The next deal's seed, taken ahead, is still being found when the deal ends:
     the last resign is answered at once, the results show, and their countdown
