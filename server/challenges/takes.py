@@ -24,13 +24,12 @@ from protocol.messages import ErrorCode
 from protocol.settings import DealRules, Deals, Scoring, Settings, Spectators
 
 from ..core import decide as D
-from ..core.room import Room
 from ..core.values import RoomError
 from ..daily.ghost_race import names_now
 from ..daily.run_handlers import seat_run
 from ..net.allowances import Quota
 from ..peer import Peer, SessionState
-from ..rooms.handlers import reserve_code
+from ..rooms.handlers import open_room
 from ..rooms.runner import RoomRunner
 from .handlers import ChallengeDesk, result_view, stored
 from .model import Challenge, Take, challenge_id
@@ -142,23 +141,21 @@ async def _begin(desk: ChallengeDesk, session: SessionState, challenge: Challeng
     if session.room_code is not None:
         raise RoomError(ErrorCode.ALREADY_IN_ROOM, "leave your room first")
     player = session.player
-    code = await reserve_code(desk)
-    runner = RoomRunner(desk, Room(code))
-    desk.rooms[code] = runner
     settings = take_settings(challenge.deal_rules)
     now = desk.clock.now()
     date = dt.datetime.fromtimestamp(now / 1000, dt.UTC).date().isoformat()
     run = (date, challenge.run.ladder)
-    try:
+
+    async def make(runner: RoomRunner) -> RoomRunner:
         await runner.run(
             lambda r, c: D.decide_daily(
                 r, player, session.name, run, settings, (challenge.seed, None), c, challenge.id
             )
         )
-    except BaseException:
-        desk.rooms.pop(code, None)
-        runner.stop()
-        raise
+        return runner
+
+    runner = await open_room(desk, make)
+    code = runner.code
     take: Take = await stored(desk.challenges.take(challenge.id, player, code, now / 1000))
     if take.code != code:  # another attempt took it first: this room was for nothing
         await runner.run(lambda r, c: D.decide_close(r, player, c))

@@ -26,11 +26,10 @@ from protocol.requests import Request
 
 from ..accounts.store import AccountStore
 from ..core import decide as D
-from ..core.room import Room
 from ..core.values import RoomError
 from ..core.views import room_view
 from ..peer import Peer, SessionState
-from ..rooms.handlers import Front, Handler, on, reserve_code
+from ..rooms.handlers import Front, Handler, on, open_room
 from ..rooms.runner import Release, RoomRunner
 from ..service.adoption import Adoption
 from ..service.presence import presence
@@ -92,20 +91,18 @@ async def _begin(desk: RunDesk, session: SessionState, date: str, ladder: str) -
     if deal is None:
         raise unavailable("today's daily deal is not published yet")
     player = session.player
-    code = await reserve_code(desk)
-    runner = RoomRunner(desk, Room(code))
-    desk.rooms[code] = runner
     settings = run_settings(ladder)
-    try:
+
+    async def make(runner: RoomRunner) -> RoomRunner:
         await runner.run(
             lambda r, c: D.decide_daily(
                 r, player, session.name, (date, ladder), settings, (deal.seed, deal.line), c
             )
         )
-    except BaseException:
-        desk.rooms.pop(code, None)
-        runner.stop()
-        raise
+        return runner
+
+    runner = await open_room(desk, make)
+    code = runner.code
     claim: RunClaim = await _store(desk.daily_results.claim(date, ladder, player, code))
     if claim.code != code:  # another attempt claimed first: this room was for nothing
         await runner.run(lambda r, c: D.decide_close(r, player, c))

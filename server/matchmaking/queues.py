@@ -33,12 +33,11 @@ from .. import ids
 from ..accounts.service import Accounts
 from ..accounts.store import AccountStore
 from ..core import decide as D
-from ..core.room import Room
 from ..core.values import RoomError
 from ..core.views import room_view
 from ..peer import Peer, SessionState
 from ..ratings.model import Rating, every_ladder, shown
-from ..rooms.handlers import Front, reserve_code
+from ..rooms.handlers import Front, open_room
 from ..rooms.runner import Release, RoomRunner
 from ..store.base import StoreUnavailable
 from .book import Entry, LocalBook, QueueBook, Removal, position_of
@@ -277,16 +276,10 @@ class QuickMatch:
         home = self.home
         settings = quick_settings(ladder, rated)
         signed = frozenset(e.player for e in players)
-        try:
-            code = await reserve_code(home)
-        except RoomError as exc:
-            log.warning("quick-match room not made: %s", exc.message)
-            return False
-        runner = RoomRunner(home, Room(code))
-        home.rooms[code] = runner
         host = players[0]
         starts_at = home.clock.now() + COUNTDOWN_MS
-        try:
+
+        async def make(runner: RoomRunner) -> RoomRunner:
             await runner.run(
                 lambda r, c: D.decide_create(
                     r, host.player, host.name, settings, c, signed, starts_at=starts_at
@@ -308,12 +301,15 @@ class QuickMatch:
             # so: a kill -9 after it, a message to their node lost, a dropped
             # connection, and they resume into it all the same.
             for e in players:
-                await home.account_service.save_room(e.player, code)
+                await home.account_service.save_room(e.player, runner.code)
+            return runner
+
+        try:
+            runner = await open_room(home, make)
         except (RoomError, StoreUnavailable) as exc:
-            log.warning("quick-match room %s not made: %s", code, exc)
-            home.rooms.pop(code, None)
-            runner.stop()
+            log.warning("quick-match room not made: %s", exc)
             return False
+        code = runner.code
 
         def tell() -> Release:
             now = home.clock.now()

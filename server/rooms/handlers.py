@@ -50,7 +50,7 @@ from ..peer import Peer, SessionState
 from ..store.base import StoreUnavailable, unavailable
 from .runner import Release, Reply, RoomRunner, Venue
 
-__all__ = ["ROOM_HANDLERS", "Front", "Handler", "on", "reserve_code"]
+__all__ = ["ROOM_HANDLERS", "Front", "Handler", "on", "open_room", "reserve_code"]
 
 
 class Accounts(Protocol):
@@ -83,6 +83,7 @@ class Front(Venue, Protocol):
 
 _F = TypeVar("_F", bound=Front)
 _R = TypeVar("_R", bound=Request)
+_T = TypeVar("_T")
 
 Handler = Callable[[_F, Peer, Request], Awaitable[None]]
 """What a dispatch table holds: a handler, for the requests its key names."""
@@ -170,14 +171,12 @@ async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
     _not_in_a_room(front, session)
     D.validate_settings(req.settings)  # before a code is reserved for nothing
     front.allowances.admit(Quota.ROOMS, conn)
-    code = await reserve_code(front)
-    runner = RoomRunner(front, Room(code))
-    front.rooms[code] = runner
-    try:
+
+    async def create(runner: RoomRunner) -> None:
         await _linked(
             front,
             session,
-            code,
+            runner.code,
             lambda: runner.run(
                 lambda r, c: D.decide_create(
                     r, session.player, session.name, req.settings, c, _own(session)
@@ -185,9 +184,23 @@ async def _create(front: Front, conn: Peer, req: CreateRoom) -> None:
                 _joined(front, conn, req, runner),
             ),
         )
+
+    await open_room(front, create)
+
+
+async def open_room(front: Front, first: Callable[[RoomRunner], Awaitable[_T]]) -> _T:
+    """A new room: a free code reserved, its runner kept, and ``first`` run on
+    that runner (what puts the room's first record in its log: a create, a daily
+    run's). Should ``first`` fail, the room is forgotten and its runner stopped
+    with its timer: a room never created must not close itself later."""
+    code = await reserve_code(front)
+    runner = RoomRunner(front, Room(code))
+    front.rooms[code] = runner
+    try:
+        return await first(runner)
     except BaseException:
         front.rooms.pop(code, None)
-        runner.stop()  # with its timer: a room never created must not close itself later
+        runner.stop()
         raise
 
 
