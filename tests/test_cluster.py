@@ -9,6 +9,7 @@ import re
 import time
 from pathlib import Path
 
+from bench.server import LOAD_LIMITS
 from server.daily.redis import RedisDaily
 from server.daily.schedule import day_of
 from tests.support.dailies import publish, winning_moves
@@ -353,7 +354,8 @@ async def test_a_daily_run_over_on_another_node_is_on_the_board_asked_at_once(
     daily = await RedisDaily.from_url(redis.url)
     deal = (await publish(daily, today))[D1]
     await daily.close()
-    with running_servers(redis, tmp_path, 2) as (a, b):
+    # A whole winning line as fast as the nodes answer: frames uncapped too.
+    with running_servers(redis, tmp_path, 2, LOAD_LIMITS) as (a, b):
         ann = await player(a.url, "Ann")
         room = (await ann.ok("daily_start", ladder=D1))["room"]["code"]
         a_node = lease_holder(redis, room)

@@ -301,7 +301,7 @@ async () => {
   await conn.open();
   const asked = await conn.request("passkey_options", { purpose: "sign_in" });
   const got = await navigator.credentials.get({ publicKey: m.requestOptionsByHand(asked.options) });
-  const welcome = await conn.request("hello", { version: 1, passkey: m.credentialJsonByHand(got) });
+  const welcome = await conn.request("hello", { version: 2, passkey: m.credentialJsonByHand(got) });
   conn.close();
   return {
     created: [m.credentialJsonByHand(created), created.toJSON()],

@@ -248,10 +248,14 @@ class ServerProcess(_Child):
 
 @contextmanager
 def running_servers(
-    redis: RedisServer, directory: Path, count: int
+    redis: RedisServer, directory: Path, count: int, options: Sequence[str] = tuple(UNCAPPED)
 ) -> Iterator[list[ServerProcess]]:
-    """``count`` nodes on one Redis; every one is stopped at the end."""
-    nodes = [ServerProcess(redis.url, directory / f"node{i + 1}.log") for i in range(count)]
+    """``count`` nodes on one Redis, served with ``options``; every one is
+    stopped at the end."""
+    nodes = [
+        ServerProcess(redis.url, directory / f"node{i + 1}.log", options=options)
+        for i in range(count)
+    ]
     try:
         for node in nodes:
             node.start()
