@@ -12,7 +12,9 @@ step adding rooms to those already playing, then measuring for ``--seconds``.
 Per step: offered and achieved moves a second, p50/p99/max round trip (move sent
 to its ``moved``), server CPU (its share of CPU 0, and µs per accepted move with
 the kernel's part of it),
-RSS per connection and its growth per 1,000 moves, errors. The load measures
+RSS per connection and its growth per 1,000 moves, bytes on the wire per move (both
+ways, every frame: bench/websocket.py ``WIRE``) and the server's frames per move,
+errors. The load measures
 itself too: its own CPU share (and µs per move) and its event loop's lag (a 10 ms ticker's
 lateness). A step where the load is the bottleneck — above a third of its core,
 or a lag p99 over ``--max-lag`` ms — is refused: its figures are not a
@@ -31,7 +33,7 @@ GC passes and pauses and young objects per move.
 
 The last line is one JSON object with every figure.
 
-Usage: python -m bench.capacity [--steps 1000,2000,4000,6000,8000,10000]
+Usage: python -m bench.capacity [--steps 1000,2000,4000,6000,8000,10000,12000]
                                 [--seconds 20] [--warmup 5] [--profile]
        python -m bench.capacity --quick      (a tiny run: the smoke test's)
 """
@@ -42,6 +44,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -57,6 +60,7 @@ from typing import Any
 
 from bench.profile import delta, read_report
 from bench.seats import MOVE_EVERY
+from bench.websocket import WIRE
 from bench.server import LOAD_LIMITS, PER_ROOM, _drain, cpu_times, rss_kb
 from bench.wsload import HumanLoad
 from client.load import FLAT_OUT, LoadStats, percentile
@@ -225,6 +229,7 @@ async def _measure(
     stats.window = (start, start + args.seconds)
     (user0, kernel0), mine0, rss0 = target.cpu_times(), time.process_time(), target.rss_kb()
     sys0 = os.times().system
+    wire0 = dataclasses.replace(WIRE)
     lag.take()
     await asyncio.sleep(args.seconds)
     wall = time.perf_counter() - start
@@ -234,6 +239,8 @@ async def _measure(
     mine = (time.process_time() - mine0) / wall
     kernel = (os.times().system - sys0) / wall
     rss1 = target.rss_kb()
+    sent = WIRE.bytes_in - wire0.bytes_in + WIRE.bytes_out - wire0.bytes_out
+    frames = WIRE.frames_in - wire0.frames_in
     lags = [x * 1000 for x in lag.take()]
     after = await target.snapshot()
     lat = [x * 1000 for x in stats.latencies]
@@ -251,6 +258,10 @@ async def _measure(
         # The kernel's part of it: the socket reads and writes, the same for any
         # server sending the same frames; the rest is the server's own code.
         "kernel_us_per_move": round(server_kernel * wall / moves * 1e6, 1) if moves else 0.0,
+        # What a move costs on the wire, both ways (WebSocket frames, headers
+        # included): the move, its reply and every frame it causes, for each server.
+        "wire_bytes_per_move": round(sent / moves, 1) if moves else 0.0,
+        "frames_per_move": round(frames / moves, 2) if moves else 0.0,  # server to load
         "rss_kb": rss1,
         "rss_growth_kb_per_1000_moves": round((rss1 - rss0) / moves * 1000, 1) if moves else 0.0,
         "errors": sum(stats.errors.values()) - errors0,
@@ -302,6 +313,7 @@ def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
         f"  p50 {s['p50_ms']:>6.2f}  p99 {s['p99_ms']:>7.2f}  max {s['max_ms']:>7.1f} ms"
         f"  server cpu {s['server_cpu']:>5.1%} ({s['cpu_us_per_move']:.0f} µs/move,"
         f" kernel {s['kernel_us_per_move']:.0f})"
+        f"  {s['wire_bytes_per_move']:.0f} B, {s['frames_per_move']:.1f} frames/move"
         f"  {s['rss_per_conn_kb']:>5.1f} KiB/conn  +{s['rss_growth_kb_per_1000_moves']:.0f}"
         f" KiB/1000 moves  errors {s['errors']}"
         f"  [load cpu {s['load_cpu']:.0%} ({s['load_cpu_us_per_move']:.0f} µs/move,"
@@ -410,7 +422,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--steps",
-        default="1000,2000,4000,6000,8000,10000",
+        default="1000,2000,4000,6000,8000,10000,12000",
         help="players at each step, comma-separated (rooms of 8)",
     )
     parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per step")
