@@ -9,11 +9,11 @@ connection per seat, a coroutine per seat, every frame a wake-up). Here:
   round trip ending at the kernel's arrival stamp of its reply.
 - **The seats** decode only what a player needs: its own ``moved`` reply (the
   move's OUTCOME, applied to the board view it keeps: protocol/outcomes.py
-  ``apply_outcome``, a few list copies; the digest is not checked, since a board
-  that went wrong shows itself as a refused move, which takes a snapshot),
-  ``deal_started``, ``round_over``, snapshots and errors. ``progress`` events,
-  alone or batched in an ``events`` frame, are recognized by their first bytes
-  and counted, never decoded; a spectator only counts its events the same way.
+  ``apply_outcome``, a few list copies, checked by its digest, a CRC-32 of a
+  short text), ``deal_started``, ``round_over``, snapshots and errors.
+  ``progress`` events, alone or batched in an ``events`` frame, are recognized by
+  their first bytes and counted, never decoded; a spectator only counts its
+  events the same way.
 - **The moves** are still real and legal, and the player's own: the product's bot
   (:class:`client.bot.Bot`) decides from the player's board view, the latest
   ``moved`` reply or ``deal_started``. The players of a room are dealt the same
@@ -51,7 +51,7 @@ from client.bot import RESIGN, Bot
 from client.codec import MSGPACK
 from client.load import Decisions, Following, LoadStats
 from client.session import PROTOCOL_VERSION
-from protocol.outcomes import OutcomeMismatch, apply_outcome
+from protocol.outcomes import OutcomeMismatch, apply_outcome, view_digest
 
 from .colyseusload import open_colyseus_room
 from .seats import Mover, RelayPlayer, Room, Seat, Spectator, Wheel, events_in
@@ -184,15 +184,20 @@ class RacePlayer(Mover, Following):
         self.stats.ack(self.sent, max(self.sent, self.sock.arrived()))
         self._refused = 0
         outcome = frame["outcome"]
-        board = self.board
-        if frame.get("deal") == self.deal and board is not None:
-            try:
-                self.board = apply_outcome(board, outcome)
-            except OutcomeMismatch:  # our board is not the server's
-                self._resync()
         status = outcome["status"]
         if status != "playing":
             self.stats.deals[status] += 1
+        board = self.board
+        if frame.get("deal") == self.deal and board is not None:
+            try:
+                after = apply_outcome(board, outcome)
+            except OutcomeMismatch:
+                after = None
+            if after is not None and view_digest(after) == frame["digest"]:
+                self.board = after
+            else:  # our board is not the server's any more
+                self.board = None
+                self._resync()
         self.answered()
 
     def _unblocked(self) -> None:

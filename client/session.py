@@ -324,13 +324,13 @@ class Session(EventHub, RoomRequests, AccountRequests):
 
     def _on_reply(self, kind: str, fields: dict[str, Any], frame: dict[str, Any]) -> None:
         """Replies that change the room: handled here, in frame order, not by callers
-        (a ``moved`` reply's outcome is applied before any later frame is read; a
-        board it leaves stale is the mover's to resync: :meth:`_lost_track`)."""
+        (a ``moved`` reply's outcome is applied before any later frame is read)."""
         if frame.get("type") in _ROOM_REPLIES and isinstance(frame.get("room"), Mapping):
             reason = "gap" if kind == "snapshot" and self._resyncing else str(frame["type"])
             self._install(frame["room"], reason)
         elif frame.get("type") == "moved" and self.room is not None:
             self.room.apply_moved(frame, int(fields.get("n", -1)))
+            self._lost_track()
             self._notify()
         elif kind == "leave_room":
             self.room = None
@@ -364,27 +364,30 @@ class Session(EventHub, RoomRequests, AccountRequests):
         self.stats.events += 1
         self._publish(RoomEvent(str(frame.get("type")), seq, frame))
         if room.stale:
-            # A board kept by outcomes no longer matches the server's digest.
-            log.info("a board does not match its digest at seq %d; resyncing", seq)
-            self.stats.mismatches += 1
-            self._resyncing = True
-            self._spawn(self._resync())
+            self._lost_track()
         elif room.role == "spectator" and room.settings.get("spectators") != seen:
             # What spectators may see changed: the boards come with a snapshot.
             self._resyncing = True
             self._spawn(self._resync())
 
-    async def _lost_track(self) -> None:
-        """Our own board no longer matches a ``moved`` reply's digest: take a
-        snapshot now (the caller's next move is numbered from it)."""
-        self.stats.mismatches += 1
-        log.info("our board does not match its digest; taking a snapshot")
-        if self._resyncing:  # one is on its way already: wait for it
-            while self._resyncing and not self._finished:
-                await self.wait_update()
+    def _lost_track(self) -> None:
+        """A board kept by outcomes no longer matches the server's digest (the
+        room view is :attr:`~client.room.RoomView.stale`): take a snapshot, once."""
+        room = self.room
+        if room is None or not room.stale or self._resyncing:
             return
+        log.info("a board does not match its digest at seq %d; taking a snapshot", room.seq)
+        self.stats.mismatches += 1
         self._resyncing = True
-        await self._resync()
+        self._spawn(self._resync())
+
+    async def _settled(self) -> None:
+        """Wait for the snapshot a stale board asked for, if one is on its way:
+        a move is numbered from the board, so none goes out from a stale one."""
+        while self._resyncing and self.room is not None and self.room.stale:
+            if self._finished:
+                return
+            await self.wait_update()
 
     async def _resync(self) -> None:
         try:

@@ -62,8 +62,8 @@ class RoomRequests:
     async def wait_update(self, timeout: float | None = None) -> bool:
         raise NotImplementedError
 
-    async def _lost_track(self) -> None:
-        """Take a snapshot: our board does not match a reply's digest."""
+    async def _settled(self) -> None:
+        """Wait for the snapshot a stale board asked for (if one is on its way)."""
         raise NotImplementedError
 
     async def _reconnected(self) -> bool:
@@ -258,10 +258,9 @@ class RoomRequests:
                             await self.snapshot()
                     raise
             # The reply's outcome is applied to our board by now (in frame
-            # order, as it came); one that left it stale is settled before the
-            # next move takes its number from it.
-            if self.room is not None and self.room.stale:
-                await self._lost_track()
+            # order, as it came); one that left it stale is taken again before
+            # the next move takes its number from it.
+            await self._settled()
             board = self.room.my_board if self.room is not None else None
         return Moved(
             deal=int(reply.get("deal", deal or 0)),
