@@ -35,6 +35,7 @@ The last line is one JSON object with every figure.
 
 Usage: python -m bench.capacity [--steps 1000,2000,4000,6000,8000,10000,12000]
                                 [--seconds 20] [--warmup 5] [--profile]
+                                [--servers race,relay,colyseus]
        python -m bench.capacity --quick      (a tiny run: the smoke test's)
 """
 
@@ -54,14 +55,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from bench.profile import delta, read_report
 from bench.seats import MOVE_EVERY
-from bench.websocket import WIRE
 from bench.server import LOAD_LIMITS, PER_ROOM, _drain, cpu_times, rss_kb
+from bench.websocket import WIRE
 from bench.wsload import HumanLoad
 from client.load import FLAT_OUT, LoadStats, percentile
 
@@ -112,12 +114,16 @@ class Target:
     profile: Path | None = None
 
     @classmethod
-    async def start(cls, kind: str, profile: Path | None = None) -> Target:
+    async def start(
+        cls, kind: str, profile: Path | None = None, serving: Sequence[str] = ()
+    ) -> Target:
+        """``serving``: more flags for the race server's ``serve``."""
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.pop("KLONDIKE_REDIS_URL", None)
         pin = ["taskset", "-c", str(SERVER_CPU)] if shutil.which("taskset") else []
         if kind == "race":
             serve = ["serve", "--host", "127.0.0.1", "--port", "0", "--memory", *LOAD_LIMITS]
+            serve += serving
             if profile is None:
                 cmd = [str(Path(sys.executable).parent / "klondike-race"), *serve]
             else:  # the same server, run as python -m server with the instruments in
@@ -190,7 +196,8 @@ class Target:
 async def run_steps(kind: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Step the players up on one process; a step's figures, or why it was refused."""
     profile = Path(tempfile.mkdtemp()) / "profile.json" if args.profile and kind == "race" else None
-    target = await Target.start(kind, profile)
+    delay = [] if args.progress_delay is None else ["--progress-delay", str(args.progress_delay)]
+    target = await Target.start(kind, profile, delay)
     load = HumanLoad(kind, target.url, SETTINGS, PER_ROOM)
     lag = LagMeter()
     lag.start()
@@ -376,13 +383,13 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         f" ({'uvloop' if _uvloop() else 'asyncio'})",
         flush=True,
     )
-    race = await run_steps("race", args)
+    race = await run_steps("race", args) if "race" in args.servers else []
     best = held(race)
     print(f"race server held {best} players at p99 < {TARGET_P99_MS:g} ms", flush=True)
-    relay = await run_steps("relay", args)
+    relay = await run_steps("relay", args) if "relay" in args.servers else []
     relay_best = held(relay)
     print(f"bare relay held {relay_best} players at p99 < {TARGET_P99_MS:g} ms", flush=True)
-    skipped = colyseus_skipped()
+    skipped = colyseus_skipped() if "colyseus" in args.servers else "skipped: not asked for"
     version = None if skipped else colyseus_version()
     cy: list[dict[str, Any]] = []
     cy_best: int | None = None
@@ -433,12 +440,24 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         default=10.0,
         help="load's loop-lag p99 (ms) above which a step is refused",
     )
+    parser.add_argument(
+        "--servers",
+        default="race,relay,colyseus",
+        help="which to measure, comma-separated (a figure alone compares with nothing)",
+    )
+    parser.add_argument(
+        "--progress-delay",
+        type=float,
+        default=None,
+        help="the race server's serve --progress-delay (default: the server's own)",
+    )
     parser.add_argument("--profile", action="store_true", help="GC and sampling figures per step")
     parser.add_argument("--quick", action="store_true", help="a tiny run (the smoke test's)")
     args = parser.parse_args(argv)
     if args.quick:
         args.steps, args.seconds, args.warmup = "8,16", 2.0, 1.0
     args.steps = [int(x) for x in str(args.steps).split(",") if x]
+    args.servers = {x for x in str(args.servers).split(",") if x}
     return args
 
 

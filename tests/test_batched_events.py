@@ -101,7 +101,10 @@ async def test_a_spectator_ends_every_deal_with_the_exact_boards() -> None:
             seen = [await w.event("deal_started") for w in watchers]
             # Both play at once, so that their moves' progress events wait together.
             ends = await asyncio.gather(
-                *(_play(c, s["deal"]["board"], deal, 25) for c, s in zip(players, starts, strict=True))
+                *(
+                    _play(c, s["deal"]["board"], deal, 25)
+                    for c, s in zip(players, starts, strict=True)
+                )
             )
             logged = sum(v["logged"] for v in ends)
             for w, dealt in zip(watchers, seen, strict=True):

@@ -63,9 +63,7 @@ SPLICED = {"events": "events_frame"}
 def test_every_message_constructor_is_used_by_the_server() -> None:
     source = server_source()
     unused = {
-        t
-        for t in M.MESSAGE_TYPES
-        if not re.search(rf"\bM\.{t}\(|\b{SPLICED.get(t, t)}\(", source)
+        t for t in M.MESSAGE_TYPES if not re.search(rf"\bM\.{t}\(|\b{SPLICED.get(t, t)}\(", source)
     }
     assert unused == set()
 
