@@ -121,6 +121,9 @@ class Dispatcher(Protocol):
     async def disconnected(self, conn: Peer) -> None: ...
 
 
+_LATER_STEP = 0.05  # s between two lets-out of frames sent later, at least
+
+
 class Flusher:
     """Writes every connection's waiting frames at the start of the next pass of
     the event loop, together with whatever else that pass adds for it.
@@ -130,18 +133,22 @@ class Flusher:
     one pass of the event loop.
 
     Frames a person need not get at once (:meth:`Connection.send_later`: the
-    ``progress`` events) wait longer: up to ``live`` seconds, on one timer for
-    every connection, then each connection's go as one ``events`` frame
-    (docs/protocol.md "Batched events"). At a person's pace a player gets a few
-    rivals' moves a second and a spectator the moves of a whole room: held for
-    half a second they leave in about half the writes, and a chip or a board on
-    a wall moves at most twice a second, still well within "live"."""
+    ``progress`` events) wait longer: ``live`` seconds from the first of them,
+    then a connection's go as one ``events`` frame (docs/protocol.md "Batched
+    events"). At a person's pace a player gets a few rivals' moves a second and a
+    spectator the moves of a whole room: held for half a second they leave in
+    fewer writes, and a chip or a board on a wall moves at most twice a second,
+    still well within "live". The connections wait in one queue, in the order
+    their wait began, let out by one timer in steps of ``_LATER_STEP``: each
+    connection when its wait is over, not all at one tick (at 10,000 players
+    one tick would be thousands of writes in one pass of the loop, which every
+    move arriving meanwhile would wait through)."""
 
     def __init__(self, live: float = 0.0) -> None:
         self.live = live
         self._unflushed: list[Connection] = []
         self._scheduled = False
-        self._waiting: list[Connection] = []  # with frames sent later
+        self._waiting: deque[tuple[float, Connection]] = deque()  # (due, conn), by due
         self._timer: asyncio.TimerHandle | None = None
 
     def want(self, conn: Connection) -> None:
@@ -150,20 +157,30 @@ class Flusher:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self.flush)
 
-    def later(self, conn: Connection) -> None:
-        """``conn`` has frames to send within ``live`` seconds."""
-        self._waiting.append(conn)
+    def later(self, conn: Connection) -> float:
+        """``conn`` has frames to send within ``live`` seconds: when they are due
+        (the connection keeps it; one let out sooner no longer matches it)."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + self.live
+        self._waiting.append((due, conn))
         if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self.live, self._due)
+            self._timer = loop.call_at(due, self._due)
+        return due
 
     def _due(self) -> None:
         self._timer = None
-        conns, self._waiting = self._waiting, []
-        for conn in conns:
-            try:
-                conn.bring_later()
-            except Exception:  # one connection's failure is that connection's alone
-                conn.failed()
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        waiting = self._waiting
+        while waiting and waiting[0][0] <= now:
+            due, conn = waiting.popleft()
+            if conn.later_due == due:
+                try:
+                    conn.bring_later()
+                except Exception:  # one connection's failure is that connection's alone
+                    conn.failed()
+        if waiting:
+            self._timer = loop.call_at(max(waiting[0][0], now + _LATER_STEP), self._due)
 
     def flush(self) -> None:
         self._scheduled = False
@@ -367,6 +384,7 @@ class Connection:
         self._writer: asyncio.Task[None] | None = None  # draining the queue, while it has frames
         self._batch: list[bytes | str] = []  # frames waiting for the next flush
         self._later: list[bytes | str] = []  # frames that may wait longer (send_later)
+        self.later_due: float | None = None  # when they are due (Flusher.later)
         self.closing = False
         self._close_args: tuple[CloseCode, str] | None = None
 
@@ -548,12 +566,13 @@ class Connection:
             self._enqueue(data)
             return
         if not self._later:
-            self.flusher.later(self)
+            self.later_due = self.flusher.later(self)
         self._later.append(data)
 
     def bring_later(self) -> None:
         """The frames waiting (:meth:`send_later`) go with the next flush."""
         later = self._later
+        self.later_due = None
         if not later or self.closing:
             later.clear()
             return
