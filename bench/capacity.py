@@ -336,6 +336,14 @@ def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
             " young objects/move",
             flush=True,
         )
+        own = 1 - prof["stages"].get("the profiler itself", 0.0)  # the rest is the server's
+        cpu = s["cpu_us_per_move"]
+        parts = ", ".join(
+            f"{k} {v / own * cpu:.0f}"
+            for k, v in prof["stages"].items()
+            if k != "the profiler itself" and own > 0
+        )
+        print(f"{'':<12} µs a move by stage: {parts}", flush=True)
         heap = prof.get("heap") or {}
         if heap:
             kinds = ", ".join(f"{k} {v}" for k, v in list(heap["types"].items())[:8])
