@@ -325,13 +325,13 @@ class Reader:
     its timers and writes. A socket whose owner is waiting on it (``eager``
     true: a reply due, a deal awaited) is read at once; any other is only marked,
     and read when its owner asks (:meth:`drain`, before it moves) or at the next
-    ``sweep`` (1 s), so one read takes several frames: the server's side is the
+    ``sweep`` (3 s), so one read takes several frames: the server's side is the
     same (the kernel has the bytes either way), the load's reads are fewer.
     ``stamped`` sockets get the kernel's arrival stamp of each read (see
     :meth:`Socket.arrived`).
     """
 
-    def __init__(self, every: float = 0.002, sweep: float = 1.0) -> None:
+    def __init__(self, every: float = 0.002, sweep: float = 3.0) -> None:
         self.every = every
         self.sweep = sweep
         self._epoll = select.epoll()
@@ -399,7 +399,7 @@ class Reader:
                     self._read(fd, sock)
                 else:
                     mark(fd, sock, now)
-            # the sweep, spread out: each socket marked a second ago (if not read since),
+            # the sweep, spread out: each socket marked `sweep` ago (if not read since),
             # 64 a pass at most, so that a burst marked at once (the server
             # let out frames it had held) is not read in one stall a second later
             due, budget = now - self.sweep, _SWEEP_BUDGET
