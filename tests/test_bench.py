@@ -112,6 +112,17 @@ def test_scoring_bench() -> None:
         assert set(figures["growth"][system]) == {"reference", "running"}
 
 
+def test_outcomes_bench() -> None:
+    """A move's reply with the whole board view (v1) and with its outcome and
+    digest (v2), server and client side and in bytes, in the same run."""
+    table, figures = run_bench("bench.outcomes", "--moves", "300", "--rounds", "1")
+    assert "v1 (whole view)" in table[1] and figures["moves"] == 300
+    for side in ("server", "client"):
+        assert is_figure(figures[side]["v1_us"]) and is_figure(figures[side]["v2_us"])
+    for kind in ("msgpack", "json"):
+        assert figures[f"bytes_{kind}"]["v2"] < figures[f"bytes_{kind}"]["v1"]
+
+
 def test_ratings_bench() -> None:
     """Rating a round of 8 against a round of 2, per round."""
     table, figures = run_bench("bench.ratings", "--rounds", "20", "--repeat", "1")

@@ -19,9 +19,10 @@ async def room_with(server: RaceServer, spectators: str) -> tuple[Client, Client
 
 
 def boards_in(frame: dict[str, Any]) -> bool:
-    """Whether a frame shows any player's board (the spectator's own view has none)."""
+    """Whether a frame shows any player's board, or a move on one (the
+    spectator's own view has none)."""
     if frame.get("type") == "progress":
-        return "board" in frame
+        return "outcome" in frame
     deal = frame.get("deal") if frame.get("type") == "deal_started" else None
     room = frame.get("room")
     if room is not None:
@@ -59,7 +60,7 @@ async def test_live_is_the_default_and_shows_every_board() -> None:
         started = await sam.event("deal_started")
         assert set(started["deal"]["boards"]) == {ann.player}
         await ann.ok("move", deal=1, move={"kind": "draw"})
-        assert "board" in await sam.event("progress", player=ann.player)
+        assert "outcome" in await sam.event("progress", player=ann.player)
         del bob
 
 
@@ -88,5 +89,5 @@ async def test_the_change_applies_at_once_mid_deal() -> None:
         changed = await sam.event("settings")
         assert changed["settings"]["spectators"] == "after_deal"
         await ann.ok("move", deal=1, move={"kind": "draw"})
-        assert "board" not in await sam.event("progress", player=ann.player)
+        assert "outcome" not in await sam.event("progress", player=ann.player)
         assert not boards_in(await sam.ok("snapshot"))

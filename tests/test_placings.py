@@ -134,7 +134,7 @@ async def test_a_race_sends_the_engines_placings() -> None:
         await play(eve, [{"kind": "draw"}, {"kind": "resign"}])
         bob_won = await play(bob, moves)
         ann_won = await play(ann, moves)
-        assert bob_won["result"] == ann_won["result"]
+        assert (bob_won["outcome"], bob_won["digest"]) == (ann_won["outcome"], ann_won["digest"])
         await ann.ok("next_deal")
         over = (await cat.event("deal_over"))["deal"]
         summary = over["summary"]

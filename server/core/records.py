@@ -455,3 +455,7 @@ class Decision:
     outcome: Outcome | None = None
     retry: int | None = None
     wanted: SeedWanted | None = None
+    # Set by the commit of a move: its OUTCOME map and digest as the wire tells
+    # them (server/core/views.py ``told_move``), built once by the fold for the
+    # watchers' event and the mover's reply alike.
+    told: tuple[dict[str, Any], str] | None = None

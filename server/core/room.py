@@ -90,6 +90,9 @@ class Room:
         # A daily-like run taking a challenge: the challenge's id (server/challenges/).
         self.challenge: str | None = None
         self._sheet: tuple[Any, Sheet] | None = None  # see sheet()
+        # The move folded last, as the wire tells it, while its decision is
+        # committed: commit hands it to the decision, for the move's reply.
+        self._told: V.Told | None = None
 
     # ------------------------------------------------------------------ fold
 
@@ -121,6 +124,7 @@ class Room:
             out.extend(self.apply(record))
             if on_round is not None and isinstance(record, R.RoundStarted):
                 on_round(self)
+        decision.told, self._told = self._told, None
         return out
 
     def apply(self, record: Record) -> list[Fanout]:
@@ -306,6 +310,9 @@ class Room:
         def progress(seq: int) -> Fanout:
             now = deal.started_at + timed.t
             seen = V.progress_of(self, deal, player, now)
+            # Built with the events, not in a rebuild's fold: for the mover's
+            # reply (commit) and the watchers' event, once.
+            told = self._told = V.told_move(replay.board, outcome)
             # Rivals see progress only; spectators see the move too, and so do
             # late friends sitting the deal out (server/core/views.py ``watches``).
             fan = Fanout(seq, M.progress(seq, player=player, deal=deal.number, progress=seen))
@@ -316,7 +323,7 @@ class Room:
                     player=player,
                     deal=deal.number,
                     progress=seen,
-                    told=V.told_move(replay.board, outcome),
+                    told=told,
                 )
                 fan.personal.update(dict.fromkeys(sitting_out, fan.spectators))
             return fan

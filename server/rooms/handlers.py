@@ -43,7 +43,7 @@ from ..core import decide as D
 from ..core.records import Decision
 from ..core.room import Room
 from ..core.values import RoomError
-from ..core.views import reaction_event, room_info, room_view, told_move
+from ..core.views import reaction_event, room_info, room_view
 from ..net.allowances import Allowances, Quota
 from ..net.metrics import Metrics
 from ..peer import Peer, SessionState
@@ -345,9 +345,9 @@ async def _move(front: Front, conn: Peer, req: MoveRequest) -> None:
             # only once the move it repeats is durable.
             t, (outcome, digest), score = runner.memo.replayed_move(room, deal, player, d.retry)
         else:
-            assert d.outcome is not None
+            assert d.told is not None  # its commit built it
             t = deal.logs[player].last_t
-            outcome, digest = told_move(deal.replays[player].board, d.outcome)
+            outcome, digest = d.told
             score = room.score(deal, player, deal.started_at + t)
         msg = M.moved(req.id, deal=d.deal_number, t=t, outcome=outcome, digest=digest, score=score)
         counter = (
