@@ -12,7 +12,9 @@ step adding rooms to those already playing, then measuring for ``--seconds``.
 Per step: offered and achieved moves a second, p50/p99/max round trip (move sent
 to its ``moved``), server CPU (its share of CPU 0, and µs per accepted move with
 the kernel's part of it),
-RSS per connection and its growth per 1,000 moves, errors. The load measures
+RSS per connection and its growth per 1,000 moves, bytes on the wire per move (both
+ways, every frame: bench/websocket.py ``WIRE``) and the server's frames per move,
+errors. The load measures
 itself too: its own CPU share (and µs per move) and its event loop's lag (a 10 ms ticker's
 lateness). A step where the load is the bottleneck — above a third of its core,
 or a lag p99 over ``--max-lag`` ms — is refused: its figures are not a
@@ -31,8 +33,9 @@ GC passes and pauses and young objects per move.
 
 The last line is one JSON object with every figure.
 
-Usage: python -m bench.capacity [--steps 1000,2000,4000,6000,8000,10000]
+Usage: python -m bench.capacity [--steps 1000,2000,4000,6000,8000,10000,12000]
                                 [--seconds 20] [--warmup 5] [--profile]
+                                [--servers race,relay,colyseus]
        python -m bench.capacity --quick      (a tiny run: the smoke test's)
 """
 
@@ -42,6 +45,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -51,6 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,6 +63,7 @@ from typing import Any
 from bench.profile import delta, read_report
 from bench.seats import MOVE_EVERY
 from bench.server import LOAD_LIMITS, PER_ROOM, _drain, cpu_times, rss_kb
+from bench.websocket import WIRE
 from bench.wsload import HumanLoad
 from client.load import FLAT_OUT, LoadStats, percentile
 
@@ -108,12 +114,16 @@ class Target:
     profile: Path | None = None
 
     @classmethod
-    async def start(cls, kind: str, profile: Path | None = None) -> Target:
+    async def start(
+        cls, kind: str, profile: Path | None = None, serving: Sequence[str] = ()
+    ) -> Target:
+        """``serving``: more flags for the race server's ``serve``."""
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.pop("KLONDIKE_REDIS_URL", None)
         pin = ["taskset", "-c", str(SERVER_CPU)] if shutil.which("taskset") else []
         if kind == "race":
             serve = ["serve", "--host", "127.0.0.1", "--port", "0", "--memory", *LOAD_LIMITS]
+            serve += serving
             if profile is None:
                 cmd = [str(Path(sys.executable).parent / "klondike-race"), *serve]
             else:  # the same server, run as python -m server with the instruments in
@@ -186,7 +196,8 @@ class Target:
 async def run_steps(kind: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     """Step the players up on one process; a step's figures, or why it was refused."""
     profile = Path(tempfile.mkdtemp()) / "profile.json" if args.profile and kind == "race" else None
-    target = await Target.start(kind, profile)
+    delay = [] if args.progress_delay is None else ["--progress-delay", str(args.progress_delay)]
+    target = await Target.start(kind, profile, delay)
     load = HumanLoad(kind, target.url, SETTINGS, PER_ROOM)
     lag = LagMeter()
     lag.start()
@@ -225,6 +236,7 @@ async def _measure(
     stats.window = (start, start + args.seconds)
     (user0, kernel0), mine0, rss0 = target.cpu_times(), time.process_time(), target.rss_kb()
     sys0 = os.times().system
+    wire0 = dataclasses.replace(WIRE)
     lag.take()
     await asyncio.sleep(args.seconds)
     wall = time.perf_counter() - start
@@ -234,6 +246,8 @@ async def _measure(
     mine = (time.process_time() - mine0) / wall
     kernel = (os.times().system - sys0) / wall
     rss1 = target.rss_kb()
+    sent = WIRE.bytes_in - wire0.bytes_in + WIRE.bytes_out - wire0.bytes_out
+    frames = WIRE.frames_in - wire0.frames_in
     lags = [x * 1000 for x in lag.take()]
     after = await target.snapshot()
     lat = [x * 1000 for x in stats.latencies]
@@ -251,6 +265,10 @@ async def _measure(
         # The kernel's part of it: the socket reads and writes, the same for any
         # server sending the same frames; the rest is the server's own code.
         "kernel_us_per_move": round(server_kernel * wall / moves * 1e6, 1) if moves else 0.0,
+        # What a move costs on the wire, both ways (WebSocket frames, headers
+        # included): the move, its reply and every frame it causes, for each server.
+        "wire_bytes_per_move": round(sent / moves, 1) if moves else 0.0,
+        "frames_per_move": round(frames / moves, 2) if moves else 0.0,  # server to load
         "rss_kb": rss1,
         "rss_growth_kb_per_1000_moves": round((rss1 - rss0) / moves * 1000, 1) if moves else 0.0,
         "errors": sum(stats.errors.values()) - errors0,
@@ -302,6 +320,7 @@ def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
         f"  p50 {s['p50_ms']:>6.2f}  p99 {s['p99_ms']:>7.2f}  max {s['max_ms']:>7.1f} ms"
         f"  server cpu {s['server_cpu']:>5.1%} ({s['cpu_us_per_move']:.0f} µs/move,"
         f" kernel {s['kernel_us_per_move']:.0f})"
+        f"  {s['wire_bytes_per_move']:.0f} B, {s['frames_per_move']:.1f} frames/move"
         f"  {s['rss_per_conn_kb']:>5.1f} KiB/conn  +{s['rss_growth_kb_per_1000_moves']:.0f}"
         f" KiB/1000 moves  errors {s['errors']}"
         f"  [load cpu {s['load_cpu']:.0%} ({s['load_cpu_us_per_move']:.0f} µs/move,"
@@ -317,6 +336,14 @@ def show(kind: str, s: dict[str, Any], args: argparse.Namespace) -> None:
             " young objects/move",
             flush=True,
         )
+        own = 1 - prof["stages"].get("the profiler itself", 0.0)  # the rest is the server's
+        cpu = s["cpu_us_per_move"]
+        parts = ", ".join(
+            f"{k} {v / own * cpu:.0f}"
+            for k, v in prof["stages"].items()
+            if k != "the profiler itself" and own > 0
+        )
+        print(f"{'':<12} µs a move by stage: {parts}", flush=True)
         heap = prof.get("heap") or {}
         if heap:
             kinds = ", ".join(f"{k} {v}" for k, v in list(heap["types"].items())[:8])
@@ -364,13 +391,13 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         f" ({'uvloop' if _uvloop() else 'asyncio'})",
         flush=True,
     )
-    race = await run_steps("race", args)
+    race = await run_steps("race", args) if "race" in args.servers else []
     best = held(race)
     print(f"race server held {best} players at p99 < {TARGET_P99_MS:g} ms", flush=True)
-    relay = await run_steps("relay", args)
+    relay = await run_steps("relay", args) if "relay" in args.servers else []
     relay_best = held(relay)
     print(f"bare relay held {relay_best} players at p99 < {TARGET_P99_MS:g} ms", flush=True)
-    skipped = colyseus_skipped()
+    skipped = colyseus_skipped() if "colyseus" in args.servers else "skipped: not asked for"
     version = None if skipped else colyseus_version()
     cy: list[dict[str, Any]] = []
     cy_best: int | None = None
@@ -410,7 +437,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--steps",
-        default="1000,2000,4000,6000,8000,10000",
+        default="1000,2000,4000,6000,8000,10000,12000",
         help="players at each step, comma-separated (rooms of 8)",
     )
     parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per step")
@@ -421,12 +448,24 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         default=10.0,
         help="load's loop-lag p99 (ms) above which a step is refused",
     )
+    parser.add_argument(
+        "--servers",
+        default="race,relay,colyseus",
+        help="which to measure, comma-separated (a figure alone compares with nothing)",
+    )
+    parser.add_argument(
+        "--progress-delay",
+        type=float,
+        default=None,
+        help="the race server's serve --progress-delay (default: the server's own)",
+    )
     parser.add_argument("--profile", action="store_true", help="GC and sampling figures per step")
     parser.add_argument("--quick", action="store_true", help="a tiny run (the smoke test's)")
     args = parser.parse_args(argv)
     if args.quick:
         args.steps, args.seconds, args.warmup = "8,16", 2.0, 1.0
     args.steps = [int(x) for x in str(args.steps).split(",") if x]
+    args.servers = {x for x in str(args.servers).split(",") if x}
     return args
 
 

@@ -59,6 +59,9 @@ class Inbox:
     def send_data(self, data: bytes | str) -> None:
         pass
 
+    def send_later(self, data: bytes | str) -> None:
+        self.send_data(data)
+
     def error(self, rid: Any, code: Any, message: str, **extra: Any) -> None:
         pass
 

@@ -46,7 +46,7 @@ from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
 
-__all__ = ["GcMonitor", "HoldMonitor", "Sampler", "delta", "read_report"]
+__all__ = ["STAGES", "GcMonitor", "HoldMonitor", "Sampler", "delta", "read_report", "stage_of"]
 
 HOLD_BUCKETS_MS = (5, 10, 20, 50, 100)
 
@@ -330,6 +330,62 @@ def read_report(path: Path) -> dict[str, Any]:
     return data
 
 
+# A move's stages, by where its CPU is (the sampled innermost frame, "file:function"):
+# the first whose prefix matches. The profiler's own work (its 1 ms ticker and the
+# timers it wakes on) is a stage too, so that it can be left out.
+STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "the profiler itself",
+        ("bench/profile.py", ".11/asyncio/tasks.py:sleep", ".11/asyncio/futures.py:_set_result"),
+    ),
+    ("collector", ("<gc>",)),
+    (
+        "reading a frame (websockets, decode, request parse, rate limit)",
+        (
+            "websockets/",
+            "server/net/connection.py:data_received",
+            "server/net/connection.py:_frame",
+            "server/net/connection.py:serve",
+            "server/net/connection.py:_stop_hello_timer",
+            "protocol/wire.py:decode",
+            "protocol/wire.py:_check",
+            "protocol/requests.py",
+            "protocol/request_fields.py",
+            "server/net/ratelimit.py",
+        ),
+    ),
+    (
+        "the engine: the move decided and played, scored",
+        (
+            "protocol/board.py",
+            "protocol/moves.py",
+            "protocol/cards.py",
+            "protocol/scoring.py",
+            "server/core/decide.py",
+        ),
+    ),
+    ("the outcome and its digest", ("protocol/outcomes.py",)),
+    ("folding into the room (records, log, progress)", ("server/core/", "protocol/views.py")),
+    (
+        "encoding (msgpack, message maps)",
+        ("protocol/wire.py", "msgpack/", "protocol/messages.py"),
+    ),
+    ("the room's pipeline and fan-out", ("server/rooms/", "server/service/")),
+    (
+        "writing (framing, held events, socket writes)",
+        ("server/net/connection.py", "server/net/framing.py"),
+    ),
+    ("dataclass and value inits", ("<string>:__init__",)),
+)
+
+
+def stage_of(where: str) -> str:
+    for stage, prefixes in STAGES:
+        if where.startswith(prefixes):
+            return stage
+    return "the event loop and the rest"
+
+
 def delta(before: dict[str, Any], after: dict[str, Any], moves: int) -> dict[str, Any]:
     """What happened between two reports, per accepted move where it says so."""
     gb, ga = before["gc"], after["gc"]
@@ -368,10 +424,19 @@ def delta(before: dict[str, Any], after: dict[str, Any], moves: int) -> dict[str
         "young_objects_per_move": round(passes[0] * ga["threshold"][0] / per, 1),
         "samples": samples,
         "self_share": shares(after["profile"]["self"], self_b),
+        "stages": stages(after["profile"]["self"], self_b, samples),
         "total_share": shares(after["profile"]["total"], total_b),
         "holds": holds,
         "heap": after.get("heap", {}),
     }
+
+
+def stages(now: dict[str, int], then: dict[str, int], samples: int) -> dict[str, float]:
+    """Every self sample between two reports, summed by :data:`STAGES`: shares."""
+    by: Counter[str] = Counter()
+    for where, n in now.items():
+        by[stage_of(where)] += n - then.get(where, 0)
+    return {k: round(v / samples, 3) for k, v in by.most_common() if samples and v > 0}
 
 
 def main() -> None:

@@ -33,11 +33,29 @@ __all__ = [
     "Seat",
     "Spectator",
     "Wheel",
+    "events_in",
 ]
 
 MOVE_EVERY = (2.0, 4.0)  # seconds between one player's moves, uniform
 _TICK = 0.01  # the wheel looks at its heap at least this often (s)
 _pack = msgpack.packb
+# An ``events`` frame (docs/protocol.md "Batched events"): the server writes this
+# map header and key order by hand, then the array of its events.
+_BATCH = b"\xa4type\xa6events\xa6events"
+_COUNT_AT = 1 + len(_BATCH)  # the array's header, from the frame's first byte
+
+
+def events_in(data: bytes, start: int) -> int:
+    """How many room events the server frame at ``data[start:]`` holds: an
+    ``events`` frame's count (read from its array header, nothing decoded), else 1."""
+    if not data.startswith(_BATCH, start + 1):
+        return 1
+    head = data[start + _COUNT_AT]
+    if head == 0xDC:  # array 16
+        return int.from_bytes(data[start + _COUNT_AT + 1 : start + _COUNT_AT + 3], "big")
+    if head == 0xDD:  # array 32
+        return int.from_bytes(data[start + _COUNT_AT + 1 : start + _COUNT_AT + 5], "big")
+    return head - 0x90  # fixarray
 
 
 class Load(Protocol):
@@ -125,14 +143,15 @@ class Seat(Paced):
 
 
 class Spectator(Seat):
-    """A spectator: counts its frames (every one a room event)."""
+    """A spectator: counts its room events (a frame, or the events of a batch),
+    decoding none."""
 
     def play(self) -> None:
         self.sock.on_frame = self._frame
         super().play()
 
     def _frame(self, data: bytes, start: int, end: int) -> None:
-        self.stats.events += 1
+        self.stats.events += events_in(data, start)
 
 
 class Mover(Seat):

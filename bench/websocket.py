@@ -42,6 +42,7 @@ import struct
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 _GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
@@ -51,6 +52,21 @@ _READ = 262_144  # bytes a read takes at most
 _PASS_BUDGET = 300  # sockets a Reader's pass takes from the epoll's reports at most
 _SWEEP_BUDGET = 64  # sockets a Reader's pass reads for its sweep at most (~25,000 a second)
 _randbytes = random.randbytes
+
+
+@dataclass(slots=True)
+class Wire:
+    """What crossed the load's sockets once a :class:`Reader` reads them: bytes
+    and WebSocket frames each way (headers included, TCP's not), for a figure
+    of bytes on the wire per move that any server of the benchmark shares."""
+
+    bytes_in: int = 0
+    frames_in: int = 0
+    bytes_out: int = 0
+    frames_out: int = 0
+
+
+WIRE = Wire()
 
 
 def _ignore(data: bytes, start: int, end: int) -> None:
@@ -147,6 +163,7 @@ class Socket(asyncio.Protocol):
             if j > end:
                 break
             if b0 == 0x82 or b0 == 0x81:  # FIN + binary or text: the only kinds we get
+                WIRE.frames_in += 1
                 on_frame(data, i + h, j)
             else:
                 self._control(b0, data[i + h : j])
@@ -217,6 +234,8 @@ class Socket(asyncio.Protocol):
         else:
             head = bytes((opcode, 0xFF)) + n.to_bytes(8, "big")
         mask = _randbytes(4)
+        WIRE.frames_out += 1
+        WIRE.bytes_out += len(head) + 4 + n
         if n:
             key = (mask * ((n >> 2) + 1))[:n]
             masked = (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(
@@ -250,6 +269,7 @@ class Socket(asyncio.Protocol):
                 return False
             if not data:
                 return False
+            WIRE.bytes_in += len(data)
             if anc:
                 self._stamp = anc[-1][2]
             self.data_received(data)
@@ -305,13 +325,13 @@ class Reader:
     its timers and writes. A socket whose owner is waiting on it (``eager``
     true: a reply due, a deal awaited) is read at once; any other is only marked,
     and read when its owner asks (:meth:`drain`, before it moves) or at the next
-    ``sweep`` (1 s), so one read takes several frames: the server's side is the
+    ``sweep`` (3 s), so one read takes several frames: the server's side is the
     same (the kernel has the bytes either way), the load's reads are fewer.
     ``stamped`` sockets get the kernel's arrival stamp of each read (see
     :meth:`Socket.arrived`).
     """
 
-    def __init__(self, every: float = 0.002, sweep: float = 1.0) -> None:
+    def __init__(self, every: float = 0.002, sweep: float = 3.0) -> None:
         self.every = every
         self.sweep = sweep
         self._epoll = select.epoll()
@@ -379,7 +399,7 @@ class Reader:
                     self._read(fd, sock)
                 else:
                     mark(fd, sock, now)
-            # the sweep, spread out: each socket marked a second ago (if not read since),
+            # the sweep, spread out: each socket marked `sweep` ago (if not read since),
             # 64 a pass at most, so that a burst marked at once (the server
             # let out frames it had held) is not read in one stall a second later
             due, budget = now - self.sweep, _SWEEP_BUDGET

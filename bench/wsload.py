@@ -8,9 +8,13 @@ connection per seat, a coroutine per seat, every frame a wake-up). Here:
 - **The sockets** are bench/websocket.py's: framed by hand, read in batches, a
   round trip ending at the kernel's arrival stamp of its reply.
 - **The seats** decode only what a player needs: its own ``moved`` reply (the
-  outcome its board view is kept by), ``deal_started``, ``round_over``, snapshots
-  and errors. The other players' ``progress`` events — seven of a move's nine
-  frames — are recognized by their first bytes and counted; a spectator only counts its frames.
+  move's OUTCOME, applied to the board view it keeps: protocol/outcomes.py
+  ``apply_outcome``, a few list copies; not checked by its digest, which would
+  cost more than applying it: a board gone wrong shows as a refused move, which
+  takes a snapshot), ``deal_started``, ``round_over``, snapshots and errors.
+  ``progress`` events, alone or batched in an ``events`` frame, are recognized by
+  their first bytes and counted, never decoded; a spectator only counts its
+  events the same way.
 - **The moves** are still real and legal, and the player's own: the product's bot
   (:class:`client.bot.Bot`) decides from the player's board view, the latest
   ``moved`` reply or ``deal_started``. The players of a room are dealt the same
@@ -48,10 +52,10 @@ from client.bot import RESIGN, Bot
 from client.codec import MSGPACK
 from client.load import Decisions, Following, LoadStats
 from client.session import PROTOCOL_VERSION
-from protocol.outcomes import OutcomeMismatch, apply_outcome, view_digest
+from protocol.outcomes import OutcomeMismatch, apply_outcome
 
 from .colyseusload import open_colyseus_room
-from .seats import Mover, RelayPlayer, Room, Seat, Spectator, Wheel
+from .seats import Mover, RelayPlayer, Room, Seat, Spectator, Wheel, events_in
 from .websocket import Reader, Socket, _ignore, open_socket
 
 _QUIET = 5.0  # s a player with nothing to play waits before asking for a snapshot
@@ -62,6 +66,7 @@ _BEHIND = "wrong_move_number"  # our board is not the server's: take a snapshot
 # A server frame is a msgpack map whose first key is "type": the bytes after the
 # map's header byte name its kind.
 _PROGRESS = b"\xa4type\xa8progress"
+_EVENTS = b"\xa4type\xa6events"  # a batch of progress events (bench/seats.py events_in)
 _TYPE_KEY = b"\xa4type"
 _IGNORED = frozenset(
     {b"progress", b"deal_over", b"sheet", b"members", b"first_finisher", b"settings"}
@@ -138,6 +143,9 @@ class RacePlayer(Mover, Following):
         if data.startswith(_PROGRESS, start + 1):  # most frames: another player moved
             stats.events += 1
             return
+        if data.startswith(_EVENTS, start + 1):  # progress events, batched
+            stats.events += events_in(data, start)
+            return
         if data.startswith(_TYPE_KEY, start + 1):
             n = data[start + 6] - 0xA0
             if data[start + 7 : start + 7 + n] in _IGNORED:
@@ -182,13 +190,11 @@ class RacePlayer(Mover, Following):
             self.stats.deals[status] += 1
         board = self.board
         if frame.get("deal") == self.deal and board is not None:
+            # Not checked by the digest: that would cost more than applying. A
+            # board gone wrong shows as a refused move, which takes a snapshot.
             try:
-                after = apply_outcome(board, outcome)
-            except OutcomeMismatch:
-                after = None
-            if after is not None and view_digest(after) == frame["digest"]:
-                self.board = after
-            else:  # our board is not the server's any more
+                self.board = apply_outcome(board, outcome)
+            except OutcomeMismatch:  # our board is not the server's any more
                 self.board = None
                 self._resync()
         self.answered()

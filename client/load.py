@@ -89,7 +89,7 @@ _OPENING = 50  # rooms being opened at once
 _RESUME_FOR = 30.0  # seconds a dropped seat tries to resume before it gives up
 # Events a player has no use for: counted, not decoded (see Player._next).
 _IGNORED = frozenset(
-    {b"progress", b"deal_over", b"sheet", b"members", b"first_finisher", b"settings"}
+    {b"progress", b"deal_over", b"sheet", b"members", b"first_finisher", b"settings", b"events"}
 )
 _TYPE_KEY = b"\xa4type"  # msgpack "type": what a server frame's map starts with
 
@@ -215,6 +215,8 @@ class Seat:
         frame = decode(await self.ws.recv(), self.kind)
         if "seq" in frame:
             self.stats.events += 1
+        elif frame.get("type") == "events":  # docs/protocol.md "Batched events"
+            self.stats.events += len(frame.get("events") or ())
         return frame
 
     async def _dropped(self, load: Load) -> dict[str, Any] | None:

@@ -306,6 +306,11 @@ class Session(EventHub, RoomRequests, AccountRequests):
             self._on_unsolicited_error(frame)
         elif isinstance(frame.get("seq"), int):
             self._on_event(frame)
+        elif frame.get("type") == "events" and isinstance(frame.get("events"), list):
+            # Room events batched (docs/protocol.md "Batched events"): each in turn.
+            for event in frame["events"]:
+                if isinstance(event, dict) and isinstance(event.get("seq"), int):
+                    self._on_event(event)
         elif frame.get("type") == "matched" and isinstance(frame.get("room"), Mapping):
             self.queued = None  # the server seated us: the room is ours now
             self._install(frame["room"], "matched")

@@ -41,6 +41,7 @@ __all__ = [
     "deal_started",
     "devices",
     "error",
+    "events",
     "first_finisher",
     "friend_invite",
     "friend_link",
@@ -551,6 +552,14 @@ def deal_started(
 ) -> Message:
     times = {"round_started_at": round_started_at, "round_ends_at": round_ends_at}
     return _make("deal_started", {"seq": seq, "deal": deal, "round": round, **times})
+
+
+@_message
+def events(batch: Sequence[Message]) -> Message:
+    """Room events that waited to leave together (docs/protocol.md "Batched
+    events"), in seq order. The server splices their frames as encoded
+    (protocol/wire.py ``events_frame``), which is this map encoded."""
+    return _make("events", {"events": list(batch)})
 
 
 @_message

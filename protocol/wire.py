@@ -15,9 +15,9 @@ in text frames, for browsers. Version 2 replaced version 1 (docs/protocol.md,
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import msgpack  # type: ignore[import-untyped]
 
@@ -34,6 +34,7 @@ __all__ = [
     "encode",
     "encode_value",
     "encode_with",
+    "events_frame",
 ]
 
 VERSION = 2
@@ -167,6 +168,26 @@ class Encoded:
     deal's logs) is encoded once, not once per frame."""
 
     data: bytes | str
+
+
+_EVENTS_HEAD = b"\x82\xa4type\xa6events\xa6events"  # {"type": "events", "events": …}
+
+
+def events_frame(frames: Sequence[bytes | str], binary: bool) -> bytes | str:
+    """One ``events`` frame holding ``frames`` (room events, each encoded as it
+    would be sent alone) in order: docs/protocol.md "Batched events". Spliced,
+    not re-encoded: the very frame :func:`encode` would make of the decoded
+    ``{"type": "events", "events": [...]}``."""
+    if binary:
+        n = len(frames)
+        if n < 16:
+            head = bytes((0x90 | n,))
+        elif n < 0x10000:
+            head = b"\xdc" + n.to_bytes(2, "big")
+        else:
+            head = b"\xdd" + n.to_bytes(4, "big")
+        return b"".join([_EVENTS_HEAD, head, *cast("Sequence[bytes]", frames)])
+    return '{"type":"events","events":[' + ",".join(cast("Sequence[str]", frames)) + "]}"
 
 
 def encode_value(value: Any, binary: bool) -> Encoded:

@@ -135,7 +135,7 @@ class RaceServer:
             self._health, self.metrics.render, None, metrics_anywhere=True
         )
         self._metrics_server: Server | None = None
-        self.flusher = Flusher()
+        self.flusher = Flusher(self.limits.progress_delay)
         self._per_address: Counter[str] = Counter()
         self.ping_interval = ping_interval
         self._server: Server | None = None

@@ -186,6 +186,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="frames a second per connection, bursts of 2N (default 50; benchmarks raise it)",
     )
     d = Limits()
+    parser.add_argument(
+        "--progress-delay",
+        type=float,
+        default=d.progress_delay,
+        metavar="S",
+        help="seconds a progress event may wait to leave batched with others"
+        f" (default {d.progress_delay:g}; 0: each at once)",
+    )
     for flag, field, what in (
         ("--connections-per-address", "connections_per_address", "open connections"),
         ("--sessions-per-minute", "sessions_per_minute", "new sessions a minute"),
@@ -333,6 +341,7 @@ def serve_command(args: argparse.Namespace, clock: Clock | None = None) -> int:
         wrong_link_codes_per_minute=args.wrong_link_codes_per_minute,
         friend_asks_per_minute=args.friend_asks_per_minute,
         trusted_proxies=tuple(args.trusted_proxy),
+        progress_delay=args.progress_delay,
     )
     server = RaceServer(
         host=args.host,

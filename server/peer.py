@@ -47,6 +47,10 @@ class Peer(Protocol):
     def send_data(self, data: bytes | str) -> None:
         """Queue one frame already encoded for this connection's subprotocol."""
 
+    def send_later(self, data: bytes | str) -> None:
+        """:meth:`send_data` for a room event that may wait a little to leave with
+        others (docs/protocol.md "Batched events"); before any frame sent after it."""
+
     def error(self, rid: Any, code: Code, message: str, **extra: Any) -> None:
         """Queue an ``error`` reply."""
 

@@ -208,10 +208,12 @@ def test_capacity_bench() -> None:
         for step in steps:
             assert step["connections"] == step["players"] // 8 * 9  # a spectator a room
             assert step["errors"] == 0, step
-            for key in ("moves_per_s", "p50_ms", "p99_ms", "max_ms", "server_cpu", "load_cpu"):
+            figures = ("moves_per_s", "p50_ms", "p99_ms", "max_ms", "server_cpu", "load_cpu")
+            for key in (*figures, "wire_bytes_per_move", "frames_per_move"):
                 assert is_figure(step[key]), (side, key)
             assert step["refused"] is None or isinstance(step["refused"], str)
     assert all("gc_passes" in s["profile"] for s in result["race"])
+    assert all(isinstance(s["profile"]["stages"], dict) for s in result["race"])
     assert isinstance(result["held_players"], int)
     assert isinstance(result["relay_held_players"], int)
 

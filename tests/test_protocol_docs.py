@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from protocol import messages as M
+from protocol import wire
 from protocol.moves import Reason
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,10 +56,25 @@ def test_message_types_are_the_documented_ones() -> None:
     assert events <= documented
 
 
+# Messages the server sends by splicing frames already encoded, with the function
+# that does it (protocol/wire.py): each is checked to make the constructor's map.
+SPLICED = {"events": "events_frame"}
+
+
 def test_every_message_constructor_is_used_by_the_server() -> None:
     source = server_source()
-    unused = {t for t in M.MESSAGE_TYPES if not re.search(rf"\bM\.{t}\(|\b{t}\(", source)}
+    unused = {
+        t for t in M.MESSAGE_TYPES if not re.search(rf"\bM\.{t}\(|\b{SPLICED.get(t, t)}\(", source)
+    }
     assert unused == set()
+
+
+def test_a_spliced_events_frame_is_the_events_message_encoded() -> None:
+    batch = [M.progress(s, player="p", deal=1, progress={"moves": s}) for s in range(1, 20)]
+    for binary in (True, False):
+        for n in (1, 2, 15, 16, 19):
+            frames = [wire.encode(m, binary) for m in batch[:n]]
+            assert wire.events_frame(frames, binary) == wire.encode(M.events(batch[:n]), binary)
 
 
 def test_only_protocol_messages_makes_a_message() -> None:

@@ -155,6 +155,8 @@ async def test_failed_append_refuses_everything_undurable_and_rolls_back() -> No
         ann, bob, cat = players
         acked = {c.player: await c.ok("move", deal=1, move={"kind": "draw"}) for c in players}
         seq = (await sam.ok("snapshot"))["room"]["seq"]
+        for c in players:  # their moves' progress waits (docs/protocol.md "Batched events")
+            await c.caught_up()
         marks = [len(c.frames) for c in (*players, sam)]
         store.held = True
         moves = [

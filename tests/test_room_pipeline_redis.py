@@ -99,6 +99,8 @@ async def test_redis_failure_mid_pipeline_rolls_back(
     host = server.service.rooms[code]
     acked = [await c.ok("move", deal=1, move={"kind": "draw"}) for c in players]
     seq = (await sam.ok("snapshot"))["room"]["seq"]
+    for c in players:  # their moves' progress waits (docs/protocol.md "Batched events")
+        await c.caught_up()
     marks = [len(c.frames) for c in (*players, sam)]
     appends = host.appends
     redis.freeze()  # the append in flight times out (0.5 s): its outcome unknown

@@ -220,6 +220,11 @@ class RemoteConn:
         self._n += 1
         self.outbox.put(self.node, [OUT, self.me, self.conn_id, self._n, data])
 
+    def send_later(self, data: bytes | str) -> None:
+        """At once: a relayed member's events are not held (its edge sends each
+        as it comes)."""
+        self.send_data(data)
+
     def redirect(self, node: str, req: Request) -> None:
         """Send the client on to ``node`` (its edge re-tunnels it) and end here."""
         if not self.closing:

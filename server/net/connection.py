@@ -42,7 +42,7 @@ from protocol import messages as M
 from protocol.account_requests import PasskeyOptions, PasskeyPurpose
 from protocol.messages import CloseCode, Code, ErrorCode
 from protocol.requests import Hello, MoveRequest, Request, parse_request, request_id
-from protocol.wire import JSON, WireError, decode, encode
+from protocol.wire import JSON, WireError, decode, encode, events_frame
 
 from ..core.values import RoomError
 from ..peer import Peer, SessionState, Site
@@ -89,6 +89,9 @@ class Limits:
     # megabytes per stalled client, hiding them from the checks above; events are
     # small, so a modest fixed buffer costs nothing and bounds memory.
     socket_sndbuf: int | None = 256 * 1024
+    # How long a progress event may wait to leave with others (docs/protocol.md
+    # "Batched events"); 0: each at once.
+    progress_delay: float = 0.5
 
 
 def _may_precede_hello(request: Request) -> bool:
@@ -118,23 +121,66 @@ class Dispatcher(Protocol):
     async def disconnected(self, conn: Peer) -> None: ...
 
 
+_LATER_STEP = 0.05  # s between two lets-out of frames sent later, at least
+
+
 class Flusher:
     """Writes every connection's waiting frames at the start of the next pass of
     the event loop, together with whatever else that pass adds for it.
 
     Under load, one pass handles many requests (several moves of one room), so
     each connection gets all its new frames in one write; when idle, the wait is
-    one pass of the event loop."""
+    one pass of the event loop.
 
-    def __init__(self) -> None:
+    Frames a person need not get at once (:meth:`Connection.send_later`: the
+    ``progress`` events) wait longer: ``live`` seconds from the first of them,
+    then a connection's go as one ``events`` frame (docs/protocol.md "Batched
+    events"). At a person's pace a player gets a few rivals' moves a second and a
+    spectator the moves of a whole room: held for half a second they leave in
+    fewer writes, and a chip or a board on a wall moves at most twice a second,
+    still well within "live". The connections wait in one queue, in the order
+    their wait began, let out by one timer in steps of ``_LATER_STEP``: each
+    connection when its wait is over, not all at one tick (at 10,000 players
+    one tick would be thousands of writes in one pass of the loop, which every
+    move arriving meanwhile would wait through)."""
+
+    def __init__(self, live: float = 0.0) -> None:
+        self.live = live
         self._unflushed: list[Connection] = []
         self._scheduled = False
+        self._waiting: deque[tuple[float, Connection]] = deque()  # (due, conn), by due
+        self._timer: asyncio.TimerHandle | None = None
 
     def want(self, conn: Connection) -> None:
         self._unflushed.append(conn)
         if not self._scheduled:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self.flush)
+
+    def later(self, conn: Connection) -> float:
+        """``conn`` has frames to send within ``live`` seconds: when they are due
+        (the connection keeps it; one let out sooner no longer matches it)."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + self.live
+        self._waiting.append((due, conn))
+        if self._timer is None:
+            self._timer = loop.call_at(due, self._due)
+        return due
+
+    def _due(self) -> None:
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        waiting = self._waiting
+        while waiting and waiting[0][0] <= now:
+            due, conn = waiting.popleft()
+            if conn.later_due == due:
+                try:
+                    conn.bring_later()
+                except Exception:  # one connection's failure is that connection's alone
+                    conn.failed()
+        if waiting:
+            self._timer = loop.call_at(max(waiting[0][0], now + _LATER_STEP), self._due)
 
     def flush(self) -> None:
         self._scheduled = False
@@ -358,6 +404,8 @@ class Connection:
         self._hello_timer: asyncio.TimerHandle | None = None
         self._writer: asyncio.Task[None] | None = None  # draining the queue, while it has frames
         self._batch: list[bytes | str] = []  # frames waiting for the next flush
+        self._later: list[bytes | str] = []  # frames that may wait longer (send_later)
+        self.later_due: float | None = None  # when they are due (Flusher.later)
         self.closing = False
         self._close_args: tuple[CloseCode, str] | None = None
 
@@ -507,6 +555,7 @@ class Connection:
         no other connection's frames wait or go missing because of it."""
         log.exception("sending to a connection failed; closing it")
         self._batch.clear()
+        self._later.clear()
         self.close(CloseCode.SERVER_ERROR, "the server failed to send to you; resume", flush=False)
 
     def send_data(self, data: bytes | str) -> None:
@@ -517,9 +566,40 @@ class Connection:
         in one write, in the order they were sent."""
         if self.closing:
             return
+        if self._later:
+            self.bring_later()
+        self._enqueue(data)
+
+    def _enqueue(self, data: bytes | str) -> None:
         if not self._batch:
             self.flusher.want(self)
         self._batch.append(data)
+
+    def send_later(self, data: bytes | str) -> None:
+        """Send a room event a person need not see at once (a ``progress``): it
+        waits up to the flusher's ``live`` seconds, and leaves sooner with the
+        first frame sent to this connection meanwhile, ahead of it, so that every
+        frame still arrives in the order it was sent. The frames waiting leave
+        together, as one ``events`` frame (one alone leaves as itself)."""
+        if self.closing:
+            return
+        if self.flusher.live <= 0:
+            self._enqueue(data)
+            return
+        if not self._later:
+            self.later_due = self.flusher.later(self)
+        self._later.append(data)
+
+    def bring_later(self) -> None:
+        """The frames waiting (:meth:`send_later`) go with the next flush."""
+        later = self._later
+        self.later_due = None
+        if not later or self.closing:
+            later.clear()
+            return
+        data = later[0] if len(later) == 1 else events_frame(later, self.binary)
+        later.clear()
+        self._enqueue(data)
 
     def flush_batch(self, framer: Framer) -> None:
         # Emptied in place: a new list would live until the connection's next frame.
@@ -607,6 +687,7 @@ class Connection:
         if self._close_args is None:
             self._close_args = (code, reason)
         if not self.closing:  # frames not flushed yet go before the close
+            self.bring_later()
             for data in self._batch:
                 self._queue.append(data)
                 self._queued += len(data)

@@ -571,6 +571,10 @@ class RoomRunner:
         # (``events`` holds every map alive meanwhile), one table per subprotocol.
         by_kind: tuple[dict[int, bytes | str], dict[int, bytes | str]] = ({}, {})
         for fan in events:
+            # A move's progress need not reach anyone at once (the mover has its
+            # reply): it may wait to leave with others (docs/protocol.md "Batched
+            # events"). Every other event goes now, and takes those waiting along.
+            later = fan.everyone.get("type") == "progress"
             for member, conn in conns:
                 msg = fan.for_member(member)
                 cache = by_kind[conn.binary]
@@ -582,7 +586,10 @@ class RoomRunner:
                         log.exception("room %s: an event could not be encoded", self.code)
                         conn.close(CloseCode.SERVER_ERROR, "the server failed to send to you")
                         continue
-                conn.send_data(data)
+                if later:
+                    conn.send_later(data)
+                else:
+                    conn.send_data(data)
 
     def stop(self) -> None:
         """This runner is done: its room closed, moved to another node, or was

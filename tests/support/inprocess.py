@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -140,13 +140,19 @@ class Outbox:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.frames: list[bytes | str] = []
-        send = Connection.send_data
+        # Both ways a frame is handed to a connection: at once, or to wait a
+        # little and leave with others (docs/protocol.md "Batched events").
+        for name in ("send_data", "send_later"):
+            monkeypatch.setattr(Connection, name, self._tap(getattr(Connection, name)))
 
+    def _tap(
+        self, send: Callable[[Connection, bytes | str], None]
+    ) -> Callable[[Connection, bytes | str], None]:
         def tapped(conn: Connection, data: bytes | str) -> None:
             self.frames.append(data)
             send(conn, data)
 
-        monkeypatch.setattr(Connection, "send_data", tapped)
+        return tapped
 
     def __len__(self) -> int:
         return len(self.frames)

@@ -53,6 +53,7 @@ class Client:
     _cursor: int = 0
     _reader: asyncio.Task[None] | None = None
     close_code: int | None = None
+    received: int = 0  # frames as they came (an ``events`` frame is one)
     on_frame: Callable[[Client, Frame], None] | None = None
     auto_number: bool = True
     logged: dict[int, int] = field(default_factory=dict)  # deal -> its board's "logged"
@@ -69,18 +70,27 @@ class Client:
 
     async def _read(self) -> None:
         try:
-            async for raw in self.ws:
-                msg = decode(raw, self.binary)
-                frame = Frame(raw, msg)
-                self.frames.append(frame)
-                if self.on_frame is not None:
-                    self.on_frame(self, frame)
-                if "seq" in msg and msg.get("type") not in ("snapshot", "joined", "welcome"):
-                    self.events.append(msg)
-                self._track(msg)
-                fut = self._pending.pop(msg.get("id"), None) if "id" in msg else None
-                if fut is not None and not fut.done():
-                    fut.set_result(msg)
+            async for data in self.ws:
+                self.received += 1
+                batch = decode(data, self.binary)
+                if batch.get("type") == "events":
+                    # Batched room events (docs/protocol.md "Batched events"): each
+                    # is taken as if it had come alone, with its bytes as the server
+                    # spliced them into the batch (all of it but its header).
+                    parts = [(encode(e, self.binary), e) for e in batch["events"]]
+                else:
+                    parts = [(data, batch)]
+                for raw, msg in parts:
+                    frame = Frame(raw, msg)
+                    self.frames.append(frame)
+                    if self.on_frame is not None:
+                        self.on_frame(self, frame)
+                    if "seq" in msg and msg.get("type") not in ("snapshot", "joined", "welcome"):
+                        self.events.append(msg)
+                    self._track(msg)
+                    fut = self._pending.pop(msg.get("id"), None) if "id" in msg else None
+                    if fut is not None and not fut.done():
+                        fut.set_result(msg)
                 self._arrived.set()
         except ConnectionClosed:
             pass
