@@ -51,7 +51,10 @@ async def the_board(tim: Session, player: str) -> dict[str, Any]:
 
 
 async def watched(sam: Session, player: str, logged: int) -> dict[str, Any]:
-    """The spectator's copy of ``player``'s board once it holds ``logged`` moves."""
+    """The spectator's copy of ``player``'s board once it holds ``logged`` moves.
+    Its ``progress`` events wait a moment on the server to leave together; a ping
+    takes them along ahead of its pong (docs/protocol.md, "Batched events")."""
+    await sam.request("ping")
     room = await until(
         sam, lambda r: r.deal is not None and r.deal["boards"][player]["logged"] >= logged
     )
