@@ -10,7 +10,6 @@ embedded store, a take resumed after ``kill -9`` and counted once.
 from __future__ import annotations
 
 import dataclasses
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,7 @@ from protocol.settings import DealRules
 from protocol.views import hidden_cards
 from server.app import RaceServer
 from server.daily.schedule import day_of
-from server.daily.sqlite import SqliteDaily
-from tests.support.dailies import publish, winning_moves
+from tests.support.dailies import publish, published_on_disk, winning_moves
 from tests.support.embedded import EmbeddedServer
 from tests.support.inprocess import UNLIMITED, FakeClock, Seeds, running_server
 from tests.support.raw_client import Client, player, resume
@@ -216,10 +214,7 @@ async def test_a_take_survives_kill_9_mid_run_and_after_it_counted_once(tmp_path
     """On the embedded store: a take resumed after ``kill -9`` with its ghost,
     over, and after another ``kill -9`` still over and counted once."""
     data = tmp_path / "data"
-    today = day_of(time.time_ns() // 1_000_000)
-    daily = await SqliteDaily.at(data)
-    deal = (await publish(daily, today))[D1]
-    await daily.close()
+    deal = (await published_on_disk(data))[D1]
     server = EmbeddedServer(data)
     await server.start()
     try:
@@ -230,7 +225,7 @@ async def test_a_take_survives_kill_9_mid_run_and_after_it_counted_once(tmp_path
         for move in moves:
             assert (await ann.request("move", deal=1, move=move.to_wire()))["type"] == "moved"
         await ann.event("deal_over")
-        code = (await ann.ok("challenge", key=f"daily/{today.isoformat()}/{D1}"))["code"]
+        code = (await ann.ok("challenge", key=f"daily/{deal.day.isoformat()}/{D1}"))["code"]
         await ann.close()
 
         cyd = await player(server.url, "Cyd")

@@ -30,9 +30,8 @@ from server.daily.results import (
     unpack_line,
 )
 from server.daily.schedule import day_of
-from server.daily.sqlite import SqliteDaily
 from server.daily.sqlite_results import SqliteResults
-from tests.support.dailies import publish, winning_moves
+from tests.support.dailies import publish, published_on_disk, winning_moves
 from tests.support.embedded import EmbeddedServer
 from tests.support.processes import UNCAPPED, RedisServer, ServerProcess
 from tests.support.raw_client import player, resume
@@ -135,10 +134,7 @@ async def test_a_run_over_before_kill_9_is_counted_once_after_the_restart(
     tmp_path: Path,
 ) -> None:
     data = tmp_path / "data"
-    today = day_of(time.time_ns() // 1_000_000)
-    daily = await SqliteDaily.at(data)
-    deal = (await publish(daily, today))[D1]
-    await daily.close()
+    deal = (await published_on_disk(data))[D1]
     server = EmbeddedServer(data)
     await server.start()
     try:
@@ -156,7 +152,7 @@ async def test_a_run_over_before_kill_9_is_counted_once_after_the_restart(
         await server.start()  # the room is rebuilt from its log; its result written again
         back, welcome = await resume(server.url, ann.token)
         daily = welcome["room"]["daily"]
-        assert (daily["date"], daily["ladder"]) == (today.isoformat(), D1)
+        assert (daily["date"], daily["ladder"]) == (deal.day.isoformat(), D1)
         again = await back.ok("daily_board", ladder=D1)
         assert again["count"] == 1 and again["you"] == first["you"]
         assert set(again["runs"][0]) == {"rank", "player", "name", "result", "seconds", "moves",
@@ -303,10 +299,7 @@ async def test_a_run_resumed_after_kill_9_races_the_ghosts_it_started_with(
     after; the server is killed (``kill -9``) and started again: Cyd, back in
     the run, races Bob's run still, as the leader it was, not Dan's."""
     data = tmp_path / "data"
-    today = day_of(time.time_ns() // 1_000_000)
-    daily = await SqliteDaily.at(data)
-    deal = (await publish(daily, today))[D1]
-    await daily.close()
+    deal = (await published_on_disk(data))[D1]
     server = EmbeddedServer(data)
     await server.start()
     try:

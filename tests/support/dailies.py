@@ -5,11 +5,14 @@ test need not wait for the publisher to prove a week of them."""
 from __future__ import annotations
 
 import functools
+import time
 from datetime import date
+from pathlib import Path
 
 from protocol.moves import Move
 from protocol.proof import moves_from_solver
-from server.daily.schedule import LADDERS, DailyDeal
+from server.daily.schedule import LADDERS, DailyDeal, day_of
+from server.daily.sqlite import SqliteDaily
 from server.daily.store import DailyStore
 from server.rooms.proofs import Verdict, prove_seed
 
@@ -38,6 +41,16 @@ async def publish(store: DailyStore, day: date, n: int = 0) -> dict[str, DailyDe
         seed, line = proven(ladder, n)
         out[ladder] = await store.publish(DailyDeal.made(day, ladder, seed, line, 0.0))
     return out
+
+
+async def published_on_disk(data: Path) -> dict[str, DailyDeal]:
+    """Today's deals published in the embedded store of data directory ``data``,
+    as a server started on it then finds them."""
+    daily = await SqliteDaily.at(data)
+    try:
+        return await publish(daily, day_of(time.time_ns() // 1_000_000))
+    finally:
+        await daily.close()
 
 
 def winning_moves(deal: DailyDeal) -> list[Move]:
