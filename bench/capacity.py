@@ -58,7 +58,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from bench.profile import delta, read_report
 from bench.seats import MOVE_EVERY
@@ -115,14 +115,19 @@ class Target:
 
     @classmethod
     async def start(
-        cls, kind: str, profile: Path | None = None, serving: Sequence[str] = ()
+        cls,
+        kind: str,
+        profile: Path | None = None,
+        serving: Sequence[str] = (),
+        store: Sequence[str] = ("--memory",),
     ) -> Target:
-        """``serving``: more flags for the race server's ``serve``."""
+        """``serving``: more flags for the race server's ``serve``; ``store``: its
+        store's (bench/nodes.py runs it on Redis)."""
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.pop("KLONDIKE_REDIS_URL", None)
         pin = ["taskset", "-c", str(SERVER_CPU)] if shutil.which("taskset") else []
         if kind == "race":
-            serve = ["serve", "--host", "127.0.0.1", "--port", "0", "--memory", *LOAD_LIMITS]
+            serve = ["serve", "--host", "127.0.0.1", "--port", "0", *store, *LOAD_LIMITS]
             serve += serving
             if profile is None:
                 cmd = [str(Path(sys.executable).parent / "klondike-race"), *serve]
@@ -225,8 +230,19 @@ async def run_steps(kind: str, args: argparse.Namespace) -> list[dict[str, Any]]
     return out
 
 
+class Measured(Protocol):
+    """What a step reads of the server side: one :class:`Target`, or a deployment of
+    several processes read as one (bench/nodes.py)."""
+
+    def cpu_times(self) -> tuple[float, float]: ...
+
+    def rss_kb(self) -> int: ...
+
+    async def snapshot(self) -> dict[str, Any] | None: ...
+
+
 async def _measure(
-    target: Target, stats: LoadStats, lag: LagMeter, rooms: int, args: argparse.Namespace
+    target: Measured, stats: LoadStats, lag: LagMeter, rooms: int, args: argparse.Namespace
 ) -> dict[str, Any]:
     players = rooms * PER_ROOM
     stats.latencies, stats.moves = [], 0

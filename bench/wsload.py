@@ -43,7 +43,7 @@ import gc
 import itertools
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
@@ -279,9 +279,13 @@ async def _enter(url: str, name: str, request: dict[str, Any]) -> tuple[Socket, 
 
 
 async def open_race_room(
-    load: HumanLoad, url: str, index: int, players: int, settings: dict[str, Any]
+    load: HumanLoad, urls: Sequence[str], index: int, players: int, settings: dict[str, Any]
 ) -> Room:
-    """A room of ``players`` players and a spectator on the race server."""
+    """A room of ``players`` players and a spectator on the race server.
+
+    ``urls``: where each seat connects, the creator first and the spectator last
+    (several nodes of one cluster: the creator's node runs the room, and a seat on
+    another node is tunnelled to it)."""
     room = Room()
     decisions = Decisions()
 
@@ -292,12 +296,13 @@ async def open_race_room(
 
     try:
         create = {"type": "create_room", "settings": settings}
-        sock, joined = await _enter(url, f"load{index}-p1", create)
+        sock, joined = await _enter(urls[0], f"load{index}-p1", create)
         player(sock, joined)
         join = {"type": "join_room", "code": joined["room"]["code"], "role": "player"}
         for p in range(1, players):
-            player(*await _enter(url, f"load{index}-p{p + 1}", join))
-        sock, _ = await _enter(url, f"load{index}-s1", {**join, "role": "spectator"})
+            player(*await _enter(urls[p], f"load{index}-p{p + 1}", join))
+        spectate = {**join, "role": "spectator"}
+        sock, _ = await _enter(urls[players], f"load{index}-s1", spectate)
         room.watchers.append(Spectator(sock, load))
     except BaseException:
         room.abort()
@@ -326,9 +331,19 @@ class HumanLoad:
     ``kind``) and sets them playing at once; :meth:`stop` stops them all.
     """
 
-    def __init__(self, kind: str, url: str, settings: dict[str, Any], players: int = 8) -> None:
+    def __init__(
+        self,
+        kind: str,
+        url: str,
+        settings: dict[str, Any],
+        players: int = 8,
+        placement: Callable[[int], Sequence[str]] | None = None,
+    ) -> None:
+        """``placement``: for the race server, where room ``i``'s seats connect
+        (:func:`open_race_room`'s ``urls``); by default all of them at ``url``."""
         self.kind = kind
         self.url = url
+        self.placement = placement
         self.settings = settings
         self.players = players
         self.stats = LoadStats()
@@ -347,7 +362,8 @@ class HumanLoad:
         async def one(i: int) -> Room:
             async with gate:
                 if self.kind == "race":
-                    return await open_race_room(self, self.url, i, self.players, self.settings)
+                    urls = self.placement(i) if self.placement else [self.url] * (self.players + 1)
+                    return await open_race_room(self, urls, i, self.players, self.settings)
                 if self.kind == "colyseus":
                     return await open_colyseus_room(self, self.url, self.players)
                 return await open_relay_room(self, self.url, i, self.players)

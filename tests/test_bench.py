@@ -95,6 +95,25 @@ def test_redis_bench() -> None:
     assert isinstance(result["targets_met"], bool)
 
 
+def test_nodes_bench() -> None:
+    """One process on each store and two on one Redis (the bench starts its own
+    redis-server on a free port and stops it), every seat on its room's owner or
+    half of them tunnelled: each measured, with redis-server's CPU beside the nodes'."""
+    table, result = run_bench("bench.nodes", "--quick")
+    text = "\n".join(table)
+    assert "PROJECTION (not measured)" in text
+    assert result["steps"] == [16] and result["redis_persistence"].endswith("appendfsync always")
+    assert list(result["configs"]) == ["memory", "redis", "owner", "tunnel"]
+    for name, steps in result["configs"].items():
+        (step,) = steps
+        assert step["errors"] == 0 and step["moves_per_s"] > 0, (name, step)
+        for key in ("cpu_us_per_move", "redis_us_per_move", "deployment_us_per_move"):
+            assert is_figure(step[key]), (name, key)
+    assert result["configs"]["memory"][0]["redis_us_per_move"] == 0
+    assert set(result["summary"]) == set(result["configs"])
+    assert all(is_figure(v) for v in result["costs_us"].values())
+
+
 def test_sqlite_bench() -> None:
     table, result = run_bench("bench.sqlite", "--rooms", "1", "--seconds", "0.6", "--warmup", "0.3")
     text = "\n".join(table)
