@@ -22,8 +22,8 @@ total capacity of one core cannot rise, so what is measured is CPU per move of t
 deployment (the nodes', from ``/proc/PID/stat``, and redis-server's, all its
 threads, the same way). redis-server is a private one on a free port, started
 per configuration as bench/redis.py starts it, with the persistence the product
-asks for: ``appendonly yes``, ``appendfsync always`` (README "Stores"), its file
-in a temporary directory on this machine's disk.
+asks for (README's "What each store keeps"): ``appendonly yes``, ``appendfsync
+always``, its file in a temporary directory on this machine's disk.
 
 Configurations run one after another, each stepping its players up
 (``--steps``); ``--rounds 2`` runs the whole sequence twice (interleaved: the
@@ -60,6 +60,7 @@ from bench.wsload import HumanLoad
 
 MOVES_PER_PLAYER_S = 1 / (sum(MOVE_EVERY) / 2)  # a move every 3 s on average
 PERSISTENCE = "appendonly yes, appendfsync always"  # bench/redis.py's Redis, as deployed
+TUNNELLED = (PER_ROOM // 2) / PER_ROOM  # the players on the other node, run "tunnel"
 HELD_SHARE = 0.85  # of a core: the race server held p99 < 50 ms at 85 % busy (docs/performance.md)
 
 
@@ -84,8 +85,8 @@ CONFIGS = {
 
 
 def redis_version() -> str:
-    out = subprocess.run(["redis-server", "--version"], capture_output=True, text=True, check=False)
-    return next((w[2:] for w in out.stdout.split() if w.startswith("v=")), "?")
+    said = subprocess.run(["redis-server", "--version"], capture_output=True, text=True).stdout
+    return next((w[2:] for w in said.split() if w.startswith("v=")), "?")
 
 
 def pin(pid: int, cpu: int) -> None:
@@ -243,9 +244,10 @@ def compare(summary: dict[str, dict[str, float]]) -> dict[str, float]:
         got["second_process_us"] = round(
             owner["deployment_us_per_move"] - one["deployment_us_per_move"], 1
         )
-    if owner and tunnel:  # half of the tunnel run's moves crossed
+    if owner and tunnel:  # a tunnelled seat's move: the difference over their share
         for key, name in (("cpu_us_per_move", "nodes"), ("redis_us_per_move", "redis")):
-            got[f"tunnelled_move_{name}_us"] = round((tunnel[key] - owner[key]) * 2, 1)
+            extra = (tunnel[key] - owner[key]) / TUNNELLED
+            got[f"tunnelled_move_{name}_us"] = round(extra, 1)
         got["tunnelled_move_us"] = round(
             got["tunnelled_move_nodes_us"] + got["tunnelled_move_redis_us"], 1
         )
