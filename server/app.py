@@ -214,7 +214,9 @@ class RaceServer:
         if self.clustered:
             from .cluster.leases import Cluster
 
-            self._cluster = self.service.cluster = await Cluster.start(self.service)
+            self._cluster = self.service.cluster = await Cluster.start(
+                self.service, flusher=self.flusher
+            )
         await self.service.recover()
         if self.publish_daily:
             self.service.daily.start()

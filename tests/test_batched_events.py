@@ -4,16 +4,21 @@ Through real sockets: a player's and a spectator's ``progress`` events are held
 back and leave as one ``events`` frame ahead of the next frame that goes at once,
 in ``seq`` order, none dropped; so a spectator that keeps every board by the
 outcomes ends each stretch of play with exactly the boards a snapshot shows.
+A member tunnelled to the room's node from another (server/cluster/relay.py)
+gets the same frames: its events wait on the room's node.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+from pathlib import Path
 from typing import Any
 
+from bench.server import UNCAPPED
 from client.bot import Bot
 from tests.support.inprocess import UNLIMITED, running_server
+from tests.support.processes import RedisServer, running_servers
 from tests.support.raw_client import JSON, Client, after, player
 
 HELD = dataclasses.replace(UNLIMITED, progress_delay=3600.0)  # only another frame lets them go
@@ -115,3 +120,75 @@ async def test_a_spectator_ends_every_deal_with_the_exact_boards() -> None:
                 await w.event("deal_over")
                 for c, end in zip(players, ends, strict=True):
                     assert _unlogged(kept[c.player or ""]) == _unlogged(end)
+
+
+async def test_a_tunnelled_members_progress_waits_on_the_owner_and_leaves_batched(
+    redis: RedisServer, tmp_path: Path
+) -> None:
+    """The room runs on node A; Bob (JSON) plays and Far (msgpack) watches through
+    node B. Their progress events wait on A as a local member's do, here until
+    another frame takes them along, and cross the tunnel as the one ``events``
+    frame each gets, in ``seq`` order, ahead of that frame."""
+    held = [*UNCAPPED, "--progress-delay", "3600"]
+    with running_servers(redis, tmp_path, 2, held) as (a, b):
+        ann = await player(a.url, "Ann")
+        bob, far = await player(b.url, "Bob", JSON), await player(b.url, "Far")
+        code = (await ann.ok("create_room", settings={"deals_per_round": 2}))["room"]["code"]
+        await bob.ok("join_room", code=code, role="player")
+        await far.ok("join_room", code=code, role="spectator")
+        await ann.ok("start")
+        started = await far.event("deal_started")
+        for p in (ann, bob):
+            await p.event("deal_started")
+        first = started["seq"] + 1
+        for _ in range(4):
+            reply = await ann.request("move", deal=1, move={"kind": "draw"})
+            assert reply["type"] == "moved", reply
+
+        # Bob's reply takes Ann's four moves along, in one frame right ahead of it.
+        before = bob.received
+        reply = await bob.request("move", deal=1, move={"kind": "draw"})
+        assert reply["type"] == "moved", reply
+        assert bob.received == before + 2
+        batch = [f.msg for f in bob.frames[-5:-1]]
+        assert [e["type"] for e in batch] == ["progress"] * 4
+        assert [e["player"] for e in batch] == [ann.player] * 4
+        assert _seqs(batch) == list(range(first, first + 4))
+        # His own move's progress waits too, and leaves alone as itself.
+        before = bob.received
+        await bob.caught_up()
+        assert bob.received == before + 2
+        own = bob.frames[-2].msg
+        assert (own["type"], own["player"], own["seq"]) == ("progress", bob.player, first + 4)
+
+        # Far's five, kept by their outcomes, make the boards a snapshot shows.
+        before = far.received
+        await far.caught_up()
+        assert far.received == before + 2
+        moves = [e for e in far.events if e["type"] == "progress"]
+        assert _seqs(moves) == list(range(first, first + 5))
+        kept = dict(started["deal"]["boards"])
+        for event in moves:
+            kept[event["player"]] = after(kept[event["player"]], event)
+        snap = await far.ok("snapshot")
+        assert snap["room"]["deal"]["boards"] == kept
+
+
+async def test_a_tunnelled_members_progress_leaves_when_its_wait_is_over(
+    redis: RedisServer, tmp_path: Path
+) -> None:
+    """At the default wait the owner's timer lets a tunnelled spectator's events
+    out: it gets every move while asking nothing."""
+    with running_servers(redis, tmp_path, 2) as (a, b):
+        ann, far = await player(a.url, "Ann"), await player(b.url, "Far")
+        code = (await ann.ok("create_room"))["room"]["code"]
+        await far.ok("join_room", code=code, role="spectator")
+        await ann.ok("start")
+        started = await far.event("deal_started")
+        await ann.event("deal_started")
+        for _ in range(3):
+            reply = await ann.request("move", deal=1, move={"kind": "draw"})
+            assert reply["type"] == "moved", reply
+        moves = [await far.event("progress", player=ann.player) for _ in range(3)]
+        first = started["seq"] + 1
+        assert _seqs(moves) == list(range(first, first + 3))

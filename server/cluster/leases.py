@@ -52,6 +52,7 @@ from protocol.friend_requests import AT_THE_EDGE
 from protocol.messages import CloseCode
 from protocol.requests import Hello, JoinRoom, Request
 
+from ..net.connection import Flusher, Limits
 from ..peer import Peer
 from ..rooms.runner import Writer
 from ..service.service import Service
@@ -120,12 +121,22 @@ def _node_of(token: bytes) -> str:
 class Cluster:
     """This node's membership of the cluster; see the module docstring."""
 
-    def __init__(self, service: Service, store: RedisStore, *, lease_ms: int = 3000) -> None:
+    def __init__(
+        self,
+        service: Service,
+        store: RedisStore,
+        *,
+        lease_ms: int = 3000,
+        flusher: Flusher | None = None,
+    ) -> None:
+        """``flusher``: the server's, on which relayed clients' events are held as
+        its own sockets' are (None: one with the default wait)."""
         self.service = service
         self.store = store
         self.lease_ms = lease_ms
         self.node_id = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
-        self.tunnels = Tunnels(service, store, self.node_id)
+        flusher = flusher or Flusher(Limits().progress_delay)
+        self.tunnels = Tunnels(service, store, self.node_id, flusher)
         self.friends = ClusterReach(service, store, self.tunnels)
         self._counter = itertools.count(1)
         self._leases: dict[str, bytes] = {}  # rooms run here → their lease token

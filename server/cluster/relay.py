@@ -5,7 +5,10 @@ node) and is *tunnelled* to the room's *owner*: the edge forwards its parsed
 requests, the owner runs them as for a local client through a :class:`RemoteConn`
 and sends back the exact frames the client gets — replies and room events in the
 order the owner produced them, already encoded for the client's subprotocol. The
-edge understands none of it; it only writes the frames to the socket.
+edge understands none of it; it only writes the frames to the socket. So the
+``progress`` events that wait to leave together (docs/protocol.md "Batched
+events") wait on the owner, as for its own sockets, and cross as the one
+``events`` frame the client gets.
 
 Each node subscribes to one channel of its own; a message is a msgpack list of
 entries ``[kind, from_node, conn_id, n, payload]``, batched per event-loop tick and
@@ -62,6 +65,7 @@ from protocol.requests import Request, request_message
 from protocol.wire import WireError, encode
 
 from ..core.values import RoomError
+from ..net.connection import Flusher, HeldEvents
 from ..peer import SessionState, Site
 from ..service.service import Service
 
@@ -140,18 +144,22 @@ class Outbox:
                 await asyncio.sleep(0)
 
 
-class RemoteConn:
+class RemoteConn(HeldEvents):
     """The owner's stand-in for a client connected to another node.
 
     A :class:`~server.peer.Peer`, as a local
     :class:`~server.net.connection.Connection` is, and it runs the tunnel's
     requests one at a time, in order, like a local connection's reader loop does.
+    It holds the client's ``progress`` events as a local connection does
+    (``HeldEvents``, on this node's flusher): they cross as one ``out`` frame,
+    the ``events`` frame the client gets, so the edge needs no timer of its own.
     """
 
     def __init__(
         self,
         service: Service,
         outbox: Outbox,
+        flusher: Flusher,
         node: str,
         conn_id: int,
         binary: bool,
@@ -161,6 +169,9 @@ class RemoteConn:
     ) -> None:
         self.service = service
         self.outbox = outbox
+        self.flusher = flusher
+        self._later: list[bytes | str] = []
+        self.later_due: float | None = None
         self.node = node  # the edge
         self.conn_id = conn_id
         self.binary = binary
@@ -215,19 +226,27 @@ class RemoteConn:
         self.send_data(encode(msg, self.binary))
 
     def send_data(self, data: bytes | str) -> None:
+        """One frame for the client, after the events it holds (so in order)."""
         if self.closing:
             return
+        if self._later:
+            self.bring_later()
+        self._enqueue(data)
+
+    def _enqueue(self, data: bytes | str) -> None:
         self._n += 1
         self.outbox.put(self.node, [OUT, self.me, self.conn_id, self._n, data])
 
-    def send_later(self, data: bytes | str) -> None:
-        """At once: a relayed member's events are not held (its edge sends each
-        as it comes)."""
-        self.send_data(data)
+    def failed(self) -> None:
+        log.exception("sending to a relayed client failed; closing it")
+        self._later.clear()
+        self.close(CloseCode.SERVER_ERROR, "the server failed to send to you; resume")
 
     def redirect(self, node: str, req: Request) -> None:
-        """Send the client on to ``node`` (its edge re-tunnels it) and end here."""
+        """Send the client on to ``node`` (its edge re-tunnels it) and end here,
+        after the events it holds."""
         if not self.closing:
+            self.bring_later()
             self._n += 1
             entry = [MOVE, self.me, self.conn_id, self._n, [node, request_message(req)]]
             self.outbox.put(self.node, entry)
@@ -237,6 +256,7 @@ class RemoteConn:
         """Close the client's socket at the edge (after what it has), then end
         like a closed connection."""
         if not self.closing:
+            self.bring_later()
             self._n += 1
             entry = [SHUT, self.me, self.conn_id, self._n, [int(code), reason]]
             self.outbox.put(self.node, entry)
@@ -248,6 +268,8 @@ class RemoteConn:
 
     def end(self) -> None:
         """The tunnel is gone (the client left, or its node died): stop after the
-        request in progress, then record the disconnection as for a local socket."""
+        request in progress, then record the disconnection as for a local socket.
+        Events still held have nobody to go to."""
         self.closing = True
+        self._later.clear()
         self._queue.put_nowait(None)

@@ -25,6 +25,7 @@ from protocol.requests import Request, parse_request, request_message
 from ..accounts.friend_handlers import SessionsReach
 from ..accounts.friends import Invitation
 from ..core.values import RoomError
+from ..net.connection import Flusher
 from ..peer import Peer
 from ..service.service import Service
 from ..store.base import StoreUnavailable, unavailable
@@ -51,10 +52,11 @@ log = logging.getLogger("klondike_race.relay")
 
 
 class Tunnels:
-    def __init__(self, service: Service, store: RedisStore, node_id: str) -> None:
+    def __init__(self, service: Service, store: RedisStore, node_id: str, flusher: Flusher) -> None:
         self.service = service
         self.store = store
         self.node_id = node_id
+        self.flusher = flusher  # the stand-ins hold events on it, as this node's sockets do
         self.outbox = Outbox(self._publish, self._undelivered)
         self._tunnels: dict[int, tuple[str, Peer]] = {}  # edge: conn id → (owner, conn)
         self._next_in: dict[int, int] = {}  # edge: next frame number per tunnel
@@ -239,7 +241,15 @@ class Tunnels:
             binary, token, address = payload
             key = (src, conn_id)
             new = RemoteConn(
-                self.service, self.outbox, src, conn_id, binary, self.node_id, token, address
+                self.service,
+                self.outbox,
+                self.flusher,
+                src,
+                conn_id,
+                binary,
+                self.node_id,
+                token,
+                address,
             )
             self._remotes[key] = new
             new.done(lambda: self._forget_remote(key, new))

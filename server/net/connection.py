@@ -50,7 +50,7 @@ from .framing import Framer
 from .metrics import Metrics
 from .ratelimit import Limiter, TokenBucket, client_address
 
-__all__ = ["Connection", "Dispatcher", "Flusher", "Limits"]
+__all__ = ["Connection", "Dispatcher", "Flusher", "HeldEvents", "Limits"]
 
 log = logging.getLogger("klondike_race.connection")
 
@@ -132,7 +132,7 @@ class Flusher:
     each connection gets all its new frames in one write; when idle, the wait is
     one pass of the event loop.
 
-    Frames a person need not get at once (:meth:`Connection.send_later`: the
+    Frames a person need not get at once (:meth:`HeldEvents.send_later`: the
     ``progress`` events) wait longer: ``live`` seconds from the first of them,
     then a connection's go as one ``events`` frame (docs/protocol.md "Batched
     events"). At a person's pace a player gets a few rivals' moves a second and a
@@ -148,7 +148,7 @@ class Flusher:
         self.live = live
         self._unflushed: list[Connection] = []
         self._scheduled = False
-        self._waiting: deque[tuple[float, Connection]] = deque()  # (due, conn), by due
+        self._waiting: deque[tuple[float, HeldEvents]] = deque()  # (due, conn), by due
         self._timer: asyncio.TimerHandle | None = None
 
     def want(self, conn: Connection) -> None:
@@ -157,7 +157,7 @@ class Flusher:
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self.flush)
 
-    def later(self, conn: Connection) -> float:
+    def later(self, conn: HeldEvents) -> float:
         """``conn`` has frames to send within ``live`` seconds: when they are due
         (the connection keeps it; one let out sooner no longer matches it)."""
         loop = asyncio.get_running_loop()
@@ -191,6 +191,54 @@ class Flusher:
                 conn.flush_batch(framer)
             except Exception:  # one connection's failure is that connection's alone
                 conn.failed()
+
+
+class HeldEvents:
+    """The frames a peer holds back to leave together (:meth:`send_later`), kept
+    alike by a local socket's :class:`Connection` and by a relayed client's
+    stand-in on its room's node (server/cluster/relay.py ``RemoteConn``): a client
+    gets the same frames, batched the same way, wherever its socket is, and a
+    tunnel carries one frame for the events of half a second, not one for each."""
+
+    flusher: Flusher
+    binary: bool
+    closing: bool
+    later_due: float | None  # when the frames held are due (Flusher.later)
+    _later: list[bytes | str]  # the frames held, in the order sent
+
+    def _enqueue(self, data: bytes | str) -> None:
+        """Send one frame on its way now (it leaves with the next flush)."""
+        raise NotImplementedError
+
+    def failed(self) -> None:
+        """Sending failed (a bug): close this peer alone."""
+        raise NotImplementedError
+
+    def send_later(self, data: bytes | str) -> None:
+        """Send a room event a person need not see at once (a ``progress``): it
+        waits up to the flusher's ``live`` seconds, and leaves sooner with the
+        first frame sent to this peer meanwhile, ahead of it, so that every
+        frame still arrives in the order it was sent. The frames waiting leave
+        together, as one ``events`` frame (one alone leaves as itself)."""
+        if self.closing:
+            return
+        if self.flusher.live <= 0:
+            self._enqueue(data)
+            return
+        if not self._later:
+            self.later_due = self.flusher.later(self)
+        self._later.append(data)
+
+    def bring_later(self) -> None:
+        """The frames waiting (:meth:`send_later`) go with the next flush."""
+        later = self._later
+        self.later_due = None
+        if not later or self.closing:
+            later.clear()
+            return
+        data = later[0] if len(later) == 1 else events_frame(later, self.binary)
+        later.clear()
+        self._enqueue(data)
 
 
 # What a connection the server is closing may still send before it is dropped:
@@ -378,7 +426,7 @@ def address_of(ws: ServerConnection, limits: Limits) -> str:
     return client_address(host, forwarded, limits.trusted_proxies)
 
 
-class Connection:
+class Connection(HeldEvents):
     """One client's WebSocket; a :class:`~server.peer.Peer`."""
 
     def __init__(
@@ -574,32 +622,6 @@ class Connection:
         if not self._batch:
             self.flusher.want(self)
         self._batch.append(data)
-
-    def send_later(self, data: bytes | str) -> None:
-        """Send a room event a person need not see at once (a ``progress``): it
-        waits up to the flusher's ``live`` seconds, and leaves sooner with the
-        first frame sent to this connection meanwhile, ahead of it, so that every
-        frame still arrives in the order it was sent. The frames waiting leave
-        together, as one ``events`` frame (one alone leaves as itself)."""
-        if self.closing:
-            return
-        if self.flusher.live <= 0:
-            self._enqueue(data)
-            return
-        if not self._later:
-            self.later_due = self.flusher.later(self)
-        self._later.append(data)
-
-    def bring_later(self) -> None:
-        """The frames waiting (:meth:`send_later`) go with the next flush."""
-        later = self._later
-        self.later_due = None
-        if not later or self.closing:
-            later.clear()
-            return
-        data = later[0] if len(later) == 1 else events_frame(later, self.binary)
-        later.clear()
-        self._enqueue(data)
 
     def flush_batch(self, framer: Framer) -> None:
         # Emptied in place: a new list would live until the connection's next frame.
