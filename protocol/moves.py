@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 from typing import Any
 
+from .frozen import quick_init
+
 __all__ = [
     "Event",
     "IllegalMove",
@@ -115,6 +117,7 @@ class Event(IntEnum):
     RECYCLE = 6
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Move:
     kind: MoveKind
@@ -191,6 +194,7 @@ def read_move(data: dict[str, Any]) -> Move | UnreadableMove:
         return UnreadableMove(data, exc.message)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What an accepted move did.

@@ -21,6 +21,7 @@ from .account_requests import ACCOUNT_REQUESTS, opt_label
 from .challenge_requests import CHALLENGE_REQUESTS
 from .daily_requests import DAILY_REQUESTS
 from .friend_requests import FRIEND_REQUESTS
+from .frozen import quick_init
 from .history_requests import HISTORY_REQUESTS
 from .messages import ErrorCode, Reaction, RequestId, Role
 from .moves import Move, UnreadableMove, read_move
@@ -252,6 +253,7 @@ class RoomInfo(Request):
         return {"code": self.code}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class MoveRequest(Request):
     """``n`` is the move's index in the player's log of ``deal`` (every accepted
