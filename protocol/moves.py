@@ -126,7 +126,9 @@ class Move:
     count: int = 1
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind.value}
+        # ``_value_``, not ``value``: an enum's ``value`` is a property, a Python
+        # call a read in 3.11, and a move is told on the wire several times.
+        d: dict[str, Any] = {"kind": self.kind._value_}
         if self.kind in _USES_FROM:
             d["from"] = self.src
         if self.kind in _USES_TO:
