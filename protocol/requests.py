@@ -363,14 +363,15 @@ def parse_request(msg: Mapping[str, Any]) -> Request:
     ``id`` is checked too: a client that cannot have its replies matched should know.
     """
     kind = req_str(msg, "type")
-    if "id" in msg and msg["id"] is not None and request_id(msg) is None:
+    rid = request_id(msg)
+    if rid is None and msg.get("id") is not None:
         raise WireError(
             ErrorCode.BAD_REQUEST, "field 'id' must be an integer (|id| <= 2**53) or a short string"
         )
     request = REQUESTS.get(kind)
     if request is None:
         raise WireError(ErrorCode.UNKNOWN_TYPE, f"no such request type {kind!r:.40}")
-    return request.parse(request_id(msg), msg)
+    return request.parse(rid, msg)
 
 
 def request_message(request: Request) -> dict[str, Any]:
