@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 from typing import Any
 
+from .frozen import quick_init
+
 __all__ = [
     "Event",
     "IllegalMove",
@@ -115,6 +117,7 @@ class Event(IntEnum):
     RECYCLE = 6
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Move:
     kind: MoveKind
@@ -123,7 +126,9 @@ class Move:
     count: int = 1
 
     def to_wire(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"kind": self.kind.value}
+        # ``_value_``, not ``value``: an enum's ``value`` is a property, a Python
+        # call a read in 3.11, and a move is told on the wire several times.
+        d: dict[str, Any] = {"kind": self.kind._value_}
         if self.kind in _USES_FROM:
             d["from"] = self.src
         if self.kind in _USES_TO:
@@ -191,6 +196,7 @@ def read_move(data: dict[str, Any]) -> Move | UnreadableMove:
         return UnreadableMove(data, exc.message)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What an accepted move did.

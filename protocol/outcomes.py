@@ -89,7 +89,7 @@ def move_outcome(outcome: Outcome, board: Board) -> dict[str, Any]:
         "events": [_EVENTS[e] for e in outcome.events],
         "pass_started": outcome.pass_started,
         "undone": outcome.undone,
-        "status": board.status.value,
+        "status": board.status._value_,  # not the ``value`` property: a Python call
         "passes": board.passes,
         "moves": board.moves,
         "home": board.home,
@@ -270,13 +270,13 @@ def board_digest(board: Board) -> str:
         stock = ""
     text = "|".join(
         (
-            rules.variant.value,
+            rules.variant._value_,  # not the ``value`` property: a Python call
             str(rules.draw),
             str(rules.pass_limit),
             str(board.passes),
             str(board.moves),
             str(board.home),
-            board.status.value,
+            board.status._value_,
             "1" if board.can_undo() else "0",
             "1" if board.can_auto_complete() else "0",
             join([strs[(f // packs) * 13 + top - 1] if top else "-"

@@ -21,6 +21,7 @@ from .account_requests import ACCOUNT_REQUESTS, opt_label
 from .challenge_requests import CHALLENGE_REQUESTS
 from .daily_requests import DAILY_REQUESTS
 from .friend_requests import FRIEND_REQUESTS
+from .frozen import quick_init
 from .history_requests import HISTORY_REQUESTS
 from .messages import ErrorCode, Reaction, RequestId, Role
 from .moves import Move, UnreadableMove, read_move
@@ -252,6 +253,7 @@ class RoomInfo(Request):
         return {"code": self.code}
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class MoveRequest(Request):
     """``n`` is the move's index in the player's log of ``deal`` (every accepted
@@ -361,14 +363,15 @@ def parse_request(msg: Mapping[str, Any]) -> Request:
     ``id`` is checked too: a client that cannot have its replies matched should know.
     """
     kind = req_str(msg, "type")
-    if "id" in msg and msg["id"] is not None and request_id(msg) is None:
+    rid = request_id(msg)
+    if rid is None and msg.get("id") is not None:
         raise WireError(
             ErrorCode.BAD_REQUEST, "field 'id' must be an integer (|id| <= 2**53) or a short string"
         )
     request = REQUESTS.get(kind)
     if request is None:
         raise WireError(ErrorCode.UNKNOWN_TYPE, f"no such request type {kind!r:.40}")
-    return request.parse(request_id(msg), msg)
+    return request.parse(rid, msg)
 
 
 def request_message(request: Request) -> dict[str, Any]:

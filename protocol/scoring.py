@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .board import Board
+from .frozen import quick_init
 from .moves import Event, Move, Outcome, Status
 from .settings import DealRules, Scoring
 
@@ -45,6 +46,7 @@ TICK_POINTS = -2
 BONUS_MIN_SECONDS = 30
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TimedMove:
     """One accepted move: ``t`` ms after the deal started, ``seq`` the room-wide

@@ -123,7 +123,7 @@ def logged_result(outcome: Outcome) -> LoggedResult:
         outcome.turned,
         bytes(outcome.events),
         outcome.pass_started,
-        outcome.status.value,
+        outcome.status._value_,  # not the ``value`` property: a Python call a read
         outcome.undone,
     )
 
@@ -162,12 +162,13 @@ def _outcome_map(outcome: LoggedResult) -> dict[str, Any]:
 
 def progress(board: Board, score: int) -> dict[str, Any]:
     """What rivals see of a player mid-deal: no card at all."""
+    status: str = board.status._value_  # not the ``value`` property: a Python call a read
     return {
         "score": score,
         "home": board.home,
         "moves": board.moves,
-        "status": board.status.value,
-        "finished": board.status.value != "playing",
+        "status": status,
+        "finished": status != "playing",
     }
 
 

@@ -26,6 +26,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+from protocol.frozen import quick_init
 from protocol.messages import ClosedReason, DealEnd, ErrorCode
 from protocol.moves import IllegalMove, Move, Reason, Status, UnreadableMove
 from protocol.names import unique_in
@@ -83,6 +84,7 @@ __all__ = [
 ]
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Ctx:
     """What the shell brings to a decision: the server clock and seed source.

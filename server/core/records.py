@@ -99,6 +99,7 @@ from typing import Any, ClassVar
 
 import msgpack  # type: ignore[import-untyped]
 
+from protocol.frozen import quick_init
 from protocol.messages import ClosedReason, DealEnd
 from protocol.moves import Move, Outcome
 from protocol.strategy import Pace, Style
@@ -240,6 +241,7 @@ class DealStarted:
     proof: str | None = field(default=None, metadata=_meta("proof", omit=True))
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class MovePlayed:
     KIND: ClassVar[str] = "move"

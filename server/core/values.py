@@ -120,6 +120,7 @@ def people_connected(members: Iterable[Member]) -> bool:
 LogEntry = tuple[int, str, int, int, int]
 
 _KINDS = list(MoveKind)
+_KIND_NAMES = tuple(kind.value for kind in _KINDS)  # read a move at a time: no enum property
 # By kind, and so by its value too (a StrEnum member is its string).
 _KIND_INDEX: dict[str, int] = {kind: i for i, kind in enumerate(_KINDS)}
 _STRIDE = 5
@@ -153,7 +154,7 @@ class MoveLog:
         if not 0 <= i < len(self):
             raise IndexError("move log index out of range")
         t, kind, src, dst, count = self._flat[_STRIDE * i : _STRIDE * i + _STRIDE]
-        return (t, _KINDS[kind].value, src, dst, count)
+        return (t, _KIND_NAMES[kind], src, dst, count)
 
     def __iter__(self) -> Iterator[LogEntry]:
         return (self[i] for i in range(len(self)))

@@ -502,9 +502,11 @@ class Connection(HeldEvents):
         now = time.monotonic()
         limiter = self.service.limiter
         limiter.prune(now)
-        paid = True
-        for bucket in self._buckets():
-            paid = bucket.take(now) and paid  # every bucket pays, or strikes
+        # The buckets of _buckets, looked up here without its generator (a frame's
+        # every read): every bucket pays, or strikes.
+        paid = limiter.frames(self.address, address=True).take(now)
+        if self.session is not None:
+            paid = limiter.frames(self.session.player, address=False).take(now) and paid
         return paid
 
     def _buckets(self) -> Iterator[TokenBucket]:
