@@ -8,6 +8,7 @@ readers, a store that fails and an internal error."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.typing import Subprotocol
 
 from client.bot import RESIGN, Bot
@@ -24,6 +25,7 @@ from protocol.wire import JSON, MSGPACK
 from server.net.connection import Limits
 from tests.support.inprocess import FlakyStore, Seeds, running_server
 from tests.support.raw_client import Client, after, player
+from tests.support.waiting import eventually
 
 
 async def alive(client: Client) -> None:
@@ -299,6 +301,10 @@ async def test_stalled_spectator_dropped_room_unaffected() -> None:
             msgpack.packb({"type": "join_room", "id": 2, "code": code, "role": "spectator"})
         )
         await ws.recv()
+        # From here it reads nothing at all: not even the client library's own
+        # buffer takes more (it would swallow a quarter of a megabyte in one read,
+        # and the server would see no backlog).
+        ws.transport.pause_reading()
         for i in range(60):  # and asks for more than it will ever read
             await ws.send(msgpack.packb({"type": "snapshot", "id": 3 + i}))
         await host.ok("start")
@@ -317,16 +323,21 @@ async def test_stalled_spectator_dropped_room_unaffected() -> None:
                 reply = await client.ok("move", deal=1, move=move.to_wire())
                 boards[i] = after(boards[i], reply)
                 moves += 1
-        # Every move answered, and the stalled reader cut off, not waited for (how
-        # long the moves took is bench/server.py's to measure).
+                with contextlib.suppress(ConnectionClosed):  # once it has been dropped
+                    # Each move, one more whole room view it will never read.
+                    await ws.send(msgpack.packb({"type": "snapshot", "id": 100 + moves}))
+        # Every move answered while the spectator stalled (how long they took is
+        # bench/server.py's to measure).
         assert moves > 0
-        assert srv.metrics.closed_slow._value.get() == 1
-        # The stalled client, once it reads again, finds itself closed.
+        # The stalled client, once it reads again, finds itself closed, and closed
+        # as too slow.
+        ws.transport.resume_reading()
         try:
             while True:
                 await asyncio.wait_for(ws.recv(), 10)
         except Exception:
             pass
         assert ws.close_code in (4009, 1006)
+        assert srv.metrics.closed_slow._value.get() == 1
         await alive(host)
-        assert len(srv.service.connections) == 2
+        await eventually(lambda: len(srv.service.connections) == 2, what="the spectator gone")
