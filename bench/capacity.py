@@ -55,7 +55,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -120,10 +120,13 @@ class Target:
         profile: Path | None = None,
         serving: Sequence[str] = (),
         store: Sequence[str] = ("--memory",),
+        env_extra: Mapping[str, str] | None = None,
+        cwd: Path = ROOT,
     ) -> Target:
         """``serving``: more flags for the race server's ``serve``; ``store``: its
-        store's (bench/nodes.py runs it on Redis)."""
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        store's (bench/nodes.py runs it on Redis); ``env_extra`` and ``cwd``: another
+        copy of the code to run (bench/compiled.py)."""
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **(env_extra or {}))
         env.pop("KLONDIKE_REDIS_URL", None)
         pin = ["taskset", "-c", str(SERVER_CPU)] if shutil.which("taskset") else []
         if kind == "race":
@@ -143,7 +146,7 @@ class Target:
             cmd = [sys.executable, "-m", "bench.relay", "--port", "0"]
             pattern = r"relay listening on ws://[^:]+:(\d+)/ws"
         proc = await asyncio.create_subprocess_exec(
-            *pin, *cmd, cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE
+            *pin, *cmd, cwd=cwd, env=env, stderr=asyncio.subprocess.PIPE
         )
         assert proc.stderr is not None
         said: collections.deque[str] = collections.deque(maxlen=10)  # its last lines
@@ -198,11 +201,22 @@ class Target:
 # ---------------------------------------------------------------------- steps
 
 
-async def run_steps(kind: str, args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Step the players up on one process; a step's figures, or why it was refused."""
+async def run_steps(
+    kind: str,
+    args: argparse.Namespace,
+    env_extra: Mapping[str, str] | None = None,
+    cwd: Path = ROOT,
+    started: Callable[[Target], None] | None = None,
+) -> list[dict[str, Any]]:
+    """Step the players up on one process; a step's figures, or why it was refused.
+
+    ``env_extra``, ``cwd``: as :meth:`Target.start`; ``started`` is shown the process
+    once it listens (bench/compiled.py looks at what it loaded)."""
     profile = Path(tempfile.mkdtemp()) / "profile.json" if args.profile and kind == "race" else None
     delay = [] if args.progress_delay is None else ["--progress-delay", str(args.progress_delay)]
-    target = await Target.start(kind, profile, delay)
+    target = await Target.start(kind, profile, delay, env_extra=env_extra, cwd=cwd)
+    if started is not None:
+        started(target)
     load = HumanLoad(kind, target.url, SETTINGS, PER_ROOM)
     lag = LagMeter()
     lag.start()

@@ -36,7 +36,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -124,8 +124,16 @@ class Proc:
         self.port = port
 
     @classmethod
-    async def start(cls, module: str, pattern: str, *extra: str) -> Proc:
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+    async def start(
+        cls,
+        module: str,
+        pattern: str,
+        *extra: str,
+        env_extra: Mapping[str, str] | None = None,
+        cwd: Path = ROOT,
+    ) -> Proc:
+        """``env_extra`` and ``cwd``: another copy of the code to run (bench/compiled.py)."""
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **(env_extra or {}))
         env.pop("KLONDIKE_REDIS_URL", None)
         # BENCH_PROFILE=FILE runs the server through bench/profile.py (its GC and
         # sampling report goes to FILE at exit): a bench-only hook, not a product flag.
@@ -133,7 +141,7 @@ class Proc:
         hook = ["bench.profile", "--out", profile, module, "--"] if profile else [module]
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", *hook, "--port", "0", *extra,
-            cwd=ROOT, env=env, stderr=asyncio.subprocess.PIPE,
+            cwd=cwd, env=env, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         assert proc.stderr is not None
         while True:

@@ -187,7 +187,8 @@ class Board:
         """``(foundation, pile)`` of every foundation-to-tableau move the cards allow;
         whether the house rule allows them is the caller's to check."""
         found: list[tuple[int, int]] = []
-        for f, top in enumerate(self.foundations):
+        # bytes(): mypyc 2.4 fails on a loop over a bytearray (bench/compiled.py)
+        for f, top in enumerate(bytes(self.foundations)):
             if top:
                 for q in self._targets(self._foundation_card(f)):
                     found.append((f, q))

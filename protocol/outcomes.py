@@ -60,11 +60,12 @@ _FOUNDATIONS = frozenset(
 _STOCK = frozenset({MoveKind.DRAW, MoveKind.RECYCLE})
 
 
+# bytes(): mypyc 2.4 fails on a loop over a bytearray (bench/compiled.py)
 def _foundation_tops(board: Board) -> list[str | None]:
     packs = board.packs
     return [
         CARD_STRS[(f // packs) * 13 + top - 1] if top else None
-        for f, top in enumerate(board.foundations)
+        for f, top in enumerate(bytes(board.foundations))
     ]
 
 
@@ -280,7 +281,7 @@ def board_digest(board: Board) -> str:
             "1" if board.can_undo() else "0",
             "1" if board.can_auto_complete() else "0",
             join([strs[(f // packs) * 13 + top - 1] if top else "-"
-                  for f, top in enumerate(board.foundations)]),
+                  for f, top in enumerate(bytes(board.foundations))]),
             "/".join([_DOWN[down[p]] + join([strs[c] for c in pile[down[p]:]])
                       for p, pile in enumerate(board.tableau)]),
             str(len(board.stock)),

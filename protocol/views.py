@@ -45,10 +45,11 @@ EVENT_NAMES = {
 _EVENT_NAMES = {int(e): name for e, name in EVENT_NAMES.items()}
 
 
+# bytes(): mypyc 2.4 fails on a loop over a bytearray (bench/compiled.py)
 def _foundations(board: Board) -> list[str | None]:
     return [
         card_str((f // board.packs) * 13 + top - 1) if top else None
-        for f, top in enumerate(board.foundations)
+        for f, top in enumerate(bytes(board.foundations))
     ]
 
 
@@ -78,7 +79,7 @@ def player_view(board: Board) -> dict[str, Any]:
     view = _header(board)
     view["tableau"] = [
         {"down": d, "up": [CARD_STRS[c] for c in pile[d:]]}
-        for pile, d in zip(board.tableau, board.down, strict=True)
+        for pile, d in zip(board.tableau, bytes(board.down), strict=True)
     ]
     view["stock"] = len(board.stock)
     view["waste"] = len(board.waste)
@@ -96,7 +97,7 @@ def revealed_view(board: Board) -> dict[str, Any]:
     view = _header(board)
     view["tableau"] = [
         {"down": d, "cards": [card_str(c) for c in pile]}
-        for pile, d in zip(board.tableau, board.down, strict=True)
+        for pile, d in zip(board.tableau, bytes(board.down), strict=True)
     ]
     view["stock"] = len(board.stock)
     view["waste"] = len(board.waste)
@@ -177,6 +178,6 @@ def hidden_cards(board: Board) -> set[str]:
     if board.rules.variant is Variant.THOUGHTFUL:
         return set()
     hidden = {card_str(c) for c in board.stock}
-    for pile, d in zip(board.tableau, board.down, strict=True):
+    for pile, d in zip(board.tableau, bytes(board.down), strict=True):
         hidden.update(card_str(c) for c in pile[:d])
     return hidden

@@ -237,6 +237,26 @@ def test_capacity_bench() -> None:
     assert isinstance(result["relay_held_players"], int)
 
 
+def test_compiled_bench() -> None:
+    """The hot path compiled with mypyc beside the same server interpreted, in one
+    run: the compiled copy is what served (its extensions in the server's memory
+    map), and both answered every move, flat out and at human pace."""
+    table, result = run_bench("bench.compiled", "--quick")
+    text = "\n".join(table)
+    assert "compiled 1 modules in" in text and "left interpreted:" in text
+    assert result["compiled_modules"] == ["server/net/framing.py"]
+    assert result["imported_compiled"] == ["server.net.framing"]
+    assert is_figure(result["compile_seconds"])
+    for kind in ("interpreted", "compiled", "relay"):
+        figures = result["figures"][kind]
+        assert figures["flat_errors"] == 0 and figures["human_errors"] == 0, result
+        assert figures["flat_moves_per_s"] > 0, figures
+        assert is_figure(figures["flat_cpu_us_per_move"])
+        assert is_figure(figures["human_cpu_us_per_move"]["16"])
+    assert is_figure(result["compiled_over_interpreted"]["flat_cpu"])
+    assert set(result["against_relay"]["flat_moves"]) == {"interpreted", "compiled"}
+
+
 def test_accounts_bench() -> None:
     """Sign-in by device token and a long record's profile, on both durable stores,
     each beside its baseline (a guest's resume; a short record's profile)."""
