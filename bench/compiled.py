@@ -43,7 +43,6 @@ Usage: python -m bench.compiled [--rounds 2] [--rooms 4] [--seconds 5]
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import os
@@ -59,7 +58,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.capacity import LOAD_CPU, Target, run_steps
+from bench.capacity import LOAD_CPU, Target, on_uvloop, run_steps
 from bench.server import LOAD_LIMITS, Proc, drive
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -506,14 +505,5 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    try:
-        import uvloop  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return asyncio.run(main(args))
-    out: dict[str, Any] = uvloop.run(main(args))
-    return out
-
-
 if __name__ == "__main__":
-    print(json.dumps(run(parse())))
+    print(json.dumps(on_uvloop(main(parse()))))

@@ -52,7 +52,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.capacity import LOAD_CPU, SERVER_CPU, SETTINGS, LagMeter, Target, _measure, _uvloop
+from bench.capacity import (
+    LOAD_CPU,
+    SERVER_CPU,
+    SETTINGS,
+    LagMeter,
+    Target,
+    _measure,
+    _uvloop,
+    on_uvloop,
+)
 from bench.redis import Redis
 from bench.seats import MOVE_EVERY
 from bench.server import PER_ROOM, cpu_times
@@ -408,14 +417,5 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    try:
-        import uvloop  # type: ignore[import-not-found, unused-ignore]
-    except ImportError:
-        return asyncio.run(main(args))
-    result: dict[str, Any] = uvloop.run(main(args))
-    return result
-
-
 if __name__ == "__main__":
-    print(json.dumps(run(parse())))
+    print(json.dumps(on_uvloop(main(parse()))))
