@@ -53,6 +53,7 @@ from client.codec import MSGPACK
 from client.load import Decisions, Following, LoadStats
 from client.session import PROTOCOL_VERSION
 from protocol.outcomes import OutcomeMismatch, apply_outcome
+from server.collector import collect_garbage
 
 from .colyseusload import open_colyseus_room
 from .seats import Mover, RelayPlayer, Room, Seat, Spectator, Wheel, events_in
@@ -353,6 +354,11 @@ class HumanLoad:
         self.rooms: list[Room] = []
         self.stopping = False
         self.wheel.start()
+        # The server's collector policy (server/collector.py): what is alive frozen
+        # ten times a second, so a young pass sees only the last tenth of a
+        # second's objects. Left to a raised threshold, a board view kept per seat
+        # until its next move made young passes of 30-60 ms: the load's own stalls.
+        self.collector = asyncio.get_running_loop().create_task(collect_garbage())
 
     async def add_rooms(self, count: int) -> None:
         """Open ``count`` more rooms, a few at a time, and set them playing."""
@@ -374,11 +380,9 @@ class HumanLoad:
         failed = [r for r in made if isinstance(r, BaseException)]
         rooms = [r for r in made if isinstance(r, Room)]
         self.rooms.extend(rooms)
-        # The seats live for the whole run: keep them out of the collector's passes
+        # The seats live for the whole run: out of the collector's passes at once
         # (a full pass over 11,250 seats' objects stalled the load for tens of ms).
-        gc.collect()
         gc.freeze()
-        gc.set_threshold(20_000, 20, 100)  # what a move leaves is freed by refcount
         for room in rooms:
             for seat in room.seats:
                 seat.play()
@@ -395,6 +399,7 @@ class HumanLoad:
         (a seat still waiting then lost its move); close every socket."""
         self.stopping = True
         self.wheel.stop()
+        self.collector.cancel()
         seats = self.seats
         deadline = time.monotonic() + grace
         while any(s.in_flight for s in seats) and time.monotonic() < deadline:
