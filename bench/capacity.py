@@ -461,6 +461,23 @@ def _uvloop() -> bool:
     return True
 
 
+def load_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a run of human-pace steps, here and in bench/nodes.py: when
+    a step is refused for the load's sake, and the race server's event batching."""
+    parser.add_argument(
+        "--max-lag",
+        type=float,
+        default=10.0,
+        help="load's loop-lag p99 (ms) above which a step is refused",
+    )
+    parser.add_argument(
+        "--progress-delay",
+        type=float,
+        default=None,
+        help="the race server's serve --progress-delay (default: the server's own)",
+    )
+
+
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -472,22 +489,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--seconds", type=float, default=20.0, help="measured seconds per step")
     parser.add_argument("--warmup", type=float, default=5.0, help="seconds before measuring a step")
-    parser.add_argument(
-        "--max-lag",
-        type=float,
-        default=10.0,
-        help="load's loop-lag p99 (ms) above which a step is refused",
-    )
+    load_options(parser)
     parser.add_argument(
         "--servers",
         default="race,relay,colyseus",
         help="which to measure, comma-separated (a figure alone compares with nothing)",
-    )
-    parser.add_argument(
-        "--progress-delay",
-        type=float,
-        default=None,
-        help="the race server's serve --progress-delay (default: the server's own)",
     )
     parser.add_argument("--profile", action="store_true", help="GC and sampling figures per step")
     parser.add_argument("--quick", action="store_true", help="a tiny run (the smoke test's)")

@@ -60,6 +60,7 @@ from bench.capacity import (
     Target,
     _measure,
     _uvloop,
+    load_options,
     on_uvloop,
 )
 from bench.redis import Redis
@@ -393,18 +394,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--configs", default=",".join(CONFIGS), help=f"which, in order: {', '.join(CONFIGS)}"
     )
-    parser.add_argument(
-        "--max-lag",
-        type=float,
-        default=10.0,
-        help="load's loop-lag p99 (ms) above which a step is refused",
-    )
-    parser.add_argument(
-        "--progress-delay",
-        type=float,
-        default=None,
-        help="the race server's serve --progress-delay (default: the server's own)",
-    )
+    load_options(parser)
     parser.add_argument("--quick", action="store_true", help="a tiny run (the smoke test's)")
     args = parser.parse_args(argv)
     if args.quick:
