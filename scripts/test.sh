@@ -6,4 +6,7 @@ bash scripts/setup.sh --dev
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy --strict protocol server client bench
-exec .venv/bin/pytest -q "$@"
+# Test files run side by side (pytest-xdist), one file to a worker so that a
+# module's server and browser are started once: most tests wait on sockets,
+# processes and timers, so four workers keep two cores busy.
+exec .venv/bin/pytest -q -n 4 --dist loadfile "$@"

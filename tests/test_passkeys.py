@@ -24,8 +24,6 @@ from tests.support.authenticator import SoftAuthenticator, b64url
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.raw_client import Client
 
-pytestmark = pytest.mark.timeout(60)
-
 
 @dataclass
 class Site:

@@ -26,8 +26,6 @@ from protocol.outcomes import OutcomeMismatch, apply_outcome, move_outcome, view
 from tests.support.web import Client, no_errors
 from tests.test_engine_properties import pick
 
-pytestmark = pytest.mark.timeout(300)
-
 K = MoveKind
 
 # In and out as JSON text, as the page gets outcomes off the wire (and one string

@@ -17,13 +17,16 @@ in tests/conftest.py among them).
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
+import random
 import shutil
 import signal
 import socket
 import ssl
 import subprocess
 import sys
+import tempfile
 import urllib.request
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -32,15 +35,50 @@ from typing import Any
 
 from bench.server import UNCAPPED
 from tests.support import ROOT
-from tests.support.waiting import eventually_blocking
+from tests.support.waiting import TIMEOUT, eventually_blocking
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 
 
+def _ports() -> range:
+    """The ports a test may take: below the kernel's ephemeral range, whose ports
+    every outgoing connection draws from. A port the kernel handed out by
+    ``bind(0)`` was in that range, so between a test's pick and its server's bind
+    (or a kill -9 and the restart on the same port) an outgoing connection of any
+    process on the machine could take it: on a busy machine, now and then, it did."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    return range(10000, low) if low > 12000 else range(low, 65536)
+
+
+_HELD: list[int] = []  # the lock files of the ports this process took, held until it exits
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
+    """A port that nobody listens on and that no other test process on this machine
+    will take while this one lives (pytest's workers, or a second run of the suite
+    beside this one): each port taken is an exclusive lock on a file of its own,
+    which the kernel releases when the process exits, however it exits."""
+    ports = _ports()
+    locks = Path(tempfile.gettempdir()) / "klondike-race-test-ports"
+    locks.mkdir(exist_ok=True)
+    while True:
+        port = random.choice(ports)
+        fd = os.open(locks / str(port), os.O_CREAT | os.O_RDWR, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another test process holds it
+            os.close(fd)
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:  # something outside the tests listens there
+                os.close(fd)
+                continue
+        _HELD.append(fd)
         return port
 
 
@@ -205,7 +243,7 @@ class ServerProcess(_Child):
         scheme = "https" if self.tls else "http"
         return f"{scheme}://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 20.0) -> None:
+    def start(self, timeout: float = TIMEOUT) -> None:
         exe = Path(sys.executable).parent / "klondike-race"
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop("KLONDIKE_REDIS_URL", None)

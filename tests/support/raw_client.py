@@ -20,8 +20,7 @@ from websockets.typing import Subprotocol
 from protocol.outcomes import apply_outcome, view_digest
 from protocol.wire import JSON, MSGPACK, decode, encode
 from server.app import RaceServer
-
-TIMEOUT = 10.0
+from tests.support.waiting import TIMEOUT
 
 
 @dataclass

@@ -15,7 +15,7 @@ from tests.support.waiting import TIMEOUT
 
 
 async def until(
-    session: Session, check: Callable[[RoomView], bool], timeout: float = 15.0
+    session: Session, check: Callable[[RoomView], bool], timeout: float = TIMEOUT
 ) -> RoomView:
     """Wait until the session's room satisfies ``check`` (woken by each update of
     the room, not polled); fail the test on timeout."""

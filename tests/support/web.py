@@ -20,7 +20,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from client import Session, connect
@@ -45,10 +44,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 RANKS = "A23456789TJQK"
-WAIT_MS = 5_000
+WAIT_MS = 30_000  # a bound on a wait that would otherwise hang (tests/support/waiting.py)
+expect.set_options(timeout=WAIT_MS)  # Playwright's own waits: 5 s unless told
 LAPTOP = (1280, 800)  # the laptop page most browser tests use
 
-pytestmark = pytest.mark.timeout(120)
 T = TypeVar("T")
 
 
