@@ -17,6 +17,7 @@ from websockets.http11 import Request
 
 from server.net.http import CSP, HttpRoutes
 from tests.support.inprocess import running_server
+from tests.support.processes import ServerProcess
 from tests.support.reference_race import beside_a_race
 
 WEB = {"static_dir": None}
@@ -85,6 +86,37 @@ async def test_the_socket_opens_only_for_its_own_origin() -> None:
                 async with connect(server.url, additional_headers={"Origin": origin}):
                     pass
             assert refused.value.response.status_code == 403
+
+
+async def test_an_overlong_address_or_header_is_refused_not_failed(
+    server_process: ServerProcess,
+) -> None:
+    """``serve`` as users run it, the browser client's files on disk: an address
+    longer than any of this server's gets 414 whatever it names (a file, a
+    player's page, the socket; a name the file system would refuse), one within
+    that naming too long a file 404, a header line over 8 KiB or more than 128
+    headers 431. The server's log shows none of them as a failure of its own."""
+    await asyncio.to_thread(server_process.start)
+    port = server_process.port
+    for path in (
+        "/" + "a" * 5000,
+        "/p/" + "a" * 5000,
+        "/ws?" + "a" * 5000,
+        "/" + "a/" * 3000,
+        "/" + "a" * 100_000,  # past what websockets reads of a line
+    ):
+        status = (await http(port, "GET", path))[0]
+        assert status == 414, (path[:8], status)
+    _, headers, _ = await http(port, "GET", "/" + "a" * 5000)
+    assert headers["content-security-policy"] == CSP  # answered here, as every answer
+    assert (await http(port, "GET", "/" + "a" * 300))[0] == 404  # a name over 255 bytes
+    assert (await http(port, "GET", "/p/Ann"))[0] == 200  # (the page itself is served)
+    assert (await http(port, "GET", "/", X_Long="a" * 9000))[0] == 431
+    many = {f"X_Header_{i}": "1" for i in range(200)}
+    assert (await http(port, "GET", "/", **many))[0] == 431
+    await asyncio.to_thread(server_process.stop)
+    log = server_process.log_path.read_text()
+    assert "Traceback" not in log and " ERROR " not in log, log[-4000:]
 
 
 async def test_metrics_answer_loopback_peers() -> None:

@@ -179,6 +179,27 @@ async def test_a_challenge_is_used_once_bound_to_its_socket_and_goes_stale(site:
         await c.close()
 
 
+async def test_a_challenge_is_spent_by_an_answer_on_another_socket(site: Site) -> None:
+    """docs/protocol.md: a challenge "is spent by the first answer that names it,
+    right or wrong", wherever that answer comes: an assertion over X said on the
+    socket that asked for Y is refused, and X signs nobody in after it, not even
+    on its own socket with an assertion the authenticator makes afresh."""
+    ann, made = await site.account("Ann")
+    phone = SoftAuthenticator(site.origin)
+    await site.register(ann, phone)
+    await ann.close()
+    before = await look(site, made["device_token"])
+    x, x_options = await site.sign_in_options()
+    y, y_options = await site.sign_in_options()
+    await refused(y, phone.get(x_options))
+    await refused(x, phone.get(x_options))
+    assert await look(site, made["device_token"]) == before
+    # Y's own challenge was spent by the answer said on its socket, as ever
+    await refused(y, phone.get(y_options))
+    for c in (x, y):
+        await c.close()
+
+
 async def test_a_wrong_origin_or_rp_id_is_refused(site: Site) -> None:
     ann, made = await site.account("Ann")
     phone = SoftAuthenticator(site.origin)

@@ -10,10 +10,12 @@ What makes a signature worth anything here:
 
 - **Challenges** are 32 random bytes, kept in this node's memory beside the
   connection that asked (a weak map: a closed connection's go with it), one per
-  purpose, for :data:`CHALLENGE_MS`. Verifying takes the challenge out first,
-  so whatever the outcome it is never accepted again: an assertion replayed on
-  the same or another socket, a challenge asked for on one connection and
-  answered on another, and a stale one are all refused alike.
+  purpose, for :data:`CHALLENGE_MS`. Verifying takes out first the connection's
+  own challenge and the one the answer names (its client data's, whichever
+  connection was given it), so whatever the outcome neither is accepted again:
+  an assertion replayed on the same or another socket, a challenge asked for on
+  one connection and answered on another (after which it is spent there too),
+  and a stale one are all refused alike.
 - **RP ID and origin** are the connection's :class:`~server.peer.Site` (the
   Host it reached and ``serve --rp-id``/``--origin``, server/net/http.py
   ``site_of``), fixed when the challenge was given.
@@ -88,11 +90,25 @@ def credential_key(credential_id: bytes) -> str:
     return base64.urlsafe_b64encode(credential_id).rstrip(b"=").decode("ascii")
 
 
-def _credential_id(key: str) -> bytes | None:
+def _unb64url(text: str) -> bytes | None:
     try:
-        return base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
+        return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
     except (binascii.Error, ValueError):
         return None
+
+
+def _named_challenge(credential: dict[str, Any]) -> bytes | None:
+    """The challenge an answer says it signs (its client data's), unverified:
+    enough to spend it, never to accept anything."""
+    response = credential.get("response")
+    data = response.get("clientDataJSON") if isinstance(response, dict) else None
+    raw = _unb64url(data) if isinstance(data, str) else None
+    try:
+        named = json.loads(raw) if raw is not None else None
+    except (ValueError, RecursionError):  # not JSON, not text, or nested past reason
+        return None
+    challenge = named.get("challenge") if isinstance(named, dict) else None
+    return _unb64url(challenge) if isinstance(challenge, str) else None
 
 
 def passkey_view(passkey: Passkey) -> dict[str, Any]:
@@ -135,6 +151,8 @@ class Ceremonies:
         self._pending: weakref.WeakKeyDictionary[Peer, dict[PasskeyPurpose, _Challenge]] = (
             weakref.WeakKeyDictionary()
         )
+        # Who was given each challenge pending, so an answer said elsewhere spends it.
+        self._given: weakref.WeakValueDictionary[bytes, Peer] = weakref.WeakValueDictionary()
 
     @property
     def store(self) -> AccountStore:
@@ -152,13 +170,29 @@ class Ceremonies:
                 "the server's name"
             )
         challenge = _Challenge(secrets.token_bytes(32), site, now + CHALLENGE_MS, account)
-        self._pending.setdefault(conn, {})[purpose] = challenge
+        pending = self._pending.setdefault(conn, {})
+        replaced = pending.get(purpose)
+        if replaced is not None:
+            self._given.pop(replaced.value, None)
+        pending[purpose] = challenge
+        self._given[challenge.value] = conn
         return challenge
 
-    def _take(self, conn: Peer, purpose: PasskeyPurpose, now: int) -> _Challenge:
+    def _take(
+        self, conn: Peer, purpose: PasskeyPurpose, credential: dict[str, Any], now: int
+    ) -> _Challenge:
         """The connection's challenge for ``purpose``, gone from now on whatever
-        the verification says; stale ones are refused."""
+        the verification says, and with it the challenge ``credential`` names,
+        whoever was given it; stale ones are refused."""
         challenge = self._pending.get(conn, {}).pop(purpose, None)
+        if challenge is not None:
+            self._given.pop(challenge.value, None)
+        named = _named_challenge(credential)
+        owner = self._given.pop(named, None) if named is not None else None
+        if owner is not None:  # another connection's, or this one's for another purpose
+            given = self._pending.get(owner, {})
+            for kind in [k for k, c in given.items() if c.value == named]:
+                del given[kind]
         if challenge is None or now > challenge.expires:
             raise _refused()
         return challenge
@@ -194,7 +228,7 @@ class Ceremonies:
     ) -> Passkey:
         """Verify ``navigator.credentials.create``'s answer and keep the credential
         on ``account``; a credential registered already (to anyone) is refused."""
-        challenge = self._take(conn, PasskeyPurpose.REGISTER, now)
+        challenge = self._take(conn, PasskeyPurpose.REGISTER, credential, now)
         if challenge.account != account.account:
             raise _refused()
         try:
@@ -238,9 +272,9 @@ class Ceremonies:
         """Verify ``navigator.credentials.get``'s answer: the passkey it proves,
         its counter moved on in the store. The account to sign in to is the
         credential's; a user handle naming another account is refused."""
-        challenge = self._take(conn, PasskeyPurpose.SIGN_IN, now)
+        challenge = self._take(conn, PasskeyPurpose.SIGN_IN, credential, now)
         key = credential.get("rawId")
-        raw_id = _credential_id(key) if isinstance(key, str) else None
+        raw_id = _unb64url(key) if isinstance(key, str) else None
         passkey = await self.store.passkey(raw_id) if raw_id else None
         if passkey is None:
             raise _refused()
@@ -277,7 +311,7 @@ class Ceremonies:
     async def remove(self, account: Account, key: str) -> None:
         """Forget one of the account's passkeys; another account's is refused as
         an unknown one is."""
-        raw_id = _credential_id(key)
+        raw_id = _unb64url(key)
         passkey = await self.store.passkey(raw_id) if raw_id else None
         if passkey is None or passkey.account != account.account:
             raise _refused("no passkey of yours has that id")

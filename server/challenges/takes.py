@@ -114,9 +114,10 @@ async def challenge_start(desk: ChallengeDesk, conn: Peer, req: ChallengeStart) 
     if take is None:
         await _daily_played(desk, challenge, session.player)
         take = await _begin(desk, session, challenge)
+    played = RoomError(ErrorCode.CHALLENGE_TAKEN, "you have played this challenge")
     if take.result is not None:
-        raise RoomError(ErrorCode.CHALLENGE_TAKEN, "you have played this challenge")
-    await seat_run(desk, conn, req, session, take.code)
+        raise played
+    await seat_run(desk, conn, req, session, take.code, played)
 
 
 async def _daily_played(desk: ChallengeDesk, challenge: Challenge, player: str) -> None:

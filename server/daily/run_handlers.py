@@ -6,10 +6,12 @@ seated and dealt in one append, server/core/decide.py ``decide_daily``) and
 only then claimed for the player, atomically (server/daily/results.py). Of two
 attempts racing (two devices, two nodes), the one whose claim is kept is the
 run; the other's room closes at once and counts for nothing (a result counts
-only from the room its claim names). A claim with a result is over: a new
-attempt is refused, ``daily_played``. While the run is going, ``daily_start``
-seats the player in it again (a second device, say); a drop or a reload needs
-no request at all: the session resumes its room like any other.
+only from the room its claim names). A run is over once its room says so,
+whether or not its result is written yet (a crash may come between): a new
+attempt is refused, ``daily_played``, on every store and after every fault.
+While the run is going, ``daily_start`` seats the player in it again (a second
+device, say); a drop or a reload needs no request at all: the session resumes
+its room like any other.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from .ghost_race import Ghosts, friends_of, names_now
 from .ghosts import comparison, frames, line_replay
 from .publisher import DailyDeals
 from .results import RankedRun, ResultStore, RunClaim, RunResult
-from .runs import RunKeeper, run_settings
+from .runs import RunKeeper, result_of, run_settings
 from .schedule import LADDERS
 
 __all__ = ["RUN_HANDLERS", "RunDesk", "seat_run"]
@@ -78,9 +80,10 @@ async def _daily_start(desk: RunDesk, conn: Peer, req: DailyStart) -> None:
     claim: RunClaim | None = await _store(results.claimed(date, ladder, session.player))
     if claim is None:
         claim = await _begin(desk, session, date, ladder)
+    played = RoomError(ErrorCode.DAILY_PLAYED, f"you have played the {ladder} daily of {date}")
     if claim.over:
-        raise RoomError(ErrorCode.DAILY_PLAYED, f"you have played the {ladder} daily of {date}")
-    await seat_run(desk, conn, req, session, claim.code)
+        raise played
+    await seat_run(desk, conn, req, session, claim.code, played)
 
 
 async def _begin(desk: RunDesk, session: SessionState, date: str, ladder: str) -> RunClaim:
@@ -110,9 +113,16 @@ async def _begin(desk: RunDesk, session: SessionState, date: str, ladder: str) -
 
 
 async def seat_run(
-    desk: RunDesk, conn: Peer, req: Request, session: SessionState, code: str
+    desk: RunDesk, conn: Peer, req: Request, session: SessionState, code: str, played: RoomError
 ) -> None:
-    """Seat the player in their run's room (the view, as a ``joined`` reply)."""
+    """Seat the player in their run's room (the view, as a ``joined`` reply), or
+    refuse with ``played`` if the room shows the run over.
+
+    The result of a run is written after the record that ends it, by the node
+    that ran it or, after a crash, by the room's rebuild (server/daily/runs.py):
+    a request may come between, on this node or on another one that rebuilds the
+    room just now. The room's log is the truth, so a run over is refused alike
+    whether its result is written yet or not."""
     if session.room_code not in (None, code):
         raise RoomError(ErrorCode.ALREADY_IN_ROOM, "leave your room first")
     runner = desk.rooms.get(code)
@@ -120,6 +130,8 @@ async def seat_run(
         runner = desk.rooms.get(code)
     if runner is None:
         raise unavailable("your run of this daily cannot be reached now; try again soon")
+    if await _run_over(runner):
+        raise played
 
     def reply(_d: Any) -> Release:
         now = desk.clock.now()
@@ -136,6 +148,19 @@ async def seat_run(
         await desk.link_session(session, code)
     await runner.run(presence(session.player, True), reply)
     await desk.ghosts.seated(runner, session.player)
+
+
+async def _run_over(runner: RoomRunner) -> bool:
+    """Whether the run is over as the room's durable records say (not a record
+    still on its way to the store, which may yet be rolled back)."""
+    seen: list[bool] = []
+
+    def make() -> Release:
+        over = result_of(runner.room) is not None
+        return lambda: seen.append(over)
+
+    await runner.read(make)
+    return seen[-1]
 
 
 async def _daily_board(desk: RunDesk, conn: Peer, req: DailyBoard) -> None:

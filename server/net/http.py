@@ -29,6 +29,12 @@ names the link from the request's own ``Host`` and :func:`page_scheme` (https
 when this server speaks TLS, ``serve --tls-cert``, or the proxy in deploy/ says
 so in ``X-Forwarded-Proto``), and answers for any well-formed code: whether a room
 exists is not told to anyone who asks.
+
+An address longer than :data:`MAX_PATH` is refused, 414, before anything looks
+at it: none of this server's is half as long, and a name past the file
+system's own limit would fail in the look-up. Longer request lines (and header
+lines) never get here: websockets reads at most 8 KiB a line and 128 headers,
+and refuses anything over, 414 or 431, without buffering more.
 """
 
 from __future__ import annotations
@@ -73,6 +79,7 @@ _INVITE_QR = re.compile(r"/invite/([0-9A-Z]{6})\.svg")
 _PROFILE = re.compile(r"/p/[^/]{1,200}/?")  # a player's public page: the page itself
 _HOST = re.compile(r"[A-Za-z0-9.-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
 DEFAULT_STATIC = Path(__file__).resolve().parents[2] / "client" / "web"
+MAX_PATH = 2048  # characters of the request target, query included
 _MAX_FILE = 16 * 1024 * 1024
 
 _TYPES = {
@@ -226,6 +233,8 @@ class HttpRoutes:
         self._metrics_here = metrics_here
 
     def __call__(self, connection: Any, request: Request) -> Response | None:
+        if len(request.path) > MAX_PATH:
+            return _text(414, f"the address is too long: at most {MAX_PATH} characters\n")
         path = urlsplit(request.path).path
         if request.method not in _METHODS or (path == WS_PATH and request.method != "GET"):
             allow = "GET" if path == WS_PATH else ", ".join(_METHODS)
@@ -278,9 +287,9 @@ class HttpRoutes:
             return _text(404, "not found\n")
         if not target.is_relative_to(root):
             return _text(404, "not found\n")
-        if target.is_dir():
-            target = target / "index.html"
-        try:
+        try:  # (a name too long for the file system is an OSError too)
+            if target.is_dir():
+                target = target / "index.html"
             if not target.is_file() or target.stat().st_size > _MAX_FILE:
                 return _text(404, "not found\n")
             body = target.read_bytes()
