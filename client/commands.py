@@ -13,7 +13,7 @@ import asyncio
 import json
 import signal
 import sys
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any
 
 from protocol.settings import Variant
@@ -225,45 +225,53 @@ def _run(coro: Coroutine[Any, Any, int]) -> int:
     return 1
 
 
+async def _until_signal(work: Awaitable[Any]) -> int:
+    """Await ``work`` unless SIGINT (Ctrl-C) or SIGTERM comes first, which cancels
+    it: its own teardown then leaves the room and closes the connection cleanly.
+    0 when it ended by itself (raising what it raised), else 128 + the signal's
+    number, as a shell reports a signal."""
+    task = asyncio.ensure_future(work)
+    signals: list[signal.Signals] = []
+
+    def interrupted(signum: signal.Signals) -> None:
+        if not task.done():  # else it ended by itself: its own ending stands
+            signals.append(signum)
+            task.cancel()
+
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, interrupted, signum)
+    try:
+        await task
+    except asyncio.CancelledError:
+        if not signals:
+            raise
+    return 128 + signals[0] if signals else 0
+
+
 def _bot(args: argparse.Namespace) -> int:
     from .players import BotStats, rounds_played, run_bots
 
     async def main() -> int:
         """Play, and sum up last whatever ends it: the rounds asked for, the room
-        closing, a failure, or Ctrl-C or SIGTERM (which close the bots' connections
-        cleanly, then exit 128 + the signal's number, as a shell reports a signal)."""
+        closing, a failure, or a signal."""
         stop = rounds_played(args.rounds) if args.rounds > 0 else None
         stats = BotStats()
-        play = asyncio.ensure_future(
-            run_bots(
-                args.url,
-                args.room,
-                args.count,
-                pace=args.pace,
-                name=args.name,
-                stop=stop,
-                report=lambda line: print(line, flush=True),
-                stats=stats,
-            )
-        )
-        signals: list[signal.Signals] = []
-
-        def interrupted(signum: signal.Signals) -> None:
-            if not play.done():  # else it ended by itself: its own ending stands
-                signals.append(signum)
-                play.cancel()
-
-        loop = asyncio.get_running_loop()
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, interrupted, signum)
         try:
-            await play
-        except asyncio.CancelledError:
-            if not signals:
-                raise
+            return await _until_signal(
+                run_bots(
+                    args.url,
+                    args.room,
+                    args.count,
+                    pace=args.pace,
+                    name=args.name,
+                    stop=stop,
+                    report=lambda line: print(line, flush=True),
+                    stats=stats,
+                )
+            )
         finally:
             print(stats.summary(args.count), flush=True)
-        return 128 + signals[0] if signals else 0
 
     return _run(main())
 
@@ -271,7 +279,9 @@ def _bot(args: argparse.Namespace) -> int:
 def _watch(args: argparse.Namespace) -> int:
     from .watch import watch
 
-    return _run(watch(args.url, args.room, name=args.name, device_file=args.device_file))
+    return _run(
+        _until_signal(watch(args.url, args.room, name=args.name, device_file=args.device_file))
+    )
 
 
 def _account(args: argparse.Namespace) -> int:

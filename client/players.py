@@ -251,7 +251,8 @@ async def run_bots(
     """Seat ``count`` bots in room ``code`` and play until ``stop`` or the room ends;
     ``report`` hears what each does, in plain lines (joined, each deal's end).
     ``stats`` is where the counts go: a caller that cancels the run (a signal) still
-    holds them, to sum up what was played."""
+    holds them, to sum up what was played. However the run ends, the bots leave
+    the room (:meth:`Session.leave`): a bot that is done is no player to deal in."""
     sessions: list[Session] = []
     stats = BotStats() if stats is None else stats
     try:
@@ -272,5 +273,5 @@ async def run_bots(
         ]
         await asyncio.gather(*(b.play() for b in bots))
     finally:
-        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        await asyncio.gather(*(s.leave() for s in sessions), return_exceptions=True)
     return stats

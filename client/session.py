@@ -197,6 +197,20 @@ class Session(EventHub, RoomRequests, AccountRequests):
             task.cancel()
         self._finish(None)
 
+    async def leave(self) -> None:
+        """Leave the room, then close: how a program that is done goes. Closing
+        alone is a drop, and the server holds a dropped member's place for their
+        return: a player stays seated (away, and dealt in by a rematch), a
+        spectator stays listed. The ``leave_room`` goes even when no room is held:
+        a join cut short (by a signal) may have seated us without our hearing it;
+        the server then says ``not_in_room``, which is as good."""
+        room = self.room
+        gone = room is not None and (room.state == "closed" or room.removed)
+        if self._connected() and not gone:
+            with contextlib.suppress(ClientError, ServerError):
+                await self.leave_room()
+        await self.close()
+
     async def __aenter__(self) -> Session:
         return self
 

@@ -2,12 +2,15 @@
 
 :func:`render_room` is a pure function of a :class:`~client.room.RoomView` (and
 the clock, passed in), so tests render a room into a recording console and read
-the text back; :func:`watch` only joins, and redraws on every event.
+the text back; :func:`watch` only joins, and redraws on every event. Output that
+is no terminal (a file, a pipe) gets plain lines instead, one for each update as it
+comes (:class:`Transcript`): a live display there writes nothing until it stops.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -20,10 +23,10 @@ from rich.text import Text
 from protocol.messages import Role
 from protocol.placings import placing_text
 
-from .room import RoomView
+from .room import RoomEvent, RoomView
 from .session import connect
 
-__all__ = ["live_totals", "render_room", "watch"]
+__all__ = ["Transcript", "live_totals", "render_room", "status_line", "watch"]
 
 _STATUS_STYLE = {"won": "bold green", "resigned": "yellow", "dead": "red", "playing": "cyan"}
 # A reaction in words, as the browser says it beside its emoji (terminals may not
@@ -59,21 +62,26 @@ def _header(room: RoomView, now_ms: int) -> Text:
         left = max(0, (int(room.round_ends_at) - now_ms) // 1000)
         text.append(f"  ·  {left // 60}:{left % 60:02d} left", style="bold magenta")
     if room.winners and room.state == "round_over":
-        names = ", ".join(room.name_of(w) for w in room.winners)
-        text.append(f"\nRound won by {names}", style="bold green")
-        sheet = room.sheet or {}
-        places: dict[str, int] = sheet.get("places") or {}
-        totals: dict[str, int] = sheet.get("totals") or {}
-        ranked = sorted(places, key=lambda p: places[p])
-        text.append(
-            "\nPlacings: "
-            + ", ".join(
-                f"{placing_text(places, p)} {room.name_of(p)} {totals.get(p, 0)}" for p in ranked
-            )
-        )
+        text.append(f"\nRound won by {_winners(room)}", style="bold green")
+        text.append(f"\nPlacings: {_placings(room)}")
     if room.finding_deal is not None:
         text.append(f"\nFinding a winnable deal for deal {room.finding_deal}…", style="yellow")
     return text
+
+
+def _winners(room: RoomView) -> str:
+    return ", ".join(room.name_of(w) for w in room.winners)
+
+
+def _placings(room: RoomView) -> str:
+    """The round's placings by the sheet, as ``=1st Ann 240, =1st Bob 240``."""
+    sheet = room.sheet or {}
+    places: dict[str, int] = sheet.get("places") or {}
+    totals: dict[str, int] = sheet.get("totals") or {}
+    ranked = sorted(places, key=lambda p: places[p])
+    return ", ".join(
+        f"{placing_text(places, p)} {room.name_of(p)} {totals.get(p, 0)}" for p in ranked
+    )
 
 
 def _deal_clock(room: RoomView, now_ms: int) -> str | None:
@@ -213,6 +221,77 @@ def render_room(room: RoomView, now_ms: int | None = None) -> RenderableType:
     return Panel(Group(*parts), title="klondike-race", border_style="blue")
 
 
+def status_line(room: RoomView) -> str:
+    """The room at a glance in one line: what the panel shows but the score sheet
+    and the clocks (a line is written when something changed, not as time passes)."""
+    cards = 104 if room.settings.get("variant") == "double" else 52
+    where = f"Room {room.code} {room.state}"
+    if room.round:
+        where += f", round {room.round}"
+    deal = room.deal
+    if deal:
+        deals = deal.get("deals", room.settings.get("deals_per_round"))
+        where += f", deal {deal.get('number')}/{deals}"
+    parts = [where]
+    if room.winners and room.state == "round_over":
+        parts.append(f"won by {_winners(room)}; placings: {_placings(room)}")
+    progress: dict[str, Any] = (deal or {}).get("progress") or {}
+    totals = live_totals(room)
+    players: list[str] = []
+    for member in room.players:
+        pid = str(member.get("id"))
+        name = str(member.get("name", pid))
+        if pid == room.host:
+            name += " (host)"
+        if not member.get("connected", True):
+            name += " (away)"
+        if pid == room.first_finisher:
+            name += " ★"
+        line = f"{name} {totals.get(pid, 0)}"
+        prog = progress.get(pid)
+        if prog:
+            moves = int(prog.get("moves", 0))
+            line += (
+                f" [{prog.get('home', 0)}/{cards} home, {moves} move{'' if moves == 1 else 's'},"
+                f" {prog.get('status', 'playing')}]"
+            )
+        players.append(line)
+    parts.append("players: " + (", ".join(players) or "none"))
+    if room.spectators:
+        parts.append("watching: " + ", ".join(str(m.get("name")) for m in room.spectators))
+    if room.finding_deal is not None:
+        parts.append(f"finding a winnable deal for deal {room.finding_deal}")
+    return " · ".join(parts)
+
+
+@dataclass(slots=True)
+class Transcript:
+    """The room in plain lines, for output that is no terminal: the status line
+    whenever it changed, a reaction when one is made, and each deal's results with
+    its seed and whole commitment once, the deals over before the watcher came
+    included (the room view's ``history`` holds them)."""
+
+    told: set[tuple[int, int]] = field(default_factory=set)  # (round, deal) results written
+    last: str = ""  # the status line written last
+
+    def lines(self, room: RoomView, event: RoomEvent) -> list[str]:
+        """The lines for ``event``, already folded into ``room``."""
+        out: list[str] = []
+        status = status_line(room)
+        if status != self.last:
+            out.append(status)
+            self.last = status
+        if event.type == "reaction" and room.reactions:
+            who, said = room.reactions[-1]
+            out.append(f"{room.name_of(who)}: {_REACTION_WORDS.get(said, said)}")
+        for past in room.history:
+            deal = (room.round, int(past.get("number", 0)))
+            if deal not in self.told:
+                self.told.add(deal)
+                out.append(_results(room, past).plain)
+        return out
+
+
 async def watch(
     url: str,
     code: str,
@@ -222,16 +301,28 @@ async def watch(
     device_file: str | None = None,
 ) -> int:
     """Join ``code`` as a spectator and redraw on every event until the room ends;
-    signed in to an account with the token in ``device_file``, if given."""
+    signed in to an account with the token in ``device_file``, if given. However
+    it ends (the room closed, or cancelled: a signal), it leaves the room."""
     if device_file is not None:
         from .device_file import DeviceFile, sign_in
 
-        opened = await sign_in(url, DeviceFile(device_file))
+        session = await sign_in(url, DeviceFile(device_file))
     else:
-        opened = await connect(url, name=name)
-    async with opened as session:
+        session = await connect(url, name=name)
+    console = console or Console()
+    try:
         events = session.events()
         room = await session.join_room(code, Role.SPECTATOR)
+        if not console.is_terminal:
+            transcript = Transcript()
+            async for event in events:
+                if session.room is None:
+                    break
+                for line in transcript.lines(session.room, event):
+                    console.out(line, highlight=False)  # flushed: a reader sees it now
+                if session.room.state == "closed" or session.room.removed:
+                    break
+            return 0
         last = [room]  # the room drawn: the session's, or the last one it had
 
         def current() -> RenderableType:
@@ -247,4 +338,6 @@ async def watch(
                 live.refresh()
                 if session.room.state == "closed" or session.room.removed:
                     break
+    finally:
+        await session.leave()
     return 0

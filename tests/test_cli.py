@@ -1,7 +1,7 @@
 """The ``klondike-race`` command as people meet it: its version, a help text on
 every option, what ``bot`` prints (its summary last, even when a signal stops it,
-and only the rounds it played), and what ``verify`` says of a shortened
-commitment."""
+and only the rounds it played), that ``bot`` leaves the room however it ends, and
+what ``verify`` says of a shortened commitment."""
 
 from __future__ import annotations
 
@@ -138,8 +138,28 @@ async def test_the_bot_command_sums_up_when_stopped_by_a_signal(
         assert lines[-1].startswith("1 bot played 1 deal ("), lines
         assert "moves accepted" in lines[-1]
         assert not any(" round " in line for line in lines)
-        # It closed its connection on the way out: the room sees it away.
-        await until(host, lambda r: not any(p["connected"] for p in r.players[1:]))
+        # It left the room on the way out: no seat is kept for it, away.
+        await until(host, lambda r: [p["id"] for p in r.players] == [host.player])
+
+
+async def test_a_bot_done_with_its_rounds_leaves_the_room(live_url: str) -> None:
+    """``--rounds 1`` played, the bot gets up: the host's rematch deals in only
+    the players still there, and the deal is not held up by a bot long gone."""
+    async with connect(live_url, name="Host") as host:
+        room = await host.create_room({"deals_per_round": 1, "variant": "thoughtful"})
+        proc = await bot_command(live_url, room.code, "--name", "robo")
+        await until(host, lambda r: len(r.players) == 2)
+        await host.start()
+        await until(host, lambda r: r.my_board is not None)
+        await host.resign()
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 0, err.decode()
+        assert out.decode().splitlines()[-1].startswith("1 bot played 1 deal (")
+        await until(host, lambda r: [p["id"] for p in r.players] == [host.player])
+        await host.rematch()
+        dealt = await until(host, lambda r: r.round == 2 and r.deal is not None)
+        assert dealt.deal is not None and list(dealt.deal["progress"]) == [host.player]
+        assert dealt.sheet is not None and dealt.sheet["players"] == [host.player]
 
 
 async def test_a_bot_reports_only_rounds_it_played(live_url: str) -> None:
@@ -149,15 +169,18 @@ async def test_a_bot_reports_only_rounds_it_played(live_url: str) -> None:
         await until(host, lambda r: r.my_board is not None)
         await host.resign()
         await until(host, lambda r: r.state == "round_over")
-        # Round 1 is over before the bot sits down: it played none of it.
+        # Round 1 is over before the bot sits down: it played none of it. The
+        # rematch waits for the bot to say it sat down: seeing it seated, the host
+        # could deal round 2 before the bot had looked at the room it joined.
         proc = await bot_command(live_url, room.code, "--name", "late")
+        joined = await _lines_until(proc, "joined room")
         await until(host, lambda r: len(r.players) == 2)
         await host.rematch()
         await until(host, lambda r: r.round == 2 and r.my_board is not None)
         await host.resign()
         out, err = await asyncio.wait_for(proc.communicate(), 60)
         assert proc.returncode == 0, err.decode()
-        lines = out.decode().splitlines()
+        lines = joined + out.decode().splitlines()
         assert lines[0] == f"joined room {room.code} as late (round_over)"
         rounds = [line for line in lines if " round " in line]
         assert len(rounds) == 1 and rounds[0].startswith("late: round 2 over, won by "), lines

@@ -1,20 +1,26 @@
-"""``watch``: a room rendered for a spectator, live and as a pure function."""
+"""``watch``: a room rendered for a spectator, live and as a pure function; the
+command written to a file as it goes, and leaving the room when stopped."""
 
 from __future__ import annotations
 
 import asyncio
 import io
 import re
+import signal
+from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from client import connect
 from client.players import BotPlayer, rounds_played
-from client.room import RoomView
+from client.room import RoomEvent, RoomView
 from client.verify import verify
-from client.watch import live_totals, render_room, watch
+from client.watch import Transcript, live_totals, render_room, watch
 from protocol.deal import commitment
+from tests.support.processes import watch_command
 from tests.support.sessions import until
+from tests.support.waiting import eventually
 
 
 def _text(room: RoomView) -> str:
@@ -27,7 +33,8 @@ async def test_watch_renders_a_live_room(live_url: str) -> None:
     async with connect(live_url, name="Alice") as alice, connect(live_url, name="Bruno") as bruno:
         room = await alice.create_room({"deals_per_round": 1, "variant": "thoughtful"})
         await bruno.join_room(room.code)
-        console = Console(record=True, width=120, file=io.StringIO(), force_terminal=False)
+        # A terminal: the live panel (the command's, output to a file, is below).
+        console = Console(record=True, width=120, file=io.StringIO(), force_terminal=True)
         watcher = asyncio.create_task(watch(live_url, room.code, name="Eve", console=console))
         await until(alice, lambda r: len(r.spectators) == 1)
         async with connect(live_url, name="Sam") as sam:
@@ -51,6 +58,37 @@ async def test_watch_renders_a_live_room(live_url: str) -> None:
         assert await asyncio.wait_for(watcher, 10) == 0
         live = console.export_text()
         assert "Alice" in live and "Bruno" in live and "closed" in live
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+async def test_the_watch_command_writes_to_a_file_as_it_goes_and_leaves_when_stopped(
+    live_url: str, tmp_path: Path, signum: signal.Signals
+) -> None:
+    """Output to a file gets a line for each update while the command runs, the
+    seed and whole commitment of the deal over before it came among them; stopped by
+    a signal, it leaves the room: no spectator stays listed."""
+    async with connect(live_url, name="Host") as host:
+        room = await host.create_room({"deals_per_round": 1, "variant": "thoughtful"})
+        await host.start()
+        await until(host, lambda r: r.my_board is not None)
+        await host.resign()
+        over = await until(host, lambda r: r.state == "round_over" and bool(r.history))
+        past = over.history[-1]
+        out = tmp_path / "watch.txt"
+        proc = await watch_command(live_url, room.code, out)
+        told = f"seed {past['seed']}, commitment\n{past['commitment']}\n"
+        await eventually(lambda: told in out.read_text(), what="the past deal's seed in the file")
+        ok, said = verify(past["seed"], past["commitment"])
+        assert ok, said
+        await until(host, lambda r: [m["name"] for m in r.spectators] == ["watcher"])
+        # An update after it joined is written as it comes, not at the end.
+        await host.react("wave")
+        await eventually(lambda: "Host: hi\n" in out.read_text(), what="the reaction in the file")
+        proc.send_signal(signum)
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert proc.returncode == 128 + signum, err.decode()
+        await until(host, lambda r: r.spectators == [])
+        assert room.code in out.read_text()
 
 
 def test_render_is_a_pure_function_of_the_room() -> None:
@@ -215,3 +253,61 @@ def test_the_last_deal_is_shown_by_placing_with_its_whole_commitment() -> None:
     assert shown is not None and shown.group(2) == whole
     ok, said = verify(shown.group(1), shown.group(2))
     assert ok, said
+
+
+def test_a_transcript_writes_a_line_for_each_change_and_each_deal_once() -> None:
+    """Output that is no terminal: the status line when what it shows changed (not
+    when an event changed nothing shown), a reaction in words, and each past deal's
+    results with its seed and whole commitment once, the first line included."""
+    whole = commitment("s33d")
+    room = RoomView.from_wire(
+        {
+            "code": "K7QX2M",
+            "seq": 9,
+            "state": "playing",
+            "host": "pA",
+            "me": "pS",
+            "role": "spectator",
+            "settings": {"deals_per_round": 3},
+            "players": [
+                {"id": "pA", "name": "Ann", "connected": True},
+                {"id": "pB", "name": "Bob", "connected": False},
+            ],
+            "spectators": [{"id": "pS", "name": "Sam", "connected": True}],
+            "round": 1,
+            "deal": {
+                "number": 2,
+                "progress": {"pA": {"score": 5, "home": 1, "moves": 1, "status": "playing"}},
+            },
+            "sheet": {
+                "totals": {"pA": 40, "pB": 0},
+                "rows": [{"cells": {"pA": {"total": 40}, "pB": {"total": 0}}}],
+            },
+            "history": [
+                {
+                    "number": 1,
+                    "seed": "s33d",
+                    "commitment": whole,
+                    "summary": {"pA": {"score": 40, "status": "won", "place": 1}},
+                }
+            ],
+        }
+    )
+    transcript = Transcript()
+    joined = transcript.lines(room, RoomEvent("snapshot", 9, {}))
+    assert joined == [
+        "Room K7QX2M playing, round 1, deal 2/3 · players: Ann (host) 45 [1/52 home, 1 move,"
+        " playing], Bob (away) 0 · watching: Sam",
+        f"Deal 1 results: 1st Ann 40 (won)\nseed s33d, commitment\n{whole}",
+    ]
+    assert transcript.lines(room, RoomEvent("snapshot", 9, {})) == []
+    moved = {"score": 10, "home": 2, "moves": 2, "status": "playing"}
+    event = {"type": "progress", "seq": 10, "deal": 2, "player": "pA", "progress": moved}
+    room.apply(event)
+    assert transcript.lines(room, RoomEvent("progress", 10, event)) == [
+        "Room K7QX2M playing, round 1, deal 2/3 · players: Ann (host) 50 [2/52 home, 2 moves,"
+        " playing], Bob (away) 0 · watching: Sam"
+    ]
+    said = {"type": "reaction", "seq": 10, "player": "pB", "reaction": "gg"}
+    room.apply(said)
+    assert transcript.lines(room, RoomEvent("reaction", 10, said)) == ["Bob: good game"]

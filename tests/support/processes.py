@@ -319,6 +319,17 @@ async def bot_command(url: str, code: str, *options: str) -> asyncio.subprocess.
     )  # fmt: skip
 
 
+async def watch_command(url: str, code: str, out: Path) -> asyncio.subprocess.Process:
+    """``klondike-race watch`` of room ``code`` as users run it, its output sent to
+    the file ``out`` (no terminal), its errors piped for the test to read."""
+    with open(out, "wb") as sink:
+        return await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "server.cli", "watch", "--url", url, "--room", code,
+            cwd=ROOT,
+            stdout=sink, stderr=subprocess.PIPE,
+        )  # fmt: skip
+
+
 def descendants(pid: int) -> set[int]:
     """Every living process below ``pid`` (its children, theirs, …), read from
     /proc: what a server started, to be found again once the server is gone."""
