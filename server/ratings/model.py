@@ -4,7 +4,9 @@ A race of 2 to 8 players on one deal is a free-for-all with a full order of
 finish (ties shared, as protocol/placings.py gives them), which Plackett-Luce
 takes as it is: each racer is a team of one, ranked by their placing. The
 model is openskill's with ``limit_sigma`` on, so a round never makes the
-model less sure of anyone, and a loss never raises the shown rating.
+model less sure of anyone; and a player placed last never gains
+(:func:`placed_last`, :func:`rate_round`), the one place the figures are not
+openskill's.
 
 What is shown is conservative — ``mu - 3 sigma``, a figure the player is all
 but sure to be above — scaled so a new player starts at 1000
@@ -44,6 +46,7 @@ __all__ = [
     "chart_points",
     "every_ladder",
     "ladder_of",
+    "placed_last",
     "predicted_places",
     "rate_round",
     "replay",
@@ -141,18 +144,41 @@ class RatedRound:
         )
 
 
+def placed_last(places: Mapping[str, int]) -> set[str]:
+    """Who a round placed last: everyone at its highest placing, alone or tied.
+    Nobody when every player shares one placing: that round is a draw, which
+    no one lost."""
+    worst = max(places.values(), default=1)
+    last = {p for p, n in places.items() if n == worst}
+    return set() if len(last) == len(places) else last
+
+
 def rate_round(
     before: Mapping[str, Rating], places: Mapping[str, int], t: float
 ) -> dict[str, Rating]:
     """Every player's rating after a round ended at ``t`` with ``places`` (1 is
     first; equal placings are ties). ``before`` holds the stored ratings of
-    those who have one; the rest start as newcomers."""
+    those who have one; the rest start as newcomers.
+
+    Openskill's figures, except for those :func:`placed_last`: they keep the
+    sigma the round rates them from, and their mu never rises. The shown
+    rating is ``mu - 3 sigma``, and openskill alone can raise it for a last
+    place in two ways: sigma falling by more than a third of mu's fall, or mu
+    rising for a player tied for last with a stronger one, as from a draw with
+    them. Kept so, a last place can only lower the shown rating, or leave it."""
     players = sorted(places)
     start = [away(before.get(p, Rating()), t) for p in players]
     teams = [[_MODEL.rating(mu=r.mu, sigma=r.sigma)] for r in start]
     rated = _MODEL.rate(teams, ranks=[float(places[p]) for p in players])
+    last = placed_last(places)
+
+    def after(p: str, r: Rating, mu: float, sigma: float) -> Rating:
+        if p in last:
+            mu, sigma = min(mu, r.mu), r.sigma
+        return Rating(mu, sigma, r.rounds + 1, t)
+
     return {
-        p: Rating(team[0].mu, team[0].sigma, r.rounds + 1, t)
+        p: after(p, r, team[0].mu, team[0].sigma)
         for p, r, team in zip(players, start, rated, strict=True)
     }
 
