@@ -69,8 +69,6 @@ NO_RESUME = frozenset(
 )
 SIGN_IN = ("name", "token", "device", "link", "recovery")  # a hello carries one of them
 _ROOM_REPLIES = frozenset({"joined", "snapshot"})
-# Room events that carry the seq of the last event, not a new one (docs/protocol.md).
-_NOTICES = frozenset({"finding_deal", "reaction", "ghosts", "ghost_progress", "countdown"})
 
 
 async def say_hello(
@@ -366,9 +364,9 @@ class Session(EventHub, RoomRequests, AccountRequests):
             self._buffer.append(frame)
             return
         seq: int = frame["seq"]
-        if ("tick" in frame or frame.get("type") in _NOTICES) and seq == room.seq:
-            # A Timed tick, a finding_deal notice, a reaction or a ghost carries the seq of
-            # the last event (nothing new to number).
+        if frame.get("aside") is True and seq == room.seq:
+            # Not the room's history (a Timed tick, a reaction, a ghost, ...): it keeps
+            # the seq of the last event (docs/protocol.md "Events that keep the seq").
             room.apply(frame)
             self._publish(RoomEvent(str(frame.get("type")), seq, frame))
             return

@@ -209,6 +209,14 @@ def _make(kind: str, fields: Mapping[str, Any]) -> Message:
     return Message({"type": kind, **fields})
 
 
+def _aside(kind: str, seq: int, fields: Mapping[str, Any]) -> Message:
+    """A room event that is not the room's history (a tick, a reaction, the
+    server's own news): it keeps the room's last ``seq`` and says so, so a client
+    tells it from an event it already holds without a list of its own
+    (docs/protocol.md, "Events that keep the seq")."""
+    return _make(kind, {"seq": seq, "aside": True, **fields})
+
+
 # ---------------------------------------------------------------------- replies
 
 
@@ -581,22 +589,23 @@ def progress(
 
 @_message
 def countdown(seq: int, *, starts_at: int) -> Message:
-    """A quick-match room starts by itself at ``starts_at`` (the seq of the last
-    event, like a tick)."""
-    return _make("countdown", {"seq": seq, "starts_at": starts_at})
+    """A quick-match room starts by itself at ``starts_at`` (aside: the seq of
+    the last event)."""
+    return _aside("countdown", seq, {"starts_at": starts_at})
 
 
 @_message
 def ghosts(seq: int, *, deal: int, ghosts: Sequence[Mapping[str, Any]]) -> Message:
     """A daily run's ghosts and where each stands now. Shell state, not history:
-    it carries the seq of the last event rather than a new one."""
-    return _make("ghosts", {"seq": seq, "deal": deal, "ghosts": ghosts})
+    aside, with the seq of the last event."""
+    return _aside("ghosts", seq, {"deal": deal, "ghosts": ghosts})
 
 
 @_message
 def ghost_progress(seq: int, *, deal: int, ghost: int, progress: Mapping[str, Any]) -> Message:
-    """A ghost's move come due on the run's clock: what a rival's ``progress`` holds."""
-    return _make("ghost_progress", {"seq": seq, "deal": deal, "ghost": ghost, "progress": progress})
+    """A ghost's move come due on the run's clock: what a rival's ``progress``
+    holds. Aside, like ``ghosts``."""
+    return _aside("ghost_progress", seq, {"deal": deal, "ghost": ghost, "progress": progress})
 
 
 @_message
@@ -619,11 +628,12 @@ def sheet(
     progress: Mapping[str, Any] | None = None,
 ) -> Message:
     """A new sheet; a Timed **tick** also carries ``tick``, ``deal`` and ``progress``,
-    and the seq of the last event rather than a new one."""
-    fields: dict[str, Any] = {"seq": seq, "sheet": sheet}
+    and is aside: the seq of the last event rather than a new one."""
     if tick is not None:
-        fields.update(tick=tick, deal=deal, progress=progress)
-    return _make("sheet", fields)
+        return _aside(
+            "sheet", seq, {"tick": tick, "deal": deal, "sheet": sheet, "progress": progress}
+        )
+    return _make("sheet", {"seq": seq, "sheet": sheet})
 
 
 @_message
@@ -659,10 +669,8 @@ def round_over(
 def rating_changes(seq: int, *, round: int, ladder: str, changes: Mapping[str, Any]) -> Message:
     """A rated round's rating changes, once applied (after its ``round_over``):
     per player ``{before, after, change, rounds, provisional}``. Shell state, not
-    history: it carries the seq of the last event."""
-    return _make(
-        "rating_changes", {"seq": seq, "round": round, "ladder": ladder, "changes": changes}
-    )
+    history: aside, with the seq of the last event."""
+    return _aside("rating_changes", seq, {"round": round, "ladder": ladder, "changes": changes})
 
 
 @_message
@@ -673,16 +681,16 @@ def removed(seq: int, *, player: str) -> Message:
 @_message
 def finding_deal(seq: int, *, deal: int, finding: bool) -> Message:
     """``deals: winnable``: deal ``deal`` waits for a proven seed (``finding``), or
-    stopped waiting undealt. Shell state, not history: like a Timed tick it carries
-    the seq of the last event rather than a new one."""
-    return _make("finding_deal", {"seq": seq, "deal": deal, "finding": finding})
+    stopped waiting undealt. Shell state, not history: aside, like a Timed tick,
+    with the seq of the last event rather than a new one."""
+    return _aside("finding_deal", seq, {"deal": deal, "finding": finding})
 
 
 @_message
 def reaction(seq: int, *, player: str, reaction: Reaction) -> Message:
-    """A member's reaction. The room's moment, not its history: like a Timed tick
-    it carries the seq of the last event rather than a new one."""
-    return _make("reaction", {"seq": seq, "player": player, "reaction": reaction.value})
+    """A member's reaction. The room's moment, not its history: aside, like a
+    Timed tick, with the seq of the last event rather than a new one."""
+    return _aside("reaction", seq, {"player": player, "reaction": reaction.value})
 
 
 @_message

@@ -10,6 +10,7 @@ from client import NotRated, ServerError, connect
 from client.players import run_bots
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.processes import bot_command
+from tests.support.sessions import next_event, until
 
 
 async def test_a_rated_room_from_the_client_and_no_bot_in_it() -> None:
@@ -39,6 +40,31 @@ async def test_a_rated_room_from_the_client_and_no_bot_in_it() -> None:
             table = await ann.ladder("classic-draw1", friends=True)
             assert table["top"] == [] and table["position"] is None
             assert table["friends"] == []
+        finally:
+            await ann.close()
+            await bob.close()
+
+
+async def test_the_client_hands_on_the_rating_changes_of_its_round() -> None:
+    """``rating_changes`` keeps the room's last seq (it is aside): the library
+    passes it on like any event, not as one its room view held already."""
+    async with running_server(clock=FakeClock(1_800_000_000_000)) as server:
+        ann = await connect(server.url, name="Ann")
+        bob = await connect(server.url, name="Bob")
+        try:
+            await ann.take_handle("AnnChanged")
+            await bob.take_handle("BobChanged")
+            room = await ann.create_room({"deals_per_round": 1, "rated": True})
+            await bob.join_room(room.code)
+            events = ann.events()
+            await ann.start()
+            for player in (ann, bob):
+                await until(player, lambda r: r.my_board is not None)
+                await player.resign()
+            over, _ = await next_event(events, lambda e: e.type == "round_over")
+            changes, _ = await next_event(events, lambda e: e.type == "rating_changes")
+            assert changes.seq == over.seq
+            assert set(changes["changes"]) == {ann.player, bob.player}
         finally:
             await ann.close()
             await bob.close()

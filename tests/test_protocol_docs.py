@@ -238,3 +238,29 @@ def test_the_room_requests_are_the_documented_ones_with_their_fields() -> None:
                 assert named == [m.value for m in type(value)], (kind, name)
                 said = re.findall(r"`(\w+)` \(default\)", note)
                 assert said == ([default.value] if isinstance(default, Enum) else []), (kind, name)
+
+
+def test_the_events_that_keep_the_seq_are_the_ones_marked_aside() -> None:
+    """The page lists in one place the events that keep the room's last ``seq``,
+    and the server marks exactly those (``"aside": true``, protocol/messages.py
+    ``_aside``), so a client needs neither a list of its own nor a guess."""
+    text = section("Events that keep the seq")
+    listed = set(re.findall(r"^\| `(\w+)`", text, re.M))
+    module = ast.parse((ROOT / "protocol" / "messages.py").read_text(encoding="utf-8"))
+    marked = {
+        fn.name
+        for fn in module.body
+        if isinstance(fn, ast.FunctionDef)
+        and any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "_aside"
+            for node in ast.walk(fn)
+        )
+    }
+    assert listed == marked
+    assert marked <= M.MESSAGE_TYPES
+    # Every other event takes the room's next seq: none of them is made aside.
+    tick = M.sheet(7, sheet={}, tick=1, deal=1, progress={})
+    assert tick["aside"] is True and tick["seq"] == 7
+    assert "aside" not in M.sheet(7, sheet={})

@@ -37,7 +37,10 @@ async def test_a_reaction_reaches_the_room_and_is_not_recorded() -> None:
         assert (await ann.ok("react", reaction="clap"))["type"] == "ok"
         for c in (ann, bob, sam, tim):
             got = await c.event("reaction")
-            assert got == {"type": "reaction", "seq": seq, "player": ann.player, "reaction": "clap"}
+            assert got == {
+                "type": "reaction", "seq": seq, "aside": True, "player": ann.player,
+                "reaction": "clap",
+            }  # fmt: skip
         assert len(await store.load(code)) == logged  # nothing recorded
         # The room's next event numbers on from the last one, as after a tick.
         await bob.ok("leave_room")

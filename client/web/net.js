@@ -184,10 +184,9 @@ export class Connection {
   _event(frame) {
     if (this.seq === null) return; // not in a room (yet): the join reply carries the state
     if (this.resyncing) return; // the snapshot on its way covers it
-    // A Timed tick, a finding_deal notice, a reaction, rating changes, a daily
-    // run's ghosts and a quick match's countdown carry the seq of the last event instead of a new one.
-    const notice = ["finding_deal", "reaction", "rating_changes", "ghosts", "ghost_progress", "countdown"].includes(frame.type);
-    if ((frame.tick !== undefined || notice) && frame.seq === this.seq) {
+    // An event aside from the room's history (a Timed tick, a reaction, a ghost,
+    // ...) keeps the seq of the last event (docs/protocol.md "Events that keep the seq").
+    if (frame.aside === true && frame.seq === this.seq) {
       this.handlers.onEvent?.(frame);
       return;
     }

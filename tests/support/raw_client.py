@@ -53,6 +53,7 @@ class Client:
     _reader: asyncio.Task[None] | None = None
     close_code: int | None = None
     received: int = 0  # frames as they came (an ``events`` frame is one)
+    batches: list[dict[str, Any]] = field(default_factory=list)  # the ``events`` frames whole
     on_frame: Callable[[Client, Frame], None] | None = None
     auto_number: bool = True
     logged: dict[int, int] = field(default_factory=dict)  # deal -> its board's "logged"
@@ -77,6 +78,7 @@ class Client:
                     # is taken as if it had come alone, with its bytes as the server
                     # spliced them into the batch (all of it but its header).
                     parts = [(encode(e, self.binary), e) for e in batch["events"]]
+                    self.batches.append(batch)
                 else:
                     parts = [(data, batch)]
                 for raw, msg in parts:
