@@ -6,6 +6,7 @@ rounds."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,8 @@ from openskill.models import PlackettLuce
 from protocol.placings import round_places
 from protocol.settings import Scoring, Settings, Variant
 from server.accounts.history import ladder
+from server.core.series import RoundResult
+from server.ratings.keeping import rated_round
 from server.ratings.model import (
     DAY_S,
     DRIFT_PER_DAY,
@@ -239,3 +242,15 @@ def test_a_ladder_is_its_rounds_replayed() -> None:
     without = replay([r for r in rounds if r.key != "R-1/1"])
     assert without != folded and without["c"].rounds == 2
     assert RatedRound.from_wire(rounds[1].to_wire()) == rounds[1]
+
+
+def test_a_round_everyone_left_is_not_rated() -> None:
+    """Everyone quitting is no draw: nobody's shown rating may rise by it."""
+    quit_all = RoundResult(
+        number=1, ended_at=60_000, scoring=Scoring.STANDARD, race_bonus=0, players=(),
+        totals={}, winners=(), deals=(), ladder="classic-1", left=("ann", "bob"),
+    )  # fmt: skip
+    assert rated_round("ROOM", 0, quit_all) is None
+    one_left = replace(quit_all, players=("ann",), totals={"ann": 10}, left=("bob",))
+    rated = rated_round("ROOM", 0, one_left)
+    assert rated is not None and rated.places == {"ann": 1, "bob": 2}

@@ -57,8 +57,11 @@ class Rater(Protocol):
 
 
 def rated_round(code: str, created_at: int, result: RoundResult) -> RatedRound | None:
-    """A round result as its ladder's log keeps it; None when it was not rated."""
-    if result.ladder is None:
+    """A round result as its ladder's log keeps it; None when it was not rated,
+    or when everyone dealt in left it: nobody finished it, and rated as the draw
+    its placings would read (all placed last together, so first) it would raise
+    the shown rating of players who all quit."""
+    if result.ladder is None or not result.players:
         return None
     key = round_key(room_key(code, created_at), result.number)
     return RatedRound(key, result.ladder, result.ended_at / 1000, result.rated_places())
