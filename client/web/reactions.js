@@ -58,6 +58,11 @@ export function showReaction(ev) {
   setTimeout(() => item.remove(), SHOWN_MS);
 }
 
+/** room.js: another room entered; the last one's moment is over. */
+export function clearReactions() {
+  $("reaction-feed").replaceChildren();
+}
+
 function memberName(id) {
   const room = state.room;
   const all = [...(room?.players || []), ...(room?.spectators || [])];

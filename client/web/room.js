@@ -7,7 +7,7 @@ import { isAsking } from "./confirm.js";
 import { news, showLobbyMessage, toast } from "./feedback.js";
 import { followOutcome } from "./outcomes.js";
 import { dropOwnBoard, setMoveStatus } from "./play.js";
-import { showReaction } from "./reactions.js";
+import { clearReactions, showReaction } from "./reactions.js";
 import { seedMatches } from "./replay.js";
 import { noteRatingChanges } from "./series.js";
 import { $, isHost, me, nameOf, rememberNames, render, state } from "./state.js";
@@ -15,12 +15,8 @@ import { ACCOUNT_TEXT, dealEndText, newHostText, roomClosedText } from "./words.
 
 export function setRoom(room) {
   const before = state.room;
-  if (!before || before.code !== room.code || before.round !== room.round) {
-    state.firsts = {};
-    state.seeds = {};
-    state.dealEnded = {};
-    resetPast();
-  }
+  if (!before || before.code !== room.code) roomEntered();
+  else if (before.round !== room.round) roundStarted();
   state.room = room;
   room.history = room.history || [];
   rememberNames(room);
@@ -79,7 +75,31 @@ function noteDealOver(deal) {
   seedMatches(deal.seed, deal.commitment).then(settle, () => settle(false));
 }
 
-function resetPast() {
+/**
+ * Entering a room (a join, a daily run, a challenge, a quick match, a new room):
+ * nothing of the last room's screen is this one's. Its notices would outlive it
+ * on their own clocks, and its rating changes and deal times are kept by round
+ * and deal numbers that every room counts from 1 again: left in place, they
+ * would show as this room's (a daily run's podium with the last rated round's
+ * "+49 → 976?").
+ */
+function roomEntered() {
+  roundStarted();
+  state.ratingChanges = {};
+  state.news = [];
+  state.scoreChange = null;
+  state.lastMoveError = null;
+  state.dealStartedAt = {};
+  state.seriesOpen = new Set();
+  setMoveStatus("");
+  clearReactions();
+}
+
+/** A round begins (or the room is entered): what the last round's deals left goes. */
+function roundStarted() {
+  state.firsts = {};
+  state.seeds = {};
+  state.dealEnded = {};
   state.past = { pick: null, key: null, explained: new Map(), logs: new Map(), full: new WeakMap(), lines: new Map() };
 }
 
@@ -138,10 +158,7 @@ export function applyEvent(ev) {
     case "deal_started":
       if (ev.round !== undefined && ev.round !== room.round) {
         room.history = [];
-        state.firsts = {};
-        state.seeds = {};
-        state.dealEnded = {};
-        resetPast();
+        roundStarted();
       }
       room.deal = ev.deal;
       (state.dealStartedAt ||= {})[ev.deal.number] = Date.now(); // its notices expire from here

@@ -39,14 +39,14 @@ export function placing(result, id) {
   return placingText(result.places, id);
 }
 
-/** A rated round's changes, kept by round until the next round starts. */
+/** A rated round's changes, kept by round while the page is in the room they came from. */
 export function noteRatingChanges(ev) {
-  (state.ratingChanges ||= {})[ev.round] = ev.changes;
+  state.ratingChanges[ev.round] = ev.changes;
 }
 
 /** The podium's line for a player's rating change, or null. */
 export function ratingChangeText(round, player) {
-  const c = state.ratingChanges?.[round]?.[player];
+  const c = state.ratingChanges[round]?.[player];
   if (!c || c.after === null) return null;
   return `${signed(c.change)} → ${c.after}${c.provisional ? "?" : ""}`;
 }

@@ -38,6 +38,7 @@ export const state = {
   scoreChange: null, // {deal, delta, text, until}: what the last move did to your score
   dealStartedAt: {}, // deal number -> local ms it was dealt (its notices expire from there)
   useHere: null, // session.js: take the seat back from another tab
+  ratingChanges: {}, // round number -> the room's rated round's changes (series.js), until another room
   ghosts: null, // a daily run's ghosts: {code, deal, list: [{ghost, name, kind, progress}]}
 };
 
