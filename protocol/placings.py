@@ -23,6 +23,7 @@ __all__ = [
     "RunFinish",
     "board_score",
     "deal_places",
+    "moment_text",
     "ordinal",
     "placing_text",
     "round_places",
@@ -90,6 +91,14 @@ def placing_text(places: Mapping[K, int], player: K) -> str:
         return ""
     shared = sum(1 for p in places.values() if p == place) > 1
     return f"{'=' if shared else ''}{ordinal(place)}"
+
+
+def moment_text(ms: int) -> str:
+    """A moment that broke a tie, as every screen writes it: 85_130 -> "1:25.13"
+    (to the hundredth, where a clock's seconds would show two moments alike)."""
+    seconds, rest = divmod(max(0, ms), 1000)
+    minutes, seconds = divmod(seconds, 60)
+    return f"{minutes}:{seconds:02d}.{rest // 10:02d}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,8 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from client.daily_run import board_lines
 from protocol.board import Board
 from protocol.moves import Move
+from protocol.placings import moment_text
 from protocol.views import hidden_cards
 from server.app import RaceServer
 from server.daily.schedule import DailyDeal, day_of, day_start
@@ -270,6 +272,12 @@ async def test_the_board_ranks_wins_by_time_the_rest_by_how_far_they_got() -> No
         assert rows["Cyd"]["home"] == 52 and rows["Cyd"]["home_seconds"] == rows["Cyd"]["seconds"]
         assert everyone["you"]["rank"] == 6 and everyone["count"] == 6
         assert everyone["next"] is None
+        # The terminal's board says the two moments, and no other.
+        lines = board_lines(everyone)
+        for line, name, step in ((lines[4], "Eve", 3_000), (lines[5], "Fay", 4_000)):
+            assert f" {name} " in line and f"   6 home {rows[name]['score']:>5} " in line
+            assert line.endswith(f"(last card home {moment_text(step * (len(more) - 1))})")
+        assert sum("last card home" in line for line in lines) == 2
 
         friends = await c["Ann"].ok("daily_board", ladder=D1, friends=True)
         assert [(r["name"], r["rank"]) for r in friends["runs"]] == [("Cyd", 1), ("Ann", 2)]

@@ -23,7 +23,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.moves import Move
+from protocol.board import Board
+from protocol.moves import Move, MoveKind
 from protocol.placings import (
     Finish,
     RunFinish,
@@ -192,14 +193,18 @@ def test_placing_text() -> None:
     ]  # fmt: skip
 
 
-def first_scoring(board: Any, line: list[Move]) -> tuple[list[Move], int]:
-    """The line up to and including its first move that scores under Standard,
-    and how many cards are then left in the stock."""
-    for i, move in enumerate(line):
-        outcome = board.apply(move)
-        if any(event_points(e, outcome.pass_started, 1) for e in outcome.events):
-            return line[: i + 1], len(board.stock)
-    raise AssertionError("the line never scores")
+def scoring_line(board: Board) -> list[Move]:
+    """Moves from ``board`` up to one that scores under Standard: drawing until
+    some legal move does, then that move."""
+    line: list[Move] = []
+    while True:
+        for move in board.legal_moves():
+            outcome = board.copy().apply(move)
+            if any(event_points(e, outcome.pass_started, 1) for e in outcome.events):
+                board.apply(move)
+                return [*line, move]
+        line.append(Move(MoveKind.DRAW))
+        board.apply(line[-1])
 
 
 async def test_a_race_sends_the_engines_placings() -> None:
@@ -221,8 +226,9 @@ async def test_a_race_sends_the_engines_placings() -> None:
         solution = solve(board_from_view(start["deal"]["board"]))
         assert solution is not None
         moves = [m.to_wire() for m in solution]
-        prefix, stock = first_scoring(board_from_view(start["deal"]["board"]), solution)
-        assert stock >= 2  # room to draw on without scoring
+        board = board_from_view(start["deal"]["board"])
+        prefix = scoring_line(board)
+        assert len(board.stock) >= 2  # room to draw on without scoring
 
         async def play(client: Client, line: list[dict[str, Any]]) -> dict[str, Any]:
             reply: dict[str, Any] = {}
