@@ -24,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from protocol.board import Board
-from protocol.moves import Move, MoveKind
+from protocol.moves import Move, MoveKind, Status
 from protocol.placings import (
     Finish,
     RunFinish,
@@ -36,7 +36,8 @@ from protocol.placings import (
     run_key,
     run_places,
 )
-from protocol.scoring import event_points
+from protocol.scoring import DealReplay, TimedMove, event_points, replay
+from protocol.settings import DealRules, Scoring
 from tests.support.inprocess import FakeClock, Seeds, running_server
 from tests.support.raw_client import Client, player
 from tests.support.solver import board_from_view, solve
@@ -147,17 +148,41 @@ def test_the_issues_bad_cases() -> None:
 
 
 def test_resigning_or_idling_moves_nobody_in_a_deal() -> None:
-    """Two players reach 70 at 0:30 and 0:40. However the first then plays on,
-    idles or resigns, and whenever the second resigns, the first stays ahead:
-    a deal's placing reads when the score was reached, and a resignation or an
-    idle minute changes no score. Two who never scored share, resigned or not."""
-    first, second = Finish(70, False, 30_000), Finish(70, False, 40_000)
-    assert deal_places({"played_on": first, "resigned_at_once": second}) == {
-        "played_on": 1,
-        "resigned_at_once": 2,
-    }
-    never = {"resigned": Finish(0, False, 0), "idle": Finish(0, False, 0)}
-    assert deal_places(never) == {"resigned": 1, "idle": 1}
+    """From the logs, as the server places a deal: Cat and Eve make the same
+    scoring moves, Cat by 0:30 and Eve by 0:40. Cat plays on without scoring
+    (draws) and is still playing when the deal ends; Eve resigns at once. Cat
+    got there first and stays ahead, in every scoring system. Dan never moves,
+    Fay draws and resigns: neither scored, so they share a placing."""
+    rules = DealRules()
+    line = scoring_line(Board.deal(WIN_SEED, rules))
+
+    def played(moves: list[tuple[int, Move]]) -> DealReplay:
+        return replay(WIN_SEED, rules, [TimedMove(t, i, m) for i, (t, m) in enumerate(moves)])
+
+    def timed(start: int, moves: list[Move]) -> list[tuple[int, Move]]:
+        return [(start + 100 * i, m) for i, m in enumerate(moves)]
+
+    draw, resign = Move(MoveKind.DRAW), Move(MoveKind.RESIGN)
+    cat = played(timed(30_000 - 100 * len(line), [*line, draw, draw]))
+    eve = played(timed(40_000 - 100 * len(line), [*line, resign]))
+    dan, fay = played([]), played([(2_000, draw), (2_100, resign)])
+    assert eve.ended_at is not None and cat.ended_at is None  # Eve's deal ended, Cat's never
+    replays = {"cat": cat, "eve": eve, "dan": dan, "fay": fay}
+
+    def places(scoring: Scoring) -> dict[str, int]:
+        return deal_places(
+            {
+                p: Finish(
+                    r.score(scoring, 90_000), r.board.status is Status.WON, r.scored_at(scoring)
+                )
+                for p, r in replays.items()
+            }
+        )
+
+    assert cat.score(Scoring.STANDARD, 90_000) == eve.score(Scoring.STANDARD, 90_000) > 0
+    assert places(Scoring.STANDARD) == {"cat": 1, "eve": 2, "dan": 3, "fay": 3}
+    # Under Vegas only a card home scores: nobody did, so all four share first.
+    assert places(Scoring.VEGAS) == {"cat": 1, "eve": 1, "dan": 1, "fay": 1}
 
 
 def test_a_run_resigned_at_once_ranks_below_one_that_got_further() -> None:
