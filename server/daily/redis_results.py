@@ -13,13 +13,12 @@
 - ``P daily:ghosts:D`` (hash: player -> the JSON of their run's ghosts, kept
   the first time they are chosen),
 - ``P daily:streaks:PLAYER`` (hash of counters and day numbers), and
-  ``P daily:runs:PLAYER`` (set: the results hashes that hold a run of theirs).
-
-- ``P daily:ranked_by_homes``: set once the results kept before runs not won
+  ``P daily:runs:PLAYER`` (set: the results hashes that hold a run of theirs);
+- ``P daily:ranked_by_homes``, set once the results kept before runs not won
   were ranked by how far they got have their cards home, from their lines,
   and their board scores by the rule of runs (``_rank_by_homes``, on
-  connecting; a node still running the version before would keep writing the
-  old way: upgrade every node at once).
+  connecting; a node still running the version before would go on writing
+  the old way: every node is upgraded at once).
 
 Each step is one Lua script, so a claim and a result happen once whichever
 node writes them, and a result folds into the streaks only when it is counted.

@@ -118,7 +118,7 @@ class RunResult:
         redis_results.py)."""
         if "home" not in data:
             won = data["result"] == "won"
-            cards = Variant(str(data["ladder"]).partition("-")[0]).cards if won else 0
+            cards = _cards(str(data["ladder"])) if won else 0
             data = {**data, "home": cards, "home_ms": data["ms"] if won else 0}
         return cls(**{f: data[f] for f in _FIELDS})
 
@@ -139,11 +139,17 @@ class RunResult:
     def with_line(self, line: Sequence[TimedEntry]) -> RunResult:
         """This result with its cards home as its line tells them: for a result
         kept before they were (see :meth:`from_json`)."""
-        home, home_ms = homes_of_line(line, Variant(self.ladder.partition("-")[0]).cards)
+        home, home_ms = homes_of_line(line, _cards(self.ladder))
         return dataclasses.replace(self, home=home, home_ms=home_ms)
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(RunResult))
+
+
+def _cards(ladder: str) -> int:
+    """The cards of a ladder's deal (``double-draw3``: 104)."""
+    return Variant(ladder.partition("-")[0]).cards
+
 
 TimedEntry = tuple[int, str, int, int, int]
 """One move of a run: ms from its first move, kind, from, to, count."""
