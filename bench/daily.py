@@ -49,7 +49,7 @@ from protocol.daily_requests import BOARD_PAGE
 from protocol.moves import MoveKind
 from server.daily.memory_results import MemoryResults
 from server.daily.redis_results import RedisResults
-from server.daily.results import Finished, ResultStore, RunResult
+from server.daily.results import Finished, ResultStore, RunResult, homes_of_line
 from server.daily.sqlite_results import RESULTS_DB, SqliteResults
 from server.store.redis_conn import RedisAddress, config_get
 
@@ -69,9 +69,10 @@ def result(i: int, rng: random.Random) -> Finished:
     moves = rng.randrange(90, 400)
     times = sorted(rng.randrange(0, ms) for _ in range(moves - 1))
     line = [(t, rng.choice(KINDS), rng.randrange(7), rng.randrange(7), 1) for t in [0, *times]]
+    home, home_ms = (52, ms) if won else homes_of_line(line, 52)
     run = RunResult(
         DATE, LADDER, f"p{i:07d}", f"Player {i}", "won" if won else "resigned",
-        ms, moves, rng.randrange(0, 700), 1_764_633_600.0, f"R{i:07d}",
+        ms, moves, rng.randrange(0, 700), home, home_ms, 1_764_633_600.0, f"R{i:07d}",
     )  # fmt: skip
     return run, line
 

@@ -14,6 +14,8 @@ import contextlib
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from protocol.placings import moment_text
+
 from .players import BotPlayer
 from .room import RoomEvent
 from .session import Session, connect
@@ -22,20 +24,32 @@ __all__ = ["board_lines", "daily", "ghost_line"]
 
 
 def board_lines(board: dict[str, Any]) -> list[str]:
-    """A leaderboard page as plain lines: the header, each run, one's own rank."""
+    """A leaderboard page as plain lines: the header, each run, one's own rank.
+    Runs not won that the server ranked apart on the moment their last card
+    went home alone (docs/rules.md §7.1) say that moment."""
     who = "friends" if board.get("friends") else "everyone"
     lines = [f"daily {board['date']} {board['ladder']} ({who}): {board['count']} runs"]
-    for row in board.get("runs") or []:
-        lines.append(_row(row))
+    runs = board.get("runs") or []
+    for row in runs:
+        timed = any(_apart_by_time(row, other) for other in runs)
+        moment = moment_text(round(row["home_seconds"] * 1000))
+        lines.append(_row(row) + (f" (last card home {moment})" if timed else ""))
     you = board.get("you")
     lines.append(f"you: {_row(you)}" if you else "you: no run over yet")
     return lines
 
 
+def _apart_by_time(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Two runs not won, as far and on the same score, ranked apart."""
+    same = (a["home"], a["score"]) == (b["home"], b["score"])
+    return "won" not in (a["result"], b["result"]) and same and a["rank"] != b["rank"]
+
+
 def _row(row: dict[str, Any]) -> str:
     return (
         f"{row['rank']:>4}. {row['name']:<24} {row['result']:<9}"
-        f" {row['seconds']:>8.1f} s {row['moves']:>4} moves {row['score']:>5}"
+        f" {row['seconds']:>8.1f} s {row['moves']:>4} moves {row['home']:>3} home"
+        f" {row['score']:>5}"
     )
 
 

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from protocol.messages import Role
-from protocol.placings import placing_text
+from protocol.placings import moment_text, placing_text
 
 from .room import RoomEvent, RoomView
 from .session import connect
@@ -185,13 +185,27 @@ def _results(room: RoomView, past: dict[str, Any]) -> Text:
     summary: dict[str, Any] = past.get("summary") or {}
     places = {p: int(s.get("place", 0)) for p, s in summary.items()}
     ranked = sorted(summary, key=lambda p: places[p])
+
+    def told(p: str) -> str:
+        """How the deal ended for them, and when they last scored if that alone
+        placed them apart from another on the same score (docs/rules.md §7.1)."""
+        s = summary[p]
+        won = s.get("status") == "won"
+        timed = any(
+            (o.get("score"), o.get("status") == "won") == (s.get("score"), won)
+            and places[q] != places[p]
+            for q, o in summary.items()
+        )
+        when = f", last scored {moment_text(int(s.get('scored_t', 0)))}" if timed else ""
+        return f"{s.get('status', 'playing')}{when}"
+
     text = Text(f"Deal {past.get('number')}", style="bold")
     if ranked:
         text.append(" results: ")
         text.append(
             ", ".join(
                 f"{placing_text(places, p)} {room.name_of(p)} {summary[p].get('score', 0)}"
-                f" ({summary[p].get('status', 'playing')})"
+                f" ({told(p)})"
                 for p in ranked
             )
         )

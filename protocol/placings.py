@@ -1,4 +1,5 @@
-"""Placings: who came where in a deal and in a round (docs/rules.md §7.1). Pure.
+"""Placings: who came where in a deal, in a round and on a daily's board
+(docs/rules.md §7.1). Pure.
 
 Every screen that numbers players (a deal's results, the podium, the series, the
 sheet, ``watch``, a bot's report) reads its numbers from here, so no two of them
@@ -22,7 +23,7 @@ __all__ = [
     "RunFinish",
     "board_score",
     "deal_places",
-    "finish_of",
+    "moment_text",
     "ordinal",
     "placing_text",
     "round_places",
@@ -37,20 +38,21 @@ K = TypeVar("K", bound=Hashable)
 class Finish:
     """One player's deal as its placing reads it.
 
-    ``ended_at`` is the time (ms from the deal's start, on the server's clock) of
-    the move that ended the player's deal (won, resigned, dead), or None while it
-    was still being played when the deal ended for everyone: that counts as last.
+    ``scored_at`` is when the player reached their final score: the time (ms
+    from the deal's start, on the server's clock) of the last move that changed
+    their score, 0 if none did. Not when their deal ended: resigning, going
+    idle or playing on without scoring changes nothing here, so quitting early
+    is never what places anyone ahead (protocol/scoring.py ``scored_at``).
     """
 
     score: int  # the deal's score, race bonus included
     won: bool
-    ended_at: int | None
+    scored_at: int
 
 
-def _deal_key(f: Finish) -> tuple[int, int, int, int]:
-    """Smaller is better: a higher score, then a win, then an earlier finish."""
-    unfinished = f.ended_at is None
-    return (-f.score, 0 if f.won else 1, 1 if unfinished else 0, f.ended_at or 0)
+def _deal_key(f: Finish) -> tuple[int, int, int]:
+    """Smaller is better: a higher score, then a win, then the final score reached earlier."""
+    return (-f.score, 0 if f.won else 1, f.scored_at)
 
 
 def _places(keys: Mapping[K, tuple[int, ...]]) -> dict[K, int]:
@@ -63,7 +65,8 @@ def _places(keys: Mapping[K, tuple[int, ...]]) -> dict[K, int]:
 
 def deal_places(finishes: Mapping[K, Finish]) -> dict[K, int]:
     """Each player's placing in one deal: by score; equal scores, a winner before a
-    player who did not win, then the earlier finish; still equal, a shared placing."""
+    player who did not win, then who reached their score earlier; still equal,
+    a shared placing."""
     return _places({p: _deal_key(f) for p, f in finishes.items()})
 
 
@@ -90,24 +93,40 @@ def placing_text(places: Mapping[K, int], player: K) -> str:
     return f"{'=' if shared else ''}{ordinal(place)}"
 
 
+def moment_text(ms: int) -> str:
+    """A moment that broke a tie, as every screen writes it: 85_130 -> "1:25.13"
+    (to the hundredth, where a clock's seconds would show two moments alike)."""
+    seconds, rest = divmod(max(0, ms), 1000)
+    minutes, seconds = divmod(seconds, 60)
+    return f"{minutes}:{seconds:02d}.{rest // 10:02d}"
+
+
 @dataclass(frozen=True, slots=True)
 class RunFinish:
-    """One player's run of a daily deal as the leaderboard ranks it.
+    """One player's run of a daily deal (or of a challenge) as its board ranks it.
 
-    Everyone plays the same deal alone, under Standard scoring with no race
-    bonus, so the score says little a win does not: the daily ranks by the
-    deal placing's own second and third keys, a win and then the earlier finish
-    (here the run's time from its first move, since nobody started together),
-    and then the fewer moves. Equal on all three, a shared placing, as ever."""
+    Everyone plays the same deal alone, each on their own clock from their own
+    first move. A won run is ranked by the time to its win, then its moves; a
+    run not won by how far it got: its cards home, its score, then the moment
+    its last card went home (``home_ms``: when its count of cards home last
+    changed). How soon it ended says nothing, so resigning at once never ranks
+    above a run that got more cards home."""
 
     won: bool
     ms: int  # the run's time: its first move to the move (or step) that ended it
     moves: int
+    home: int  # cards on the foundations at its end
+    score: int
+    home_ms: int  # its last card home, ms from its first move (0: none went home)
 
 
-def run_key(f: RunFinish) -> tuple[int, int, int]:
-    """Smaller is better: a win, then the shorter time, then the fewer moves."""
-    return (0 if f.won else 1, f.ms, f.moves)
+def run_key(f: RunFinish) -> tuple[int, ...]:
+    """Smaller is better: a win before no win; won runs by the shorter time,
+    then the fewer moves; the others by more cards home, then the higher
+    score, then the earlier last card home."""
+    if f.won:
+        return (0, f.ms, f.moves)
+    return (1, -f.home, -f.score, f.home_ms)
 
 
 def run_places(finishes: Mapping[K, RunFinish]) -> dict[K, int]:
@@ -118,20 +137,30 @@ def run_places(finishes: Mapping[K, RunFinish]) -> dict[K, int]:
 
 _MS_BITS = 27  # 37 hours: a run is closed long before (an idle room closes in 30 min)
 _MOVES_BITS = 20
+_HOME_BITS = 7  # 104 cards, double klondike's
+_SCORE_BITS = 18  # scores from -2**17: Standard's is never below 0, nor above a few thousand
+_LOST = 1 << (_HOME_BITS + _SCORE_BITS + _MS_BITS)  # 2**52
+
+
+def _capped(n: int, bits: int) -> int:
+    return min(max(n, 0), (1 << bits) - 1)
 
 
 def board_score(finish: RunFinish) -> int:
-    """:func:`run_key` as one integer (smaller is better): the
-    win in the top bit, then the time in ms, then the moves; each capped, so the
-    whole stays below 2**48 and exact as a double."""
-    ms = min(max(finish.ms, 0), (1 << _MS_BITS) - 1)
-    moves = min(max(finish.moves, 0), (1 << _MOVES_BITS) - 1)
-    lost = 0 if finish.won else 1
-    return (lost << (_MS_BITS + _MOVES_BITS)) | (ms << _MOVES_BITS) | moves
+    """:func:`run_key` as one integer below 2**53 (smaller is better), exact
+    as a double: a Redis sorted set's score and an SQLite index's column.
 
-
-def finish_of(score: int) -> RunFinish:
-    """The run a :func:`board_score` was packed from (within its caps)."""
-    moves = score & ((1 << _MOVES_BITS) - 1)
-    ms = (score >> _MOVES_BITS) & ((1 << _MS_BITS) - 1)
-    return RunFinish(won=not score >> (_MS_BITS + _MOVES_BITS), ms=ms, moves=moves)
+    A won run is its time above its moves, below 2**47 (the same integer as
+    before runs not won were ranked by how far they got: a store upgraded
+    rewrites only those). A run not won is 2**52 above the cards it did not get
+    home, how far its score is below 2**17 and the ms of its last card home.
+    Each field is capped, far beyond any run: equal keys give equal integers,
+    and within the caps the other way round."""
+    if finish.won:
+        ms, moves = _capped(finish.ms, _MS_BITS), _capped(finish.moves, _MOVES_BITS)
+        return (ms << _MOVES_BITS) | moves
+    short = (1 << _HOME_BITS) - 1 - _capped(finish.home, _HOME_BITS)
+    top = 1 << (_SCORE_BITS - 1)
+    below = (1 << _SCORE_BITS) - 1 - _capped(finish.score + top, _SCORE_BITS)
+    at = _capped(finish.home_ms, _MS_BITS)
+    return _LOST | (short << (_SCORE_BITS + _MS_BITS)) | (below << _MS_BITS) | at

@@ -94,6 +94,12 @@ class DealReplay:
     board: Board
     ended_at: int | None = None  # t of the move that ended the deal
     won_seq: int | None = None  # seq of the winning move
+    # The t of the last move that changed the Standard total, the Timed total
+    # (at the move's own time, its ticks counted before it) and the cards home
+    # (the Vegas score): 0 while none has. See :meth:`scored_at`.
+    standard_at: int = 0
+    timed_at: int = 0
+    home_at: int = 0
     # Step i is trace[_STRIDE * i :][:_STRIDE] (see _T ...), its events are
     # events[ends[i - 1] : ends[i]].
     trace: array[int] = field(default_factory=lambda: array("q"))
@@ -118,17 +124,21 @@ class DealReplay:
         Constant work per move: the running totals come from the step before
         (an auto-complete's events aside, one per card it plays home)."""
         trace, ends = self.trace, self.ends
+        t = timed.t
+        standard_before, timed_before = self._totals(t)
         if outcome.undone:
+            start = ends[-2] if len(ends) > 1 else 0
+            homed = -_homed(self.events[start:])
             del trace[-_STRIDE:]
             ends.pop()
-            del self.events[ends[-1] if ends else 0 :]
+            del self.events[start:]
         else:
             if ends:
                 standard, total, ticks = trace[-3], trace[-2], trace[-1]
             else:
                 standard = total = ticks = 0
             # Ticks come before a move stamped at or after them (docs/rules.md §5.4).
-            due = due_ticks(timed.t)
+            due = due_ticks(t)
             if due > ticks:
                 total = max(0, total + TICK_POINTS * (due - ticks))
                 ticks = due
@@ -138,13 +148,43 @@ class DealReplay:
                 points = event_points(event, started, draw)
                 standard = max(0, standard + points)
                 total = max(0, total + points)
-            trace.extend((timed.t, started, standard, total, ticks))
+            trace.extend((t, started, standard, total, ticks))
             self.events.extend(outcome.events)
             ends.append(len(self.events))
+            homed = _homed(outcome.events)
+        standard_after, timed_after = self._totals(t)
+        if standard_after != standard_before:
+            self.standard_at = t
+        if timed_after != timed_before:
+            self.timed_at = t
+        if homed:
+            self.home_at = t
         if outcome.status is not Status.PLAYING:
             self.ended_at = timed.t
             if outcome.status is Status.WON:
                 self.won_seq = timed.seq
+
+    def _totals(self, t: int) -> tuple[int, int]:
+        """The Standard and the Timed total (no time bonus) at ``t``, the ticks
+        due by then counted: what a move at ``t`` starts from, or left."""
+        trace = self.trace
+        if not trace:
+            return 0, 0
+        total, ticks = trace[-2], trace[-1]
+        due = due_ticks(t)
+        if due > ticks:
+            total = max(0, total + TICK_POINTS * (due - ticks))
+        return trace[-3], total
+
+    def scored_at(self, scoring: Scoring) -> int:
+        """When the player reached the score they have under ``scoring``: the
+        t of the last move that changed it (a winning move always does), 0 if
+        none did. A tick of Timed is no move, nor is a resignation a move that
+        scores: neither changes it (docs/rules.md §7.1). A pure function of the
+        log, as the score is."""
+        if scoring.is_vegas:
+            return self.home_at
+        return self.standard_at if scoring is Scoring.STANDARD else self.timed_at
 
     def score(self, scoring: Scoring, end_t: int) -> int:
         """What :func:`deal_score` says, read off the running totals in O(1).
@@ -172,6 +212,19 @@ class DealReplay:
             if seconds >= BONUS_MIN_SECONDS:
                 return (700_000 * board.packs) // seconds
         return 0
+
+
+_HOMED: dict[int, int] = {
+    Event.WASTE_TO_FOUNDATION: 1,
+    Event.TABLEAU_TO_FOUNDATION: 1,
+    Event.FOUNDATION_TO_TABLEAU: -1,
+}
+
+
+def _homed(events: Iterable[int]) -> int:
+    """How many cards some events put home, less those they took back (an
+    event kept as its number finds its entry: an IntEnum hashes as one)."""
+    return sum(_HOMED.get(e, 0) for e in events)
 
 
 def due_ticks(t: int) -> int:

@@ -6,6 +6,7 @@ node on Redis killed and started again."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from server.challenges.memory import MemoryChallenges
-from server.challenges.model import Challenge, challenge_id, new_challenge_code
+from server.challenges.model import Challenge, Take, challenge_id, new_challenge_code
 from server.challenges.redis import RedisChallenges
 from server.challenges.sqlite import SqliteChallenges
 from server.challenges.store import ChallengeStore
@@ -48,8 +49,9 @@ async def each_store(
 
 
 def run(player: str, result: str, code: str) -> RunResult:
+    home, home_ms = (52, 61_500) if result == "won" else (12, 40_000)
     return RunResult("", "classic-draw1", player, player.title(), result, 61_500, 90, 310,
-                     1.5, code)  # fmt: skip
+                     home, home_ms, 1.5, code)  # fmt: skip
 
 
 def made(challenger: str, source: str) -> Challenge:
@@ -188,3 +190,28 @@ def test_a_challenge_kept_before_lines_were_packed_apart_still_loads() -> None:
     del old["line"]
     old["run"] = {**old["run"], "line": "0,draw,0,0,1;400,tableau_tableau,3,5,2"}
     assert Challenge.from_json(old) == now
+
+
+def test_results_kept_before_their_cards_home_were_have_them_as_best_told() -> None:
+    """A challenge kept before results held their cards home gains them from
+    its line (two home, the last at 1.5 s); a take's result, kept with no line,
+    as its result alone tells them: a won run every card, the last with its
+    winning move; any other none (so it is placed by its score among those
+    with none)."""
+    line = (
+        (0, "draw", 0, 0, 1),
+        (900, "waste_foundation", 0, 0, 1),
+        (1_500, "tableau_foundation", 2, 0, 1),
+        (4_000, "resign", 0, 0, 1),
+    )
+    kept = dataclasses.replace(made("ann", "K-1/1/1"), run=run("ann", "resigned", "ROOM-A"))
+    kept = dataclasses.replace(kept, line=line)
+    old = kept.to_json()
+    old["run"] = {k: v for k, v in old["run"].items() if k not in ("home", "home_ms")}
+    assert Challenge.from_json(old).run == dataclasses.replace(kept.run, home=2, home_ms=1_500)
+    for result, homes in (("won", (52, 61_500)), ("resigned", (0, 0))):
+        take = Take("id", "cyd", "ROOM-C", 1.0, run("cyd", result, "ROOM-C"))
+        data = take.to_json()
+        data["result"] = {k: v for k, v in data["result"].items() if k not in ("home", "home_ms")}
+        back = Take.from_json(data).result
+        assert back is not None and (back.home, back.home_ms) == homes

@@ -151,6 +151,9 @@ async def test_a_room_deal_challenged_and_taken_once_with_its_ghost() -> None:
         assert info["over"] and info["challenger_result"]["result"] == "won"
         assert info["result"]["name"] == "Cyd" and info["result"]["result"] == "won"
         assert info["challenger_result"]["seconds"] < info["result"]["seconds"]
+        # Placed by the rule of runs: both won, the challenger sooner.
+        assert (info["challenger_result"]["place"], info["result"]["place"]) == (1, 2)
+        assert info["challenger_result"]["home"] == info["result"]["home"] == 52
 
         for client, role in ((ann, "made"), (taker, "taken")):
             (row,) = (await client.ok("challenges"))["challenges"]
@@ -203,6 +206,12 @@ async def test_a_daily_run_challenged_with_the_result_hidden_until_the_takers_is
         (row,) = (await cyd.ok("challenges"))["challenges"]
         assert row["challenger_result"]["result"] == "won"
         assert row["takes"][0]["result"]["result"] == "resigned"
+        info = (await cyd.ok("challenge_info", code=code))["challenge"]
+        took = Board.deal(deal.seed, deal.rules)
+        for move in moves[:5]:
+            took.apply(move)
+        assert info["result"]["home"] == took.home
+        assert (info["challenger_result"]["place"], info["result"]["place"]) == (1, 2)
         (mine,) = (await ann.ok("challenges"))["challenges"]
         assert mine["role"] == "made" and mine["takes"][0]["result"]["result"] == "resigned"
         # The take counts on no daily board (Ann's run and Cyd's own are on it).

@@ -216,14 +216,15 @@ def test_totals_and_the_deal_clock_run_during_a_deal() -> None:
 
 
 def test_the_last_deal_is_shown_by_placing_with_its_whole_commitment() -> None:
-    """The placings are the server's (ties shown "="), and the commitment is printed
-    whole: ``verify`` calls a cut one a MISMATCH."""
+    """The placings are the server's (ties shown "=", a tie broken by time with
+    each one's moment), and the commitment is printed whole: ``verify`` calls a
+    cut one a MISMATCH."""
     whole = commitment("s33d")
     summary = {
-        "pA": {"score": 0, "status": "playing", "place": 3},
-        "pB": {"score": 600, "status": "won", "place": 1},
-        "pC": {"score": 600, "status": "won", "place": 2},
-        "pD": {"score": 0, "status": "playing", "place": 3},
+        "pA": {"score": 0, "status": "playing", "scored_t": 0, "place": 3},
+        "pB": {"score": 600, "status": "won", "scored_t": 85_130, "place": 1},
+        "pC": {"score": 600, "status": "won", "scored_t": 87_000, "place": 2},
+        "pD": {"score": 0, "status": "playing", "scored_t": 0, "place": 3},
     }
     room = RoomView.from_wire(
         {
@@ -247,7 +248,9 @@ def test_the_last_deal_is_shown_by_placing_with_its_whole_commitment() -> None:
     console = Console(record=True, width=80, file=io.StringIO())
     console.print(render_room(room, now_ms=0))
     text = console.export_text()
-    assert "Deal 1 results: 1st B 600 (won), 2nd C 600 (won), =3rd A 0 (playing), " in text
+    # B and C, on the same score, were placed apart by who reached it first: when, each.
+    assert "Deal 1 results: 1st B 600 (won, last scored 1:25.13), 2nd C 600 (won, last" in text
+    assert "scored 1:27.00), =3rd A 0 (playing), =3rd D 0 (playing)" in text
     assert "Placings: =1st B 600, =1st C 600, =3rd A 0, =3rd D 0" in text
     shown = re.search(r"seed (\S+), commitment\W+([0-9a-f]+)", text)
     assert shown is not None and shown.group(2) == whole

@@ -15,8 +15,11 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import given
 
 from protocol.moves import Move, MoveKind
+from protocol.settings import DealRules
+from server.daily import sqlite_results
 from server.daily.memory_results import MemoryResults
 from server.daily.redis import RedisDaily
 from server.daily.redis_results import RedisResults
@@ -26,6 +29,8 @@ from server.daily.results import (
     RunResult,
     TimedEntry,
     day_number,
+    homes_of_line,
+    line_bytes,
     pack_line,
     unpack_line,
 )
@@ -35,6 +40,7 @@ from tests.support.dailies import publish, published_on_disk, winning_moves
 from tests.support.embedded import EmbeddedServer
 from tests.support.processes import UNCAPPED, RedisServer, ServerProcess
 from tests.support.raw_client import player, resume
+from tests.test_engine_properties import SETTINGS, any_rules, choices, play, seeds
 
 DAY = "2026-12-02"
 D1 = "classic-draw1"
@@ -61,8 +67,24 @@ async def each_store(
             await got.close()
 
 
-def run(player: str, result: str, ms: int, moves: int, date: str = DAY) -> RunResult:
-    return RunResult(date, D1, player, player.title(), result, ms, moves, 0, 0.0, f"R-{player}")
+def run(
+    player: str,
+    result: str,
+    ms: int,
+    moves: int,
+    date: str = DAY,
+    *,
+    home: int = 0,
+    score: int = 0,
+    home_ms: int = 0,
+) -> RunResult:
+    """A run; a won one has every card home, the last with its winning move."""
+    if result == "won":
+        home, home_ms = 52, ms
+    name = player.title()
+    return RunResult(
+        date, D1, player, name, result, ms, moves, score, home, home_ms, 0.0, f"R-{player}"
+    )
 
 
 def line_of(r: RunResult) -> list[TimedEntry]:
@@ -77,12 +99,18 @@ async def test_each_store_claims_counts_and_ranks_alike(
     redis = request.getfixturevalue("redis") if kind == "redis" else None
     async with each_store(kind, tmp_path, redis) as store:
         runs = [
-            run("ann", "resigned", 5_000, 40),
+            # Resigned at once with 7 cards home: below every run that got further.
+            run("ann", "resigned", 3_000, 9, home=7, score=85, home_ms=2_500),
             run("bea", "won", 90_000, 120),
             run("cyd", "won", 60_000, 130),
             run("dan", "won", 60_000, 130),  # the same as cyd: a shared rank
             run("eve", "won", 60_000, 110),  # as fast, fewer moves: ahead
-            run("fay", "dead", 5_000, 30),
+            # 15 cards home in 49 s, then ten minutes more to a dead end.
+            run("fay", "dead", 600_000, 200, home=15, score=160, home_ms=49_000),
+            # As far, the last card home later: behind fay, however soon it left.
+            run("hal", "stopped", 60_000, 60, home=15, score=160, home_ms=52_000),
+            # Equal to fay on all the rule reads, its time and moves aside: shared.
+            run("ivy", "resigned", 70_000, 80, home=15, score=160, home_ms=49_000),
         ]
         # A result counts only from the room its claim names.
         assert not await store.add_result(runs[0], line_of(runs[0]))
@@ -90,7 +118,7 @@ async def test_each_store_claims_counts_and_ranks_alike(
             claim = await store.claim(DAY, D1, r.player, r.code)
             assert (claim.code, claim.over) == (r.code, False)
             assert (await store.claim(DAY, D1, r.player, "OTHER")).code == r.code  # once
-        other_room = RunResult(DAY, D1, "ann", "Ann", "won", 1, 1, 0, 0.0, "OTHER")
+        other_room = RunResult(DAY, D1, "ann", "Ann", "won", 1, 1, 0, 52, 1, 0.0, "OTHER")
         assert not await store.add_result(other_room, [(0, "resign", 0, 0, 1)])
         assert await store.lines(DAY, D1, ["ann"]) == {}  # nor is its line kept
         for r in runs:
@@ -99,17 +127,22 @@ async def test_each_store_claims_counts_and_ranks_alike(
         claimed = await store.claimed(DAY, D1, "ann")
         assert claimed is not None and claimed.over
         assert await store.claimed(DAY, D1, "nobody") is None
-        assert await store.count(DAY, D1) == 6
+        assert await store.count(DAY, D1) == 8
 
         board = await store.board(DAY, D1, 0, 10)
         assert [(rank, r.player) for rank, r in board][:1] == [(1, "eve")]
         assert sorted((rank, r.player) for rank, r in board[1:3]) == [(2, "cyd"), (2, "dan")]
-        assert [(rank, r.player) for rank, r in board[3:]] == [(4, "bea"), (5, "fay"), (6, "ann")]
+        assert [(rank, r.player) for rank, r in board[3:4]] == [(4, "bea")]
+        assert sorted((rank, r.player) for rank, r in board[4:6]) == [(5, "fay"), (5, "ivy")]
+        assert [(rank, r.player) for rank, r in board[6:]] == [(7, "hal"), (8, "ann")]
         page = await store.board(DAY, D1, 2, 2)  # a page starting inside a tie
         assert [rank for rank, _ in page] == [2, 4]
-        assert await store.board(DAY, D1, 6, 10) == []
+        assert [rank for rank, _ in await store.board(DAY, D1, 5, 2)] == [5, 7]
+        assert await store.board(DAY, D1, 8, 10) == []
         ranked = await store.rank(DAY, D1, "dan")
         assert ranked is not None and ranked[0] == 2 and ranked[1] == runs[3]
+        assert await store.rank(DAY, D1, "ann") == (8, runs[0])
+        assert await store.rank(DAY, D1, "ivy") == (5, runs[7])
         assert await store.rank(DAY, D1, "nobody") is None
         assert await store.runs_of("bea") == [runs[1]]
         assert await store.runs_of("nobody") == []
@@ -128,6 +161,101 @@ async def test_each_store_claims_counts_and_ranks_alike(
         assert (s.played, s.played_day, s.won, s.won_day) == (4, day + 4, 1, day + 4)
         assert (s.best_played, s.best_won) == (4, 2)
         assert (await store.streaks("nobody")).played == 0
+
+
+def kept_before(r: RunResult) -> tuple[str, int]:
+    """A result as the version before runs not won were ranked by how far they
+    got kept it: its JSON without cards home, and its board score the win in
+    bit 47 above the time and the moves, whatever the run did."""
+    data = {k: v for k, v in r.to_json().items() if k not in ("home", "home_ms")}
+    lost = 0 if r.won else 1
+    return json.dumps(data, separators=(",", ":")), (lost << 47) | (r.ms << 20) | r.moves
+
+
+def lines_before() -> dict[str, tuple[RunResult, list[TimedEntry]]]:
+    """Runs kept before, with their lines: a win; one resigned at once with 7
+    cards home; one that got 15 home by 49 s (one taken back and played home
+    again on the way) and then drew for ten minutes before it was dead; one as
+    far whose last card went home at 52 s, that left soon after."""
+    quick = [(i * 300, "tableau_foundation", i % 7, 0, 1) for i in range(7)]
+    far = [(i * 3_000, "waste_foundation", 0, 0, 1) for i in range(15)]  # the 15th at 42 s
+    far += [(45_000, "foundation_tableau", 0, 3, 1), (49_000, "tableau_foundation", 3, 0, 1)]
+    far += [(49_000 + i * 10_000, "draw", 0, 0, 1) for i in range(1, 56)]
+    as_far = [(i * 3_000, "waste_foundation", 0, 0, 1) for i in range(14)]
+    as_far += [(52_000, "tableau_foundation", 2, 0, 1), (55_000, "resign", 0, 0, 1)]
+    won = [(i * 1_000, "tableau_foundation", i % 7, 0, 1) for i in range(90)]
+    return {
+        "ann": (run("ann", "won", 89_000, 90), won),
+        "bob": (run("bob", "resigned", 3_000, 8, score=85), [*quick, (3_000, "resign", 0, 0, 1)]),
+        "cyd": (run("cyd", "dead", 599_000, 72, score=160), far),
+        "dan": (run("dan", "stopped", 60_000, 16, score=160), as_far),
+    }
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "redis"])
+async def test_results_kept_before_are_ranked_by_how_far_they_got_once_opened(
+    kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A store written the way the version before wrote it (results without
+    cards home, board scores by time for every run): opened, each result gains
+    its cards home and the moment the last went home from its line, and the
+    board ranks by the rule of runs: the run resigned at once with 7 home goes
+    below the two that got 15 home, the earlier of those first. Done once (the
+    file's ``user_version``, a mark in Redis); a run written after ranks among
+    them."""
+    redis: RedisServer | None = request.getfixturevalue("redis") if kind == "redis" else None
+    kept = lines_before()
+    if kind == "sqlite":
+        (tmp_path / "data").mkdir()
+        with sqlite3.connect(tmp_path / "data" / "daily_results.sqlite3") as db:
+            db.executescript(sqlite_results._SCHEMA)
+            for player, (r, line) in kept.items():
+                data, score = kept_before(r)
+                db.execute("INSERT INTO claims VALUES (?, ?, ?, ?)", (DAY, D1, player, r.code))
+                db.execute(
+                    "INSERT INTO results VALUES (?, ?, ?, ?, ?)", (DAY, D1, player, score, data)
+                )
+                db.execute(
+                    "INSERT INTO lines VALUES (?, ?, ?, ?)", (DAY, D1, player, line_bytes(line))
+                )
+            db.execute("INSERT INTO counts VALUES (?, ?, ?)", (DAY, D1, len(kept)))
+    else:
+        assert redis is not None
+        d = f"klondike:daily:{{}}:{DAY}:{D1}"
+        for player, (r, line) in kept.items():
+            data, score = kept_before(r)
+            redis("HSET", d.format("claims"), player, r.code)
+            redis("HSET", d.format("results"), player, data)
+            redis("ZADD", d.format("board"), score, player)
+            redis("HSET", d.format("lines"), player, line_bytes(line))
+            redis("SADD", f"klondike:daily:runs:{player}", d.format("results"))
+    async with each_store(kind, tmp_path, redis) as store:
+        board = await store.board(DAY, D1, 0, 10)
+        assert [(rank, r.player) for rank, r in board] == [
+            (1, "ann"), (2, "cyd"), (3, "dan"), (4, "bob"),
+        ]  # fmt: skip
+        homes = {r.player: (r.home, r.home_ms) for _, r in board}
+        assert homes == {
+            "ann": (52, 89_000), "bob": (7, 1_800), "cyd": (15, 49_000), "dan": (15, 52_000)
+        }  # fmt: skip
+        assert await store.rank(DAY, D1, "bob") == (4, board[3][1])
+        # A run written now, by the rule of runs, among them.
+        eve = run("eve", "resigned", 9_000, 20, home=15, score=160, home_ms=50_000)
+        await store.claim(DAY, D1, "eve", eve.code)
+        assert await store.add_result(eve, [])
+        assert [r.player for _, r in await store.board(DAY, D1, 0, 10)] == [
+            "ann", "cyd", "eve", "dan", "bob",
+        ]  # fmt: skip
+    if kind == "sqlite":
+        with sqlite3.connect(tmp_path / "data" / "daily_results.sqlite3") as db:
+            assert db.execute("PRAGMA user_version").fetchone() == (1,)
+    else:
+        assert redis is not None
+        assert redis("GET", "klondike:daily:ranked_by_homes") == b"1"
+    # Opened again: nothing to do, and the same board.
+    async with each_store(kind, tmp_path, redis) as store:
+        again = [(rank, r.player) for rank, r in await store.board(DAY, D1, 0, 10)]
+        assert again == [(1, "ann"), (2, "cyd"), (3, "eve"), (4, "dan"), (5, "bob")]
 
 
 async def test_a_run_over_before_kill_9_is_counted_once_after_the_restart(
@@ -156,7 +284,9 @@ async def test_a_run_over_before_kill_9_is_counted_once_after_the_restart(
         again = await back.ok("daily_board", ladder=D1)
         assert again["count"] == 1 and again["you"] == first["you"]
         assert set(again["runs"][0]) == {"rank", "player", "name", "result", "seconds", "moves",
-                                         "score"}  # fmt: skip
+                                         "score", "home", "home_seconds"}  # fmt: skip
+        assert again["you"]["home"] == 52
+        assert again["you"]["home_seconds"] == again["you"]["seconds"]  # the winning move
         streaks = (await back.ok("profile"))["profile"]["streaks"]
         assert streaks["played"] == 1 and streaks["won"] == 1
         # Its line was kept once, by the write that counted it, and is its moves.
@@ -249,7 +379,8 @@ async def test_each_store_keeps_a_runs_line_apart_from_its_result(
         assert [r for _, r in page] == [bea, ann]
         assert await store.rank(DAY, D1, "ann") == (2, ann)
         assert set(ann.to_json()) == {
-            "date", "ladder", "player", "name", "result", "ms", "moves", "score", "ended", "code"
+            "date", "ladder", "player", "name", "result", "ms", "moves", "score", "home",
+            "home_ms", "ended", "code",
         }  # fmt: skip
     if kind == "redis":
         assert redis is not None
@@ -332,3 +463,16 @@ async def test_a_run_resumed_after_kill_9_races_the_ghosts_it_started_with(
         await back.close()
     finally:
         await server.kill()
+
+
+@SETTINGS
+@given(seed=seeds, rules=any_rules, picks=choices)
+def test_a_lines_moves_tell_its_cards_home_as_the_engine_does(
+    seed: str, rules: DealRules, picks: list[int]
+) -> None:
+    """What a result kept before its cards home were gains from its line (the
+    kinds of its moves, no card) is what the engine's replay of it says, undos,
+    foundation-to-tableau moves and auto-completes included."""
+    for game, _ in play(seed, rules, picks):
+        line = [(m.t, m.move.kind.value, m.move.src, m.move.dst, m.move.count) for m in game.log]
+        assert homes_of_line(line, rules.variant.cards) == (game.board.home, game.live.home_at)

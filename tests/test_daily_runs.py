@@ -16,8 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from client.daily_run import board_lines
 from protocol.board import Board
 from protocol.moves import Move
+from protocol.placings import moment_text
 from protocol.views import hidden_cards
 from server.app import RaceServer
 from server.daily.schedule import DailyDeal, day_of, day_start
@@ -206,11 +208,41 @@ async def finish(server: RaceServer, client: Client, clock: FakeClock, how: str,
     await client.ok("leave_room")
 
 
-async def test_the_board_ranks_wins_then_time_then_moves_and_friends_apart() -> None:
+def up_to_home(deal: DailyDeal, cards: int) -> list[Move]:
+    """The winning line up to the move that brings ``cards`` cards home."""
+    board = Board.deal(deal.seed, deal.rules)
+    out: list[Move] = []
+    for move in winning_moves(deal):
+        board.apply(move)
+        out.append(move)
+        if board.home == cards:
+            return out
+    raise AssertionError(f"the line never has {cards} cards home")
+
+
+async def got_to(
+    client: Client, clock: FakeClock, moves: list[Move], step_ms: int, then_ms: int = 0
+) -> None:
+    """Play ``moves`` of today's draw-one daily a step apart, wait ``then_ms``
+    (playing on without scoring, or idle: the same to the board) and resign."""
+    await client.ok("daily_start", ladder=D1)
+    await play(client, moves, clock, step_ms)
+    clock.advance(then_ms)
+    await resign(client)
+    await client.event("deal_over")
+    await client.ok("leave_room")
+
+
+async def test_the_board_ranks_wins_by_time_the_rest_by_how_far_they_got() -> None:
+    """Won runs first, by time then moves; the others by cards home, then
+    score, then the earlier last card home, however soon they ended: a run
+    resigned at once with few cards home ranks below one that got more home
+    and ran on for ten minutes. Where two are told apart by time alone, each
+    row carries its moment. The friends' board ranks alike."""
     clock = clock_at_noon()
     async with running_server(clock=clock) as server:
-        await publish(server.service.daily.store, day_of(clock.now()))
-        names = ["Ann", "Bea", "Cyd", "Dan", "Eve"]
+        deal = (await publish(server.service.daily.store, day_of(clock.now())))[D1]
+        names = ["Ann", "Bea", "Cyd", "Dan", "Eve", "Fay"]
         c = {n: await player(server, n) for n in names}
         for name in ("Ann", "Bea", "Cyd"):
             made = await c[name].ok("take_handle", handle=name)
@@ -218,18 +250,34 @@ async def test_the_board_ranks_wins_then_time_then_moves_and_friends_apart() -> 
         await c["Ann"].ok("befriend", handle="Cyd")
         await c["Cyd"].ok("answer_friend", handle="Ann", accept=True)
 
-        await finish(server, c["Ann"], clock, "resigned", 3)  # lost: last
+        few, more = up_to_home(deal, 2), up_to_home(deal, 6)
+        await got_to(c["Ann"], clock, few, 1000)  # resigned at once, 2 home: last
         await finish(server, c["Bea"], clock, "won", 900)  # won, slower
         await finish(server, c["Cyd"], clock, "won", 500)  # won, fastest
         await finish(server, c["Dan"], clock, "won", 500)  # the same as Cyd: shared
-        await finish(server, c["Eve"], clock, "resigned", 2)  # lost, fewer moves first
+        await got_to(c["Eve"], clock, more, 3000, 600_000)  # 6 home, then ten minutes on
+        await got_to(c["Fay"], clock, more, 4000)  # as far, later, resigned at once
 
         everyone = await c["Ann"].ok("daily_board", ladder=D1)
         ranks = [(r["name"], r["rank"]) for r in everyone["runs"]]
         assert sorted(ranks[:2]) == [("Cyd", 1), ("Dan", 1)]
-        assert ranks[2:] == [("Bea", 3), ("Eve", 4), ("Ann", 5)]
-        assert everyone["you"]["rank"] == 5 and everyone["count"] == 5
+        assert ranks[2:] == [("Bea", 3), ("Eve", 4), ("Fay", 5), ("Ann", 6)]
+        rows = {r["name"]: r for r in everyone["runs"]}
+        assert rows["Ann"]["seconds"] < rows["Fay"]["seconds"] < rows["Eve"]["seconds"]
+        assert (rows["Eve"]["home"], rows["Fay"]["home"], rows["Ann"]["home"]) == (6, 6, 2)
+        assert rows["Eve"]["score"] == rows["Fay"]["score"]
+        # Told apart by the moment their last card went home, from their first move.
+        assert rows["Eve"]["home_seconds"] == 3 * (len(more) - 1)
+        assert rows["Fay"]["home_seconds"] == 4 * (len(more) - 1)
+        assert rows["Cyd"]["home"] == 52 and rows["Cyd"]["home_seconds"] == rows["Cyd"]["seconds"]
+        assert everyone["you"]["rank"] == 6 and everyone["count"] == 6
         assert everyone["next"] is None
+        # The terminal's board says the two moments, and no other.
+        lines = board_lines(everyone)
+        for line, name, step in ((lines[4], "Eve", 3_000), (lines[5], "Fay", 4_000)):
+            assert f" {name} " in line and f"   6 home {rows[name]['score']:>5} " in line
+            assert line.endswith(f"(last card home {moment_text(step * (len(more) - 1))})")
+        assert sum("last card home" in line for line in lines) == 2
 
         friends = await c["Ann"].ok("daily_board", ladder=D1, friends=True)
         assert [(r["name"], r["rank"]) for r in friends["runs"]] == [("Cyd", 1), ("Ann", 2)]
@@ -239,7 +287,7 @@ async def test_the_board_ranks_wins_then_time_then_moves_and_friends_apart() -> 
         assert [r["name"] for r in alone["runs"]] == ["Eve"]
         # Paging: the runs after the first two.
         page = await c["Eve"].ok("daily_board", ladder=D1, before=2)
-        assert [r["rank"] for r in page["runs"]] == [3, 4, 5]
+        assert [r["rank"] for r in page["runs"]] == [3, 4, 5, 6]
         await refused(c["Eve"], "daily_board", "bad_request", ladder="vegas")
         # A deleted account's run stays on the board, under no name of theirs.
         await c["Bea"].ok("delete_account", handle="Bea")

@@ -392,3 +392,34 @@ def test_running_scores_equal_the_reference_replay_after_every_move(
             for end_t in (game.t, game.t + extra, max(0, game.t - extra)):
                 want = deal_score(game.live, scoring, end_t)
                 assert game.live.score(scoring, end_t) == want, (scoring, end_t)
+
+
+@SETTINGS
+@given(seed=seeds, rules=any_rules, picks=choices)
+def test_scored_at_is_the_last_move_that_changed_the_score(
+    seed: str, rules: DealRules, picks: list[int]
+) -> None:
+    """When a player reached their score (what a deal's placing reads, docs/rules.md
+    §7.1) is the time of the last move after which the reference replay's score
+    differs from before it, both read at that move's time, in every system: a
+    resignation, a draw, a Timed tick never count, an undo taking points back
+    does. Replaying the log gives it again (a rebuilt room places alike)."""
+    board = Board.deal(seed, rules)
+    live = DealReplay(board)
+    log: list[TimedMove] = []
+    want = dict.fromkeys(Scoring, 0)
+    t = 0
+    for seq, c in enumerate(picks):
+        if board.status is not Status.PLAYING:
+            break
+        move = pick(board, c)
+        t += (c // 16) % 4_000
+        before = {s: deal_score(live, s, t) for s in Scoring}
+        log.append(TimedMove(t, seq, move))
+        live.record(log[-1], board.apply(move))
+        for s in Scoring:
+            if deal_score(live, s, t) != before[s]:
+                want[s] = t
+            assert live.scored_at(s) == want[s], (s, move)
+    again = replay(seed, rules, log)
+    assert {s: again.scored_at(s) for s in Scoring} == want

@@ -162,7 +162,8 @@ async def test_whole_race() -> None:
         assert past["boards"] == over["deal"]["boards"]
         cells = sheet["sheet"]["rows"][0]["cells"]
         # Placed by score: Ann won first (the race bonus), Bob won, Cat resigned;
-        # each deal ended at its last move's time.
+        # each deal ended at its last move's time; the winners reached their
+        # scores with it, Cat (her one move the resignation) never scored.
         place = {ann.player: 1, bob.player: 2, cat.player: 3}
         assert past["summary"] == {
             p: {
@@ -171,6 +172,7 @@ async def test_whole_race() -> None:
                 "status": over["deal"]["boards"][p]["status"],
                 "finished_t": ledger.moves[1][p][-1].t,
                 "score": cells[p]["score"],
+                "scored_t": 0 if p == cat.player else ledger.moves[1][p][-1].t,
                 "place": place[p],
             }
             for p in players

@@ -201,6 +201,7 @@ def test_a_deal_ends_when_a_log_reaches_the_move_limit() -> None:
         "status": "dead",
         "finished_t": 5 * MAX_MOVES,  # the last move's, 5 ms apart from the deal's start
         "score": 0,
+        "scored_t": 0,  # draws and recycles: its score never left 0
         "place": 1,
     }
     rebuilt = h.rebuilt()

@@ -33,8 +33,10 @@ def test_the_break_shows_results_and_ready_starts_the_next_deal(
             expect(panel).to_be_visible()
             expect(panel.locator("#results-title")).to_contain_text("Deal 1")
             expect(panel.locator("#results-table tbody tr")).to_have_count(2)
-            # The server's placings, in order: both resigned at 0, who first is 1st.
-            expect(panel.locator("#results-table tbody .place")).to_have_text(["1st", "2nd"])
+            # The server's placings: both resigned at 0, never scoring, so they
+            # share the first place, whoever resigned first; no time told them apart.
+            expect(panel.locator("#results-table tbody .place")).to_have_text(["=1st", "=1st"])
+            expect(panel.locator("#results-table .tie-moment")).to_have_count(0)
             expect(panel.locator(".results-boards .wall-tile")).to_have_count(2)
             expect(panel.locator(".results-seed")).to_contain_text("matches the commitment")
             expect(panel.locator("#results-countdown")).to_have_text(

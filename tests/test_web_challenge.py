@@ -86,6 +86,9 @@ def test_a_challenge_link_is_opened_by_a_second_page_and_played(
         expect(rows.nth(0)).to_contain_text("won")
         expect(rows.nth(1)).to_contain_text("Cyd")
         expect(rows.nth(1)).to_contain_text("resigned")
+        # Placed as the server placed them (the rule of runs): a win first.
+        expect(rows.locator(".place")).to_have_text(["1st", "2nd"])
+        expect(page.locator("#challenge-verdict")).to_have_text("Ann won the challenge.")
         cyd.shot("challenge-results", page.locator("#daily-board"))
 
         # The profile lists it, both results.

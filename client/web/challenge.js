@@ -9,7 +9,9 @@ import { toast } from "./feedback.js";
 import { readName, sessionError } from "./lobby.js";
 import { setRoom } from "./room.js";
 import { ensureSession } from "./session.js";
+import { placingText } from "./series.js";
 import { $, onSession, state } from "./state.js";
+import { moment, sameButLastHome, toldApartByTime } from "./ties.js";
 import { CHALLENGE_TEXT, refusalText } from "./words.js";
 
 const LINK = /(?:^#|&)challenge=([0-9A-Za-z]+)/;
@@ -138,21 +140,35 @@ function drawPanel() {
     h("span", { id: "challenge-error", class: "field-error", role: "alert" }));
 }
 
-function resultRow(r, mine) {
-  return h("tr", { class: mine ? "mine" : null },
+function resultRow(key, r, places, timed) {
+  return h("tr", { class: key === "mine" ? "mine" : null, dataset: { place: String(r.place ?? "") } },
+    h("td", { class: "place" }, placingText(places, key),
+      timed ? h("small", { class: "tie-moment", title: "placed by whose last card went home first" },
+        ` last card home ${moment(r.home_seconds * 1000)}`) : null),
     h("td", {}, r.name),
     h("td", {}, RESULT_TEXT[r.result] || r.result),
     h("td", {}, `${r.seconds.toFixed(1)} s`),
     h("td", {}, String(r.moves)),
+    h("td", {}, String(r.home)),
     h("td", {}, String(r.score)));
 }
 
+/** Both results, in the places the server gave them (docs/rules.md §7.1), and who won. */
 function resultsTable(info) {
-  const rows = [resultRow(info.challenger_result, false), info.result ? resultRow(info.result, true) : null];
-  return h("table", { class: "sheet challenge-results", id: "challenge-results" },
-    h("thead", {}, h("tr", {}, ...[CHALLENGE_TEXT.who, CHALLENGE_TEXT.result, CHALLENGE_TEXT.time,
-      CHALLENGE_TEXT.moves, CHALLENGE_TEXT.score].map((t) => h("th", { scope: "col" }, t)))),
-    h("tbody", {}, ...rows));
+  const rows = [["theirs", info.challenger_result], ["mine", info.result]].filter(([, r]) => r);
+  rows.sort(([, a], [, b]) => (a.place ?? 0) - (b.place ?? 0));
+  const places = Object.fromEntries(rows.filter(([, r]) => r.place).map(([key, r]) => [key, r.place]));
+  const timed = toldApartByTime(rows.map(([, r]) => r), sameButLastHome, (r) => r.place);
+  const [first, second] = rows;
+  const verdict = !second ? null
+    : first[1].place === second[1].place ? CHALLENGE_TEXT.even
+    : CHALLENGE_TEXT.won(first[1].name);
+  return h("div", {},
+    h("table", { class: "sheet challenge-results", id: "challenge-results" },
+      h("thead", {}, h("tr", {}, ...["#", CHALLENGE_TEXT.who, CHALLENGE_TEXT.result, CHALLENGE_TEXT.time,
+        CHALLENGE_TEXT.moves, CHALLENGE_TEXT.home, CHALLENGE_TEXT.score].map((t) => h("th", { scope: "col" }, t)))),
+      h("tbody", {}, ...rows.map(([key, r]) => resultRow(key, r, places, timed.has(r))))),
+    verdict ? h("p", { id: "challenge-verdict" }, verdict) : null);
 }
 
 async function fetchResult(room, code) {

@@ -14,6 +14,7 @@ import { checkDeal } from "./replay.js";
 import { setRoom } from "./room.js";
 import { ensureSession } from "./session.js";
 import { $, onSession, state } from "./state.js";
+import { moment, sameButLastHome, toldApartByTime } from "./ties.js";
 import { GHOST_TEXT, refusalText } from "./words.js";
 
 const LADDER_TEXT = { "classic-draw1": "draw 1", "classic-draw3": "draw 3" };
@@ -59,13 +60,16 @@ async function fetchBoard(room, friends) {
   draw();
 }
 
-function row(run, mine) {
+function row(run, mine, timed) {
   return h("tr", { class: mine ? "mine" : null, "data-rank": String(run.rank) },
-    h("td", {}, String(run.rank)),
+    h("td", {}, String(run.rank),
+      timed ? h("small", { class: "tie-moment", title: "ranked by whose last card went home first" },
+        ` last card home ${moment(run.home_seconds * 1000)}`) : null),
     h("td", {}, run.name),
     h("td", {}, RESULT_TEXT[run.result] || run.result),
     h("td", {}, `${run.seconds.toFixed(1)} s`),
     h("td", {}, String(run.moves)),
+    h("td", {}, String(run.home)),
     h("td", {}, String(run.score)));
 }
 
@@ -84,13 +88,15 @@ function draw() {
   if (shown.error) body = h("p", { class: "bad", role: "status" }, shown.error);
   else if (!reply) body = h("p", { class: "checking" }, "loading…");
   else {
+    // Runs not won, as far and on the same score, ranked apart by time: each shows its moment.
+    const timed = toldApartByTime(reply.runs, sameButLastHome, (run) => run.rank);
     body = h("div", {},
       h("p", { id: "daily-board-you", class: "daily-you" }, reply.you
         ? `Your rank: ${reply.you.rank} of ${reply.count}`
         : "Your run is not on the board yet."),
       h("table", { class: "sheet daily-runs" },
-        h("thead", {}, h("tr", {}, ...["Rank", "Player", "Result", "Time", "Moves", "Score"].map((t) => h("th", {}, t)))),
-        h("tbody", {}, ...reply.runs.map((run) => row(run, run.player === me)))));
+        h("thead", {}, h("tr", {}, ...["Rank", "Player", "Result", "Time", "Moves", "Cards home", "Score"].map((t) => h("th", {}, t)))),
+        h("tbody", {}, ...reply.runs.map((run) => row(run, run.player === me, timed.has(run))))));
   }
   replaceChildren(panel,
     compareView(),

@@ -1,7 +1,8 @@
 // The break between two deals of a round (docs/protocol.md "The break between
 // deals"): every page — players and spectators — shows the deal just played:
-// its placings (the server's: the page ranks nobody itself, docs/rules.md §7.1)
-// with each player's score, finishing time and moves, the first finisher and
+// its placings (the server's: the page ranks nobody itself, docs/rules.md §7.1;
+// equal scores placed apart by time show each one's moment) with each player's
+// score, finishing time and moves, the first finisher and
 // the race bonus, every revealed board side by side, the seed and the page's own
 // check of it against the commitment, and a countdown to the next deal. Players
 // press Ready (the next deal starts once all have); the host may start it now.
@@ -14,6 +15,7 @@ import { hostAction } from "./host.js";
 import { statusText } from "./hud.js";
 import { placingText } from "./series.js";
 import { $, isHost, isPlayer, me, nameOf, state } from "./state.js";
+import { moment, sameButScoredAt, toldApartByTime } from "./ties.js";
 
 let ticker = null;
 
@@ -40,14 +42,18 @@ function placings(room, past) {
   const places = Object.fromEntries(Object.entries(summary).map(([id, sum]) => [id, sum.place]));
   const ids = Object.keys(past.boards || {});
   ids.sort((a, b) => (places[a] ?? Infinity) - (places[b] ?? Infinity));
+  // Equal scores placed apart by who reached theirs first: each shows when.
+  const timed = toldApartByTime(ids, (a, b) => sameButScoredAt(summary[a] || {}, summary[b] || {}), (id) => places[id]);
   const lines = ids.map((id) => {
     const sum = summary[id] || {};
     const cell = row.cells?.[id];
-    // Time: when the player's deal ended (the time that placed them); none for
-    // a player still playing when the deal ended for everyone.
+    // Time: when the player's deal ended; none for a player still playing when
+    // the deal ended for everyone. It places nobody (docs/rules.md §7.1).
     const t = sum.finished_t ?? null;
     return h("tr", { dataset: { player: id }, class: id === me() ? "mine" : "" },
-      h("td", { class: "place" }, placingText(places, id)),
+      h("td", { class: "place" }, placingText(places, id),
+        timed.has(id) ? h("small", { class: "tie-moment", title: "placed by who reached this score first" },
+          ` last scored ${moment(sum.scored_t ?? 0)}`) : null),
       h("th", { scope: "row" }, nameOf(id), id === first ? h("span", { class: "first-badge", title: "first finisher" }, " ★") : null),
       h("td", { class: "score" }, String(sum.score ?? cell?.score ?? 0)),
       h("td", { class: "bonus" }, cell?.bonus ? `+${cell.bonus}` : ""),

@@ -117,6 +117,8 @@ def result_view(run: RunResult, name: str) -> dict[str, Any]:
         "seconds": round(run.ms / 1000, 3),
         "moves": run.moves,
         "score": run.score,
+        "home": run.home,
+        "home_seconds": round(run.home_ms / 1000, 3),
     }
 
 

@@ -25,7 +25,14 @@ from protocol.settings import DealRules
 
 from ..accounts.model import new_code, secret_hash
 from ..daily.ghosts import frames
-from ..daily.results import Finished, RunResult, TimedEntry, pack_line, unpack_line
+from ..daily.results import (
+    Finished,
+    RunResult,
+    TimedEntry,
+    homes_of_line,
+    pack_line,
+    unpack_line,
+)
 
 __all__ = ["Challenge", "Take", "challenge_id", "new_challenge_code", "run_from_replay"]
 
@@ -67,6 +74,8 @@ class Challenge:
             line = tuple(unpack_line(data["line"]))
         else:  # kept before lines were packed apart: the text inside its run
             line = tuple(_line_of_text(data["run"].get("line", "")))
+        if "home" not in data["run"]:  # kept before its cards home were: its line tells them
+            run = run.with_line(line)
         return cls(**{**data, "run": run, "line": line})
 
 
@@ -121,6 +130,8 @@ def run_from_replay(replay: Mapping[str, Any], player: str) -> Finished:
     first = moves[0][0] if moves else 0
     last = moves[-1][0] if moves else 0
     rules = DealRules.from_wire(replay["rules"])
+    line = [(t - first, kind, a, b, n) for t, kind, a, b, n in moves]
+    home, home_ms = homes_of_line(line, rules.variant.cards)
     run = RunResult(
         date="",
         ladder=rules.ladder,
@@ -130,9 +141,10 @@ def run_from_replay(replay: Mapping[str, Any], player: str) -> Finished:
         ms=max(0, last - first),
         moves=int(summary["moves"]),
         score=0,
+        home=home,
+        home_ms=home_ms,
         ended=float(replay["t"]),
         code=str(replay["room"]),
     )
-    line = [(t - first, kind, a, b, n) for t, kind, a, b, n in moves]
     seen = frames(str(replay["seed"]), rules, run, line)
     return dataclasses.replace(run, score=seen[-1].progress["score"] if seen else 0), line

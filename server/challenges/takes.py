@@ -21,6 +21,7 @@ from typing import Any
 from protocol import messages as M
 from protocol.challenge_requests import ChallengeInfo, ChallengeStart
 from protocol.messages import ErrorCode
+from protocol.placings import run_places
 from protocol.settings import DealRules, Deals, Scoring, Settings, Spectators
 
 from ..core import decide as D
@@ -85,9 +86,12 @@ async def challenge_info(desk: ChallengeDesk, conn: Peer, req: ChallengeInfo) ->
     mine = challenge.challenger == player
     over = mine or (take is not None and take.result is not None)
     run = challenge.run
-    shown = [run] + ([take.result] if take is not None and take.result is not None else [])
+    result = None if take is None else take.result
+    shown = [run] + ([result] if result is not None else [])
     names = await stored(names_now(desk.accounts, shown))
     name = names.get(run.player, run.name)
+    # Both results placed by the rule of runs (docs/rules.md §7.1), once both are in.
+    places = run_places({"challenger": run.finish, "taker": result.finish}) if result else {}
     view: dict[str, Any] = {
         "challenger": name,
         "ladder": run.ladder,
@@ -96,10 +100,12 @@ async def challenge_info(desk: ChallengeDesk, conn: Peer, req: ChallengeInfo) ->
         "yours": mine,
         "taken": take is not None,
         "over": over,
-        "challenger_result": result_view(run, name) if over else None,
+        "challenger_result": {**result_view(run, name), "place": places.get("challenger")}
+        if over
+        else None,
         "result": None
-        if take is None or take.result is None
-        else result_view(take.result, names.get(player, take.result.name)),
+        if result is None
+        else {**result_view(result, names.get(player, result.name)), "place": places["taker"]},
     }
     conn.send(M.challenge_info(req.id, challenge=view))
 

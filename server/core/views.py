@@ -289,12 +289,15 @@ def past_summary(room: RoomLike, deal: Deal, now: int) -> dict[str, dict[str, An
     """Each player's deal in a few numbers: the length of their log (what a
     ``deal_log`` reply lists), the move count, how it ended, when (the time of the
     move that ended it, None if it was still being played), its score under the
-    room's scoring now (race bonus included, as on the sheet) and the placing the
-    engine gives those (protocol/placings.py), so that no client ranks anyone."""
+    room's scoring now (race bonus included, as on the sheet), when they reached
+    it (the last move that changed it, 0 if none did) and the placing the engine
+    gives those (protocol/placings.py), so that no client ranks anyone."""
+    scoring = room.settings.scoring
     scores = {p: room.score(deal, p, now) for p in deal.replays}
+    scored = {p: r.scored_at(scoring) for p, r in deal.replays.items()}
     places = deal_places(
         {
-            p: Finish(scores[p], r.board.status is Status.WON, r.ended_at)
+            p: Finish(scores[p], r.board.status is Status.WON, scored[p])
             for p, r in deal.replays.items()
         }
     )
@@ -305,6 +308,7 @@ def past_summary(room: RoomLike, deal: Deal, now: int) -> dict[str, dict[str, An
             "status": r.board.status.value,
             "finished_t": r.ended_at,
             "score": scores[p],
+            "scored_t": scored[p],
             "place": places[p],
         }
         for p, r in deal.replays.items()

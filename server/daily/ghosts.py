@@ -156,6 +156,7 @@ def line_replay(
                 "status": board.status.value,
                 "finished_t": log[-1]["t"] if log and board.status is not Status.PLAYING else None,
                 "score": run.score,
+                "scored_t": replay.scored_at(Scoring.STANDARD),
                 "place": 1,
             }
         },

@@ -7,13 +7,18 @@
   ``line_bytes``), written by the script that keeps the result and read only
   by ghosts, comparisons and challenges, never by a page,
 - ``P daily:board:D`` (sorted set: player by board score,
-  protocol/daily_runs.py ``board_score``: the win, the time, the moves packed in
-  one integer below 2**48, exact as Redis's double), so a rank is a ``ZCOUNT``
-  of the scores strictly below the player's and a page a ``ZRANGE``;
+  protocol/placings.py ``board_score``: the rule of runs packed in one integer
+  below 2**53, exact as Redis's double), so a rank is a ``ZCOUNT`` of the
+  scores strictly below the player's and a page a ``ZRANGE``;
 - ``P daily:ghosts:D`` (hash: player -> the JSON of their run's ghosts, kept
   the first time they are chosen),
 - ``P daily:streaks:PLAYER`` (hash of counters and day numbers), and
-  ``P daily:runs:PLAYER`` (set: the results hashes that hold a run of theirs).
+  ``P daily:runs:PLAYER`` (set: the results hashes that hold a run of theirs);
+- ``P daily:ranked_by_homes``, set once the results kept before runs not won
+  were ranked by how far they got have their cards home, from their lines,
+  and their board scores by the rule of runs (``_rank_by_homes``, on
+  connecting; a node still running the version before would go on writing
+  the old way: every node is upgraded at once).
 
 Each step is one Lua script, so a claim and a result happen once whichever
 node writes them, and a result folds into the streaks only when it is counted.
@@ -162,7 +167,63 @@ return cjson.encode(out)
 """,
 )
 
-_READS = (_KEPT_GHOSTS, _CLAIMED, _RANK, _PAGE, _SOME, _LINES, _COUNT, _STREAKS, _RUNS_OF)
+# Bringing results kept before runs not won were ranked by how far they got to
+# the rule of runs (RedisResults._rank_by_homes). The results hashes, a SCAN
+# step at a time: KEYS: the mark of it done; ARGV: cursor, pattern. Returns ""
+# once marked, else JSON [cursor, [key, ...]].
+_OLD_DAILIES = Script(
+    "daily_old_dailies",
+    """
+if redis.call('EXISTS', KEYS[1]) == 1 then return '' end
+return cjson.encode(redis.call('SCAN', ARGV[1], 'MATCH', ARGV[2], 'COUNT', 1000))
+""",
+)
+# A daily's results kept without their cards home, each with its line. KEYS:
+# results, lines. A msgpack array of [player, JSON, line or false].
+_OLD_RUNS = Script(
+    "daily_old_runs",
+    """
+local flat = redis.call('HGETALL', KEYS[1])
+local out = {}
+for i = 1, #flat, 2 do
+  if not string.find(flat[i + 1], '"home":', 1, true) then
+    out[#out + 1] = {flat[i], flat[i + 1], redis.call('HGET', KEYS[2], flat[i])}
+  end
+end
+return cmsgpack.pack(out)
+""",
+)
+# A result kept again with its cards home, and its place on the board: only if
+# it is still the one read. KEYS: results, board. ARGV: player, the JSON read,
+# the new JSON, board score. Returns 1 if replaced, 0 if it was already.
+_RANKED_AGAIN = Script(
+    "daily_ranked_again",
+    """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+return 1
+""",
+)
+_MARK = Script("daily_mark", "redis.call('SET', KEYS[1], '1') return 1")
+
+_READS = (
+    _KEPT_GHOSTS,
+    _CLAIMED,
+    _RANK,
+    _PAGE,
+    _SOME,
+    _LINES,
+    _COUNT,
+    _STREAKS,
+    _RUNS_OF,
+    _OLD_DAILIES,
+    _OLD_RUNS,
+)
+
+
+def _json(run: RunResult) -> bytes:
+    return json.dumps(run.to_json(), separators=(",", ":")).encode()
 
 
 class RedisResults(ScriptStore):
@@ -175,6 +236,47 @@ class RedisResults(ScriptStore):
     def _keys(self, date: str, ladder: str) -> tuple[bytes, bytes, bytes]:
         d = f"{date}:{ladder}"
         return tuple(f"{self.base}{what}:{d}".encode() for what in ("claims", "results", "board"))  # type: ignore[return-value]
+
+    async def connect(self) -> None:
+        await super().connect()
+        try:
+            await self._rank_by_homes()
+        except BaseException:
+            await self.close()
+            raise
+
+    async def _rank_by_homes(self) -> None:
+        """Results kept before runs not won were ranked by how far they got
+        gain their cards home and the moment the last went home, as their
+        lines tell them, and their place on the board by the rule of runs now;
+        then a mark says it is done, and later starts skip it. Every node may
+        do it at once: each result is replaced only while it is the one read,
+        with what its line makes of it, the same whoever computes it."""
+        mark = f"{self.base}ranked_by_homes".encode()
+        prefix = f"{self.base}results:"
+        cursor = "0"
+        while True:
+            reply = await self._run(_OLD_DAILIES, [mark], [cursor.encode(), f"{prefix}*".encode()])
+            if not reply:
+                return  # marked: done before
+            cursor, keys = json.loads(reply)
+            for key in keys:
+                await self._rank_daily_by_homes(key.removeprefix(prefix))
+            if cursor == "0":
+                break
+        await self._run(_MARK, [mark], [])
+
+    async def _rank_daily_by_homes(self, daily: str) -> None:
+        results, board, lines = (
+            f"{self.base}{what}:{daily}".encode() for what in ("results", "board", "lines")
+        )
+        reply = await self._run(_OLD_RUNS, [results, lines], [])
+        for player, data, line in msgpack.unpackb(reply, raw=True):
+            run = RunResult.from_json(json.loads(data))
+            if not run.won and isinstance(line, bytes):
+                run = run.with_line(line_from_bytes(line))
+            args = [player, data, _json(run), str(run.board_score).encode()]
+            await self._run(_RANKED_AGAIN, [results, board], args)
 
     @staticmethod
     def _claim(reply: Any) -> RunClaim | None:
@@ -225,7 +327,7 @@ class RedisResults(ScriptStore):
         lines = self._lines_key(result.date, result.ladder)
         args = [
             result.player.encode(),
-            json.dumps(result.to_json(), separators=(",", ":")).encode(),
+            _json(result),
             str(result.board_score).encode(),
             str(result.day).encode(),
             b"1" if result.won else b"0",

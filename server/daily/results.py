@@ -39,6 +39,7 @@ from typing import Any, Protocol
 import msgpack  # type: ignore[import-untyped]
 
 from protocol.placings import RunFinish, board_score
+from protocol.settings import Variant
 
 __all__ = [
     "LINE_KINDS",
@@ -51,6 +52,7 @@ __all__ = [
     "Streaks",
     "TimedEntry",
     "day_number",
+    "homes_of_line",
     "line_bytes",
     "line_from_bytes",
     "pack_line",
@@ -81,6 +83,8 @@ class RunResult:
     ms: int  # from the first move to the end
     moves: int
     score: int
+    home: int  # cards home at the end
+    home_ms: int  # when the count of cards home last changed, from the first move (0: never)
     ended: float  # unix seconds
     code: str  # the run's room
 
@@ -90,7 +94,7 @@ class RunResult:
 
     @property
     def finish(self) -> RunFinish:
-        return RunFinish(self.won, self.ms, self.moves)
+        return RunFinish(self.won, self.ms, self.moves, self.home, self.score, self.home_ms)
 
     @property
     def board_score(self) -> int:
@@ -106,6 +110,16 @@ class RunResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunResult:
+        """A kept result. One kept before its cards home were (``home``,
+        ``home_ms``) has them as far as the result alone tells: a won run had
+        every card home, the last with its winning move; any other none. A
+        store that keeps the run's line tells them exactly instead
+        (:func:`homes_of_line`, on opening: server/daily/sqlite_results.py,
+        redis_results.py)."""
+        if "home" not in data:
+            won = data["result"] == "won"
+            cards = _cards(str(data["ladder"])) if won else 0
+            data = {**data, "home": cards, "home_ms": data["ms"] if won else 0}
         return cls(**{f: data[f] for f in _FIELDS})
 
     def view(self, rank: int) -> dict[str, Any]:
@@ -118,10 +132,24 @@ class RunResult:
             "seconds": round(self.ms / 1000, 3),
             "moves": self.moves,
             "score": self.score,
+            "home": self.home,
+            "home_seconds": round(self.home_ms / 1000, 3),
         }
+
+    def with_line(self, line: Sequence[TimedEntry]) -> RunResult:
+        """This result with its cards home as its line tells them: for a result
+        kept before they were (see :meth:`from_json`)."""
+        home, home_ms = homes_of_line(line, _cards(self.ladder))
+        return dataclasses.replace(self, home=home, home_ms=home_ms)
 
 
 _FIELDS = tuple(f.name for f in dataclasses.fields(RunResult))
+
+
+def _cards(ladder: str) -> int:
+    """The cards of a ladder's deal (``double-draw3``: 104)."""
+    return Variant(ladder.partition("-")[0]).cards
+
 
 TimedEntry = tuple[int, str, int, int, int]
 """One move of a run: ms from its first move, kind, from, to, count."""
@@ -193,6 +221,28 @@ def line_bytes(moves: Iterable[TimedEntry]) -> bytes:
 
 def line_from_bytes(data: bytes) -> list[TimedEntry]:
     return unpack_line(msgpack.unpackb(data))
+
+
+_HOMED = {"waste_foundation": 1, "tableau_foundation": 1, "foundation_tableau": -1}
+
+
+def homes_of_line(line: Sequence[TimedEntry], cards: int) -> tuple[int, int]:
+    """How many cards a line left home, and when that count last changed (its
+    ``t``; 0 if it never did): read off the moves' kinds, since a line keeps no
+    card. An undo takes back the move before it (and only that one: there is
+    no undoing an undo); an auto-complete plays every card left home."""
+    standing: list[int] = []  # each move still standing: the cards it put home
+    home = at = 0
+    for t, kind, *_ in line:
+        if kind == "undo":
+            homed = -standing.pop() if standing else 0
+        else:
+            homed = cards - home if kind == "auto_complete" else _HOMED.get(kind, 0)
+            standing.append(homed)
+        if homed:
+            home += homed
+            at = t
+    return home, at
 
 
 def day_number(date: str) -> int:

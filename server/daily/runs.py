@@ -7,10 +7,11 @@ hidden sent). What is the daily's own is here:
 - the run's room settings (:func:`run_settings`): the ladder's, with no race
   bonus (nobody to race), no break, and nobody watching;
 - its result and line (:func:`result_of`), read off the room once its deal is over: won
-  or not, the moves, the score, and the time **from the first move** to the
-  move that ended it (or to the step that stopped it: leaving, closing, the
-  room going idle), so the time spent looking at the deal before starting
-  does not count, however the run was resumed meanwhile;
+  or not, the moves, the score, the cards home and when the last went home,
+  and the time **from the first move** to the move that ended it (or to the
+  step that stopped it: leaving, closing, the room going idle), so the time
+  spent looking at the deal before starting does not count, however the run
+  was resumed meanwhile;
 - :class:`RunKeeper`, which writes that result as server/accounts/keeping.py
   writes history: built right after the commit of the record that ended the
   run, written once that record is durable, again after a rebuild (the store
@@ -87,6 +88,8 @@ def result_of(room: Room) -> Finished | None:
             ms=max(0, end - first),
             moves=replay.board.moves,
             score=room.score(deal, player, deal.ended_at),
+            home=replay.board.home,
+            home_ms=max(0, replay.home_at - first) if replay.home_at else 0,
             ended=deal.ended_at / 1000,
             code=room.code,
         )

@@ -15,6 +15,11 @@ transaction, and read by key alone. That table has rowids, unlike the others:
 a line is a kilobyte or two, and a table without rowids keeps only about 1 KB
 of a row in its page, the rest on overflow pages of its own (4 KB for the
 little over), where a table with rowids keeps up to 4 KB in the page.
+
+A file written before runs not won were ranked by how far they got (``PRAGMA
+user_version`` 0) is brought to the rule of runs once, on opening: each result
+kept without its cards home gains them from its line, and its board score is
+computed again (:func:`_rank_by_homes`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
+from ..store.base import StoreUnavailable
 from ..store.sqlite_file import SqliteFile
 from .results import (
     GhostChoice,
@@ -96,12 +102,44 @@ def _run(data: str) -> RunResult:
     return RunResult.from_json(json.loads(data))
 
 
+def _data(run: RunResult) -> str:
+    return json.dumps(run.to_json(), separators=(",", ":"))
+
+
 def _ahead(c: sqlite3.Connection, date: str, ladder: str, score: int) -> int:
     sql = (
         "SELECT COUNT(*) FROM results INDEXED BY board WHERE date = ? AND ladder = ? AND score < ?"
     )
     n: int = c.execute(sql, (date, ladder, score)).fetchone()[0]
     return n
+
+
+_RANKED_BY_HOMES = 1
+"""``PRAGMA user_version`` once every result is kept with its cards home and
+ranked by them (:func:`_rank_by_homes`); 0 in a file older than that."""
+
+
+def _rank_by_homes(c: sqlite3.Connection) -> None:
+    """Results kept before runs not won were ranked by how far they got, with
+    their cards home and the moment the last went home, as their lines tell
+    them, and their board scores by the rule of runs now: once, in the
+    transaction that marks the file as done."""
+    if c.execute("PRAGMA user_version").fetchone()[0] >= _RANKED_BY_HOMES:
+        return
+    rows = c.execute(
+        "SELECT results.date, results.ladder, results.player, results.data, lines.data"
+        " FROM results LEFT JOIN lines USING (date, ladder, player)"
+        " WHERE json_extract(results.data, '$.home') IS NULL"
+    ).fetchall()
+    for date, ladder, player, data, line in rows:
+        run = _run(data)
+        if not run.won and line is not None:
+            run = run.with_line(line_from_bytes(line))
+        c.execute(
+            "UPDATE results SET score = ?, data = ? WHERE date = ? AND ladder = ? AND player = ?",
+            (run.board_score, _data(run), date, ladder, player),
+        )
+    c.execute(f"PRAGMA user_version = {_RANKED_BY_HOMES}")
 
 
 class SqliteResults(SqliteFile):
@@ -111,6 +149,14 @@ class SqliteResults(SqliteFile):
     FILE = RESULTS_DB
     SCHEMA = _SCHEMA
     WHAT = "daily results"
+
+    async def open(self) -> None:
+        await super().open()
+        try:
+            await self._tx(_rank_by_homes)
+        except StoreUnavailable:
+            await self.close()
+            raise
 
     async def claim(self, date: str, ladder: str, player: str, code: str) -> RunClaim:
         def run(c: sqlite3.Connection) -> RunClaim:
@@ -149,9 +195,8 @@ class SqliteResults(SqliteFile):
             ).fetchone()
             if claim is None or claim[0] != r.code:
                 return False
-            data = json.dumps(r.to_json(), separators=(",", ":"))
             sql = "INSERT OR IGNORE INTO results VALUES (?, ?, ?, ?, ?)"
-            if c.execute(sql, (*key, r.board_score, data)).rowcount != 1:
+            if c.execute(sql, (*key, r.board_score, _data(r))).rowcount != 1:
                 return False
             c.execute("INSERT INTO lines VALUES (?, ?, ?, ?)", (*key, packed))
             c.execute(
