@@ -356,5 +356,13 @@ class ProvenPools:
             with contextlib.suppress(BaseException):  # cancelled, or a worker failed
                 await task
         if self._own_executor and self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
-            self._executor = None
+            executor, self._executor = self._executor, None
+            # A proof under way is thrown away: its worker is stopped, not waited
+            # for. Waiting blocked the event loop for the rest of its budget (and
+            # a spawned worker's start), seconds on a busy machine, while every
+            # client still waited for its 1001.
+            pool = executor if isinstance(executor, ProcessPoolExecutor) else None
+            workers = list(((pool and pool._processes) or {}).values())
+            executor.shutdown(wait=False, cancel_futures=True)
+            for worker in workers:
+                worker.terminate()

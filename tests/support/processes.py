@@ -278,7 +278,7 @@ class ServerProcess(_Child):
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(10)
+                self.proc.wait(TIMEOUT)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
