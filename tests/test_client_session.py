@@ -26,7 +26,7 @@ from protocol.outcomes import view_digest
 from tests.support.flooder import OP_TEXT, frame
 from tests.support.processes import ServerProcess
 from tests.support.sessions import until
-from tests.support.waiting import eventually
+from tests.support.waiting import TIMEOUT, eventually
 
 
 async def _next(events: AsyncIterator[RoomEvent], timeout: float = 5.0) -> RoomEvent:
@@ -191,7 +191,8 @@ async def test_a_server_that_forgot_the_token_ends_the_session(
 ) -> None:
     server = server_process
     await asyncio.to_thread(server.start)
-    async with connect(server.url, name="Ann") as s:
+    # It tries to resume for as long as the restart may take on a busy machine.
+    async with connect(server.url, name="Ann", reconnect_for=TIMEOUT) as s:
         await s.create_room()
         server.kill()
         # Back on the same port with an empty memory store: the resume is refused.
@@ -265,7 +266,9 @@ async def test_rate_limited_requests_are_retried_by_their_echoed_id(
         replies = await asyncio.gather(*(s.request("ping") for _ in range(130)))
         assert [r["type"] for r in replies] == ["pong"] * 130
         limited = [f for f in tap.frames if f.get("code") == "rate_limited"]
-        assert len(limited) >= 30  # the burst is 100
+        # The burst is 100, so up to 30 are refused: fewer the longer the server
+        # takes to read them (the bucket refills 50 a second), never none.
+        assert len(limited) >= 1
         # Each refusal named its own request, which was sent again and answered.
         answered = {f["id"] for f in tap.replies("pong")}
         assert all(isinstance(f["id"], int) and f["id"] not in answered for f in limited)
