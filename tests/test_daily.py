@@ -44,7 +44,7 @@ from tests.support.embedded import EmbeddedServer
 from tests.support.inprocess import FakeClock, Outbox, running_server
 from tests.support.processes import RedisServer, running_servers
 from tests.support.raw_client import Client, player
-from tests.support.waiting import eventually
+from tests.support.waiting import TIMEOUT, eventually
 
 BUDGET = 60_000  # the solver's budget per layout here: enough for most deals
 WINDOW = len(LADDERS) * (DAYS_AHEAD + 1)  # the days-and-ladders kept published
@@ -264,7 +264,7 @@ async def commitments(url: str, want: int) -> dict[tuple[str, str], str]:
             return out if len(out) >= want else None
 
         got: dict[tuple[str, str], str] = await eventually(
-            listed, 180, what="the days published", pause=0.5
+            listed, 8 * TIMEOUT, what="the days published", pause=0.5
         )
         return got
     finally:

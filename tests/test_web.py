@@ -36,6 +36,7 @@ from protocol.views import outcome_view, player_view, revealed_view
 from server.rooms.proofs import prove_seed
 from tests.support.solver import solve
 from tests.support.web import (
+    WAIT_MS,
     BotSeat,
     Client,
     check_past_deal,
@@ -962,11 +963,11 @@ def test_winning_line_steps_to_a_won_board(server: str, browser: Browser) -> Non
         page = ann.page
         ann.create("Ann", deals="winnable", deals_per_round=1)
         page.click("#btn-start")  # answered once the server has a proven seed
-        expect(page.locator("#deal-of")).to_have_text("1 of 1", timeout=60_000)
+        expect(page.locator("#deal-of")).to_have_text("1 of 1", timeout=4 * WAIT_MS)
         page.click("#btn-resign")
         page.click("#btn-resign")
         toggle = page.locator("#past-panel .proof-toggle")
-        expect(toggle).to_have_text("Show the winning line", timeout=30_000)
+        expect(toggle).to_have_text("Show the winning line", timeout=2 * WAIT_MS)
         expect(toggle).to_have_attribute("aria-expanded", "false")
         told = page.locator("#past-panel .past-proof").inner_text()
         found = re.search(r"in (\d+) moves", told)
@@ -1038,13 +1039,13 @@ def test_winnable_setting_and_its_revealed_proof(server: str, browser: Browser) 
         expect(page.locator("#host-deals")).to_have_value("winnable")
         expect(page.locator('label[for="host-deals"]')).to_contain_text(hint)
         page.click("#btn-start")  # answered once the server has a proven seed
-        expect(page.locator("#deal-of")).to_have_text("1 of 1", timeout=60_000)
+        expect(page.locator("#deal-of")).to_have_text("1 of 1", timeout=4 * WAIT_MS)
         page.click("#btn-resign")
         page.click("#btn-resign")
         proof = page.locator("#past-panel .past-proof")
         expect(proof).to_have_text(
             re.compile(r"^winnable — one way to win in \d+ moves \((easy|medium|hard|expert)\)$"),
-            timeout=30_000,
+            timeout=2 * WAIT_MS,
         )
         no_errors(ann)
     finally:

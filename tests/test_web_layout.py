@@ -16,11 +16,11 @@ import re
 from playwright.sync_api import Browser, Locator, expect
 
 from protocol.names import MAX_GRAPHEMES
-from tests.support.web import ARTIFACTS, Client, no_errors, settled, wait_until
+from tests.support.web import ARTIFACTS, WAIT_MS, Client, no_errors, settled, wait_until
 
 # A round's end and a break redraw four pages of eight boards each (results, past
 # deals, seed checks) in one browser on a shared machine: their first sight waits longer.
-REDRAW_MS = 20_000
+REDRAW_MS = 4 * WAIT_MS
 FITS = "() => document.documentElement.scrollWidth <= window.innerWidth"
 SCROLL_TO_SHEET = "() => document.getElementById('sheet-scroll').scrollIntoView({block: 'nearest'})"
 

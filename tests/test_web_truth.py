@@ -22,6 +22,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from protocol.views import EVENT_NAMES
 from tests.support.processes import ServerProcess
 from tests.support.web import (
+    WAIT_MS,
     Client,
     drag,
     find_move,
@@ -268,7 +269,7 @@ def test_a_killed_server_reads_reconnecting_not_deal_over(
         # Back on the same port (a memory server forgot the room): said plainly.
         server_process.start()
         expect(page.locator("#lobby-message")).to_contain_text(
-            "Your session expired", timeout=20_000
+            "Your session expired", timeout=2 * WAIT_MS
         )
         refused = f"WebSocket connection to '{server_process.url}' failed"
         ann.errors[:] = [e for e in ann.errors if not (refused in e and "REFUSED" in e)]
@@ -335,7 +336,7 @@ def test_the_new_host_is_told_to_everyone_and_the_closer_reads_it_was_them(
     bob.shot("truth-new-host-390")
     cy.shot("truth-new-host-1280")
     # The news goes once it is old.
-    expect(cy.page.locator("#news-host")).to_have_count(0, timeout=20_000)
+    expect(cy.page.locator("#news-host")).to_have_count(0, timeout=2 * WAIT_MS)
 
     bob.page.click("#btn-close")
     bob.page.click(YES)
@@ -384,5 +385,5 @@ def test_notices_expire_cover_nothing_and_words_are_one_each(
     covers_nothing(host, host.locator("#notices"))
     not_wider_than_the_screen(bob.page)
     bob.shot(f"truth-notice-{size[0]}")
-    expect(notice).to_have_count(0, timeout=20_000)
+    expect(notice).to_have_count(0, timeout=2 * WAIT_MS)
     no_errors(ann, bob, cy)

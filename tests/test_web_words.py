@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, expect
 
 from tests.support.processes import ServerProcess
 from tests.support.web import (
+    WAIT_MS,
     Client,
     drag,
     illegal_pair,
@@ -178,7 +179,7 @@ def test_a_stopped_server_is_said_plainly(browser: Browser, server_process: Serv
         # Back (a memory server forgets the room): the page says where it stands.
         server_process.start()
         expect(page.locator("#lobby-message")).to_contain_text(
-            "Your session expired", timeout=20_000
+            "Your session expired", timeout=2 * WAIT_MS
         )
         expect(lost).to_be_hidden()
         expect(page.locator("#conn")).not_to_have_text(re.compile("lost"))
