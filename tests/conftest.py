@@ -123,3 +123,30 @@ def people(browser: Browser, server: str) -> Iterator[Callable[..., Client]]:
     yield person
     for p in made:
         p.close()
+
+
+# The files that take longest (minutes of a proof, a benchmark or a browser on a
+# busy machine), started first: pytest-xdist hands out whole files in collection
+# order (scripts/test.sh), so a long one handed out last would run on alone
+# after the others are done.
+LONGEST_FIRST = (
+    "test_bench.py",
+    "test_web.py",
+    "test_daily.py",
+    "test_web_motion.py",
+    "test_web_boards.py",
+    "test_redis_winnable.py",
+    "test_sqlite_recovery.py",
+    "test_engine_properties.py",
+    "test_cluster.py",
+    "test_web_truth.py",
+    "test_web_daily.py",
+    "test_flooders.py",
+    "test_web_layout.py",
+    "test_daily_ghosts.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))

@@ -23,7 +23,7 @@ from server.daily.schedule import day_of
 from tests.support.dailies import publish, winning_moves
 from tests.support.inprocess import FakeClock, running_server
 from tests.support.raw_client import Client, player, resume
-from tests.support.waiting import eventually
+from tests.support.waiting import TIMEOUT, eventually
 from tests.test_daily_runs import D1, D3, DAY_MS, ROOT, clock_at_noon, finish, refused
 
 PROGRESS_KEYS = {"score", "home", "moves", "status", "finished"}  # a live rival's, exactly
@@ -251,10 +251,11 @@ async def test_the_terminal_run_prints_its_ghosts_as_they_advance() -> None:
             await eventually(lambda: "ghost 1 leader Bob: 0 moves, 0 home, score 0" in lines)
             # The server's clock moves on while the bot plays: the ghost's moves
             # come due (from the bot's first move) and each is printed as it is sent.
-            while not any(line.startswith(final) for line in lines):
-                assert not reader.done(), lines  # the run ended before its ghost did
-                clock.advance(300)
-                await clock.settled()
+            async with asyncio.timeout(8 * TIMEOUT):  # a bound on a hang, not a measure
+                while not any(line.startswith(final) for line in lines):
+                    assert not reader.done(), lines  # the run ended before its ghost did
+                    clock.advance(300)
+                    await clock.settled()
             await asyncio.wait_for(proc.wait(), 120)
             await reader
         finally:

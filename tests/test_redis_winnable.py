@@ -17,7 +17,7 @@ from tests.support.gated import GatedExecutor
 from tests.support.inprocess import running_server
 from tests.support.processes import RedisServer
 from tests.support.raw_client import Client, player
-from tests.support.waiting import eventually
+from tests.support.waiting import TIMEOUT, eventually
 
 BUDGET = 60_000
 RULES = DealRules(draw=1)
@@ -85,7 +85,9 @@ async def test_two_nodes_share_one_pool_and_never_deal_a_seed_twice(redis: Redis
         ):
             pools_a.want(RULES)
             await eventually(
-                lambda: pools_a.judged["proven"] == len(PROVEN), what="node A to fill the pool"
+                lambda: pools_a.judged["proven"] == len(PROVEN),
+                8 * TIMEOUT,  # proofs take a core each: minutes on a busy machine
+                what="node A to fill the pool",
             )
             assert await store_b.seeds_ready(pool_key(RULES)) == len(PROVEN)
             assert idle.finished == 0  # node B has proved nothing
