@@ -144,7 +144,7 @@ async def test_days_are_published_ahead_and_revealed_when_they_end(
     async with running_server(clock=clock, proofs=pools, publish_daily=True) as server:
         daily = server.service.daily
         today = day_of(clock.now())
-        await asyncio.wait_for(daily.until_published(today + timedelta(DAYS_AHEAD)), 120)
+        await asyncio.wait_for(daily.until_published(today + timedelta(DAYS_AHEAD)), 8 * TIMEOUT)
         guest = await player(server, "Gus")
         listed = await guest.ok("daily")
         assert listed["today"] == today.isoformat()
@@ -165,7 +165,9 @@ async def test_days_are_published_ahead_and_revealed_when_they_end(
         # A day passes on the server's clock: today is revealed, a new day is
         # published at the end of the week.
         clock.advance(day_start(today + timedelta(1)) - clock.now())
-        await asyncio.wait_for(daily.until_published(today + timedelta(DAYS_AHEAD + 1)), 120)
+        await asyncio.wait_for(
+            daily.until_published(today + timedelta(DAYS_AHEAD + 1)), 8 * TIMEOUT
+        )
         listed = await guest.ok("daily")
         assert listed["today"] == (today + timedelta(1)).isoformat()
         shown = {(d["date"], d["ladder"]): d for d in listed["days"]}
@@ -211,7 +213,7 @@ async def test_the_commitments_saved_before_a_day_verify_it_after(tmp_path: Path
     async with running_server(clock=clock, proofs=pools, publish_daily=True) as server:
         daily = server.service.daily
         today = day_of(clock.now())
-        await asyncio.wait_for(daily.until_published(today + timedelta(DAYS_AHEAD)), 120)
+        await asyncio.wait_for(daily.until_published(today + timedelta(DAYS_AHEAD)), 8 * TIMEOUT)
         code, out = await cli("daily", "--url", server.url, "--fetch", str(saved))
         assert code == 0, out
         assert f"saved {WINDOW} new commitment(s)" in out
@@ -224,7 +226,9 @@ async def test_the_commitments_saved_before_a_day_verify_it_after(tmp_path: Path
         assert code == 1 and "NOT REVEALED" in out and "FAILED" in out, out
 
         clock.advance(day_start(today + timedelta(1)) - clock.now())
-        await asyncio.wait_for(daily.until_published(today + timedelta(DAYS_AHEAD + 1)), 120)
+        await asyncio.wait_for(
+            daily.until_published(today + timedelta(DAYS_AHEAD + 1)), 8 * TIMEOUT
+        )
         code, out = await cli("verify", "--daily", today.isoformat(), "--url", server.url,
                               "--saved", str(saved))  # fmt: skip
         assert code == 0, out

@@ -19,6 +19,7 @@ from server.daily.schedule import DAYS_AHEAD, LADDERS, day_of, day_start
 from server.rooms.proofs import ProvenPools
 from tests.support.inprocess import FakeClock
 from tests.support.threaded import ThreadedServer
+from tests.support.waiting import TIMEOUT
 from tests.support.web import Client, no_errors
 
 BUDGET = 60_000
@@ -34,7 +35,7 @@ class DailyServer(ThreadedServer):
         """Until the week from ``today`` on is published."""
         last = today + timedelta(DAYS_AHEAD)
         daily = self.server.service.daily
-        self.call(daily.until_published(last), 120)
+        self.call(daily.until_published(last), 8 * TIMEOUT)
 
     def next_day(self) -> date:
         """The server's clock to the first millisecond of the next UTC day: that day."""
